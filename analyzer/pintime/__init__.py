@@ -1,0 +1,1 @@
+"""pintime: execution times of microcontroller code from a GPIO pin recorded by a sound card."""

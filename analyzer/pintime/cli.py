@@ -1,0 +1,44 @@
+"""The ``pintime`` command line: one subcommand per module, bad input → one line on stderr, exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from pintime.errors import PintimeError
+
+# subcommand → module that provides ``add_arguments(parser)`` and ``run(args) -> int``
+COMMANDS: dict[str, tuple[str, str]] = {
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pintime",
+        description="Measure execution times of microcontroller code to the cycle from a GPIO pin "
+        "recorded by a sound card (Moreno & Fischmeister's method, and better edge timing).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        p = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        module.add_arguments(p)
+        p.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except PintimeError as err:
+        print(f"pintime: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("pintime: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
