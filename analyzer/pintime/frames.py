@@ -1,0 +1,252 @@
+"""Frame decoder for the measurement pin, written from ``firmware/FORMAT.md`` (frame format version 1).
+
+A capture of the measurement pin is a sequence of frames ``QUIET SYNC HEADER SETTLE GROUP``. The decoder
+reads edge times in MCU microseconds (or nominal microseconds before clock calibration: every tolerance of
+the format is far wider than any clock error), skips to the first QUIET followed by a SYNC, and returns
+every valid frame with the indices of its group's edges. Frames that break any rule of FORMAT.md §3 are
+counted (by reason) and none of their edges is attributed.
+
+Polarity: the edge source is expected to give pin polarity (``Edges.polarity`` is defined "after any
+inversion is undone"). As a safety net, when no frame decodes with the given polarity but frames decode
+with the opposite one, the decoder uses the opposite one and says so in ``FrameDecode.inverted``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+FORMAT_VERSION = 1
+
+# FORMAT.md §3 decoder rules, µs
+QUIET_MIN_US = 2500.0
+SYNC_HIGH_US = (900.0, 1100.0)
+SYNC_LOW_US = (400.0, 600.0)
+BIT0_HIGH_US = (120.0, 300.0)  # half-open [120, 300)
+BIT1_HIGH_US = (300.0, 500.0)
+BIT_LOW_US = (120.0, 300.0)
+SETTLE_US = (900.0, 1100.0)
+GAP_US = (250.0, 500.0)
+
+# FORMAT.md §4: kind number → (name, payload fields as (name, bytes), big-endian)
+KINDS: dict[int, tuple[str, tuple[tuple[str, int], ...]]] = {
+    0: ("run", (("f_cpu_hz", 4), ("revision", 4), ("program", 1))),
+    1: ("cal", (("period_cycles", 4), ("count", 2))),
+    2: ("direct", (("rep", 2),)),
+    3: ("executing", (("n", 2), ("rep", 2))),
+    4: ("differential", (("n", 2), ("rep", 2))),
+    5: ("line", (("m", 2), ("rep", 2))),
+    6: ("overdet", (("m", 2), ("rep", 2))),
+    7: ("end", (("frames", 2),)),
+}
+PROGRAMS = {1: "table1", 2: "table2"}
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One valid frame: its kind, its header fields (FORMAT.md names) and its group's edges."""
+
+    kind: str  # "run", "cal", "direct", "executing", "differential", "line", "overdet" or "end"
+    fields: dict[str, int]
+    group: np.ndarray  # int64 indices into the decoder's input arrays, in time order
+    start: int  # index of the SYNC's rising edge
+
+
+@dataclass(frozen=True)
+class FrameDecode:
+    """Result of decoding one capture's measurement channel."""
+
+    frames: list[Frame]
+    rejected: int  # frames that broke a rule of FORMAT.md §3 (not counting ``incomplete``)
+    incomplete: int  # frames cut off by the end of the capture
+    reasons: dict[str, int] = field(default_factory=dict)  # rejection reason → count
+    inverted: bool = False  # frames decoded only with the opposite of the given polarity
+
+    def of_kind(self, kind: str) -> list[Frame]:
+        """The valid frames of one kind, in capture order."""
+        return [f for f in self.frames if f.kind == kind]
+
+
+def crc16_ccitt_false(data: bytes) -> int:
+    """CRC-16/CCITT-FALSE: polynomial 0x1021, initial value 0xFFFF, no reflection, no final xor."""
+    crc = 0xFFFF
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
+            crc &= 0xFFFF
+    return crc
+
+
+def group_edge_count(kind: str, fields: dict[str, int]) -> int:
+    """Number of GROUP edges a header announces (FORMAT.md §4)."""
+    if kind in ("run", "end"):
+        return 0
+    if kind in ("direct", "executing"):
+        return 2
+    if kind == "cal":
+        return fields["count"]
+    if kind == "differential":
+        return 4 * fields["n"]
+    return 2 * fields["m"]  # line, overdet
+
+
+def decode_frames(time_us: np.ndarray, polarity: np.ndarray, start_us: float | None = 0.0) -> FrameDecode:
+    """Decode every frame of the measurement channel.
+
+    Parameters
+    ----------
+    time_us : array of float
+        Edge times of the measurement channel, non-decreasing, in MCU µs (or nominal µs).
+    polarity : array of int
+        +1 for a rising edge, -1 for a falling edge.
+    start_us : float or None
+        Start of the capture in the same time base: the pin is taken to stay at the level before the
+        first edge from ``start_us`` on, so a first frame at the very start of a capture is found. None
+        when unknown: decoding then starts at the first observed QUIET.
+
+    Returns
+    -------
+    FrameDecode
+        Valid frames in capture order, and counts of rejected and incomplete frames.
+    """
+    time_us = np.asarray(time_us, dtype=np.float64)
+    polarity = np.asarray(polarity)
+    if time_us.shape != polarity.shape or time_us.ndim != 1:
+        raise ValueError("time_us and polarity must be 1-D arrays of equal length")
+    if np.any(np.diff(time_us) < 0):
+        raise ValueError("edge times must be non-decreasing")
+    result = _decode(time_us, polarity, start_us)
+    if not result.frames:
+        flipped = _decode(time_us, -polarity, start_us)
+        if flipped.frames:
+            return FrameDecode(flipped.frames, flipped.rejected, flipped.incomplete, flipped.reasons, True)
+    return result
+
+
+def _frame_starts(time_us: np.ndarray, polarity: np.ndarray, start_us: float | None) -> np.ndarray:
+    """Indices of rising edges that directly follow a QUIET (a low of at least QUIET_MIN_US)."""
+    low_before = np.diff(time_us)
+    quiet = (polarity[:-1] < 0) & (polarity[1:] > 0) & (low_before >= QUIET_MIN_US)
+    starts = np.flatnonzero(quiet) + 1
+    if (start_us is not None and len(time_us) and polarity[0] > 0
+            and time_us[0] - start_us >= QUIET_MIN_US):
+        starts = np.concatenate(([0], starts))
+    return starts
+
+
+def _decode(time_us: np.ndarray, polarity: np.ndarray, start_us: float | None) -> FrameDecode:
+    starts = _frame_starts(time_us, polarity, start_us)
+    frames: list[Frame] = []
+    reasons: Counter[str] = Counter()
+    incomplete = 0
+    synced = False
+    for i, s in enumerate(starts):
+        last_segment = i + 1 == len(starts)
+        end = len(time_us) - 1 if last_segment else starts[i + 1] - 1  # last edge before the next QUIET
+        if not synced:  # skip to the first QUIET + SYNC
+            synced = _is_sync(time_us, polarity, s, end)
+            if not synced:
+                continue
+        outcome = _decode_segment(time_us, polarity, s, end, last_segment)
+        if isinstance(outcome, Frame):
+            frames.append(outcome)
+        elif outcome == "incomplete":
+            incomplete += 1
+        else:
+            reasons[outcome] += 1
+    return FrameDecode(frames, sum(reasons.values()), incomplete, dict(reasons))
+
+
+def _inside(value: float, bounds: tuple[float, float]) -> bool:
+    return bounds[0] <= value <= bounds[1]
+
+
+def _is_sync(time_us: np.ndarray, polarity: np.ndarray, s: int, end: int) -> bool:
+    """True if edges s, s+1, s+2 are a SYNC's high and low (FORMAT.md §3)."""
+    if s + 2 > end or polarity[s + 1] > 0 or polarity[s + 2] < 0:
+        return False
+    return (_inside(time_us[s + 1] - time_us[s], SYNC_HIGH_US)
+            and _inside(time_us[s + 2] - time_us[s + 1], SYNC_LOW_US))
+
+
+def _decode_segment(time_us: np.ndarray, polarity: np.ndarray, s: int, end: int,
+                    last_segment: bool) -> Frame | str:
+    """Decode the edges s … end (inclusive) as one frame; a Frame, "incomplete" or a rejection reason."""
+    seg_pol = polarity[s:end + 1]
+    if np.any(seg_pol[1:] == seg_pol[:-1]):
+        return "edges out of order"
+    if last_segment and seg_pol[-1] > 0:
+        return "incomplete"  # the capture ends with the pin high
+    if not _is_sync(time_us, polarity, s, end):
+        return "incomplete" if last_segment and end < s + 2 else "sync"
+    bits, settle_end = _header_bits(time_us, s + 3, end)
+    if settle_end is None:
+        return "incomplete" if last_segment and bits == "end" else "bit timing"
+    header = _header(bits)
+    if isinstance(header, str):
+        # a header ended by the end of the capture, not by a SETTLE or QUIET, may just be cut short
+        return "incomplete" if last_segment and settle_end > end else header
+    kind, fields = header
+    group = np.arange(min(settle_end, end + 1), end + 1)
+    expected = group_edge_count(kind, fields)
+    if len(group) != expected:
+        return "incomplete" if last_segment and len(group) < expected else "group edge count"
+    if kind != "cal" and len(group) > 2:
+        gaps = time_us[group[2::2]] - time_us[group[1:-1:2]]
+        if not np.all((gaps >= GAP_US[0]) & (gaps <= GAP_US[1])):
+            return "group gap"
+    return Frame(kind, fields, group, int(s))
+
+
+def _header_bits(time_us: np.ndarray, r: int, end: int) -> tuple[list[int] | str, int | None]:
+    """Read header bits from rising edge r on.
+
+    Returns the bits and the index of the first group edge (``end + 1`` when the header's last low
+    runs into the next QUIET or the end of the capture), or (reason, None) on a timing violation.
+    """
+    bits: list[int] = []
+    while True:
+        if r + 1 > end:
+            return "end", None  # edges ran out inside a bit (only possible at the end of a capture)
+        high = time_us[r + 1] - time_us[r]
+        if BIT0_HIGH_US[0] <= high < BIT0_HIGH_US[1]:
+            bits.append(0)
+        elif _inside(high, BIT1_HIGH_US):
+            bits.append(1)
+        else:
+            return "bit", None
+        if r + 1 == end:
+            return bits, end + 1  # low runs into the next QUIET (or the capture's end): empty group
+        low = time_us[r + 2] - time_us[r + 1]
+        if _inside(low, SETTLE_US):
+            return bits, r + 2
+        if not _inside(low, BIT_LOW_US):
+            return "bit", None
+        r += 2
+
+
+def _header(bits: list[int] | str) -> tuple[str, dict[str, int]] | str:
+    """Check a header's bits (length, CRC, version, kind, payload length); (kind, fields) or a reason."""
+    if isinstance(bits, str) or len(bits) % 8 or len(bits) < 24:
+        return "header length"
+    data = np.packbits(np.array(bits, dtype=np.uint8)).tobytes()
+    if crc16_ccitt_false(data[:-2]) != int.from_bytes(data[-2:], "big"):
+        return "crc"
+    version, number = data[0] >> 4, data[0] & 0x0F
+    if version != FORMAT_VERSION:
+        return f"version {version}"
+    if number not in KINDS:
+        return "unknown kind"
+    kind, layout = KINDS[number]
+    payload = data[1:-2]
+    if len(payload) != sum(size for _, size in layout):
+        return "header length"
+    fields: dict[str, int] = {}
+    offset = 0
+    for name, size in layout:
+        fields[name] = int.from_bytes(payload[offset:offset + size], "big")
+        offset += size
+    return kind, fields
