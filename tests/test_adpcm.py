@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import subprocess
 
-from adpcm_build import build_check_elf, build_host_coder, load_vectors, run_check_elf, samples
+from adpcm_build import (
+    build_check_elf,
+    build_host_coder,
+    load_vectors,
+    run_check_elf,
+    samples,
+)
 
 
 def test_host_build_matches_all_vectors(tmp_path):

@@ -1,0 +1,208 @@
+"""pintime.cfg on the AVR build of firmware/adpcm.c: CFG structure, and block costs against simavr.
+
+simavr ground truth comes from tests/pc_trace.c (a minimal libsimavr runner): it runs
+firmware/adpcm_check.c and logs, for every instruction executed inside adpcm_coder, its address and the
+cycles simavr charged. The check firmware also reports each call's duration from Timer1 (prescaler 1).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from adpcm_build import (
+    ROOT,
+    build_check_elf,
+    load_vectors,
+    require,
+    run_check_elf,
+    samples,
+)
+from pintime.cfg import (
+    Instruction,
+    build_cfg,
+    disassemble,
+    function_cfg,
+    instruction_cycles,
+    simavr_skip_bug_sites,
+    visits_from_histogram,
+    visits_from_trace,
+)
+from pintime.errors import PintimeError
+
+FUNCTION = "adpcm_coder"
+CONTROL = {"rjmp", "jmp", "ijmp", "eijmp", "ret", "reti", "cpse", "sbrc", "sbrs", "sbic", "sbis"}
+
+
+def _inputs() -> list[tuple[list[int], int, int]]:
+    """Vector inputs of varied lengths, plus cases that drive every clamp and the empty call."""
+    rows = load_vectors()[::10]
+    inputs = [(samples(r), int(r["valprev_in"]), int(r["index_in"])) for r in rows]
+    inputs += [
+        ([], 0, 0),  # loop never entered
+        ([32767] * 3, 32000, 88),  # predictor clamps high
+        ([32767, -32768, 32767], 0, 88),  # index clamps at 88
+        ([-32768] * 4, -32000, 88),  # predictor clamps low
+        ([0] * 5, 0, 0),  # index clamps at 0
+    ]
+    return inputs
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, list]:
+    tmp = tmp_path_factory.mktemp("cfg")
+    inputs = _inputs()
+    return build_check_elf(tmp, inputs), inputs
+
+
+@pytest.fixture(scope="module")
+def cfg(built):
+    require("avr-objdump", "avr-nm")
+    return function_cfg(built[0], FUNCTION)
+
+
+@pytest.fixture(scope="module")
+def simulated(built, cfg, tmp_path_factory):
+    """Per call: (PCs, simavr cycles per instruction), and the Timer1 durations the firmware printed."""
+    require("gcc", "pkg-config", "simavr")
+    tmp = tmp_path_factory.mktemp("trace")
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "simavr"], check=True, capture_output=True,
+                           text=True).stdout.split()
+    tracer = tmp / "pc_trace"
+    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", str(ROOT / "tests" / "pc_trace.c"),
+                    *flags, "-o", str(tracer)], check=True)
+    trace = tmp / "trace.txt"
+    elf, inputs = built
+    subprocess.run([str(tracer), str(elf), str(cfg.address), str(cfg.address + cfg.size_bytes), str(trace)],
+                   check=True, capture_output=True, timeout=120)
+    calls: list[tuple[list[int], list[int]]] = []
+    for line in trace.read_text().splitlines():
+        if line == "call":
+            calls.append(([], []))
+        else:
+            pc, cycles = line.split()
+            calls[-1][0].append(int(pc, 16))
+            calls[-1][1].append(int(cycles))
+    timer1 = [r[3] for r in run_check_elf(elf, len(inputs))]
+    assert len(calls) == len(inputs)
+    return [(np.array(p), np.array(c)) for p, c in calls], timer1
+
+
+def test_every_instruction_in_exactly_one_block(built, cfg):
+    listed = disassemble(built[0], FUNCTION)
+    assert list(cfg.instructions) == listed
+    assert sum(i.size_bytes for i in listed) == cfg.size_bytes
+    for block in cfg.blocks:
+        addresses = [i.address for i in block.instructions]
+        assert addresses == sorted(addresses) and addresses[0] == block.address
+
+
+def test_branch_targets_are_leaders_and_successors_consistent(cfg):
+    number = {b.address: b.number for b in cfg.blocks}
+    assert cfg.blocks[0].address == cfg.address
+    reached = {0}
+    for block in cfg.blocks:
+        last = block.instructions[-1]
+        m = last.mnemonic
+        after = number.get(last.next_address)
+        if m.startswith("br"):
+            expected = {after, number[last.target()]}
+        elif m in {"rjmp", "jmp"}:
+            expected = {number[last.target()]}
+        elif m in {"sbrc", "sbrs", "cpse", "sbic", "sbis"}:
+            skipped = cfg.blocks[after]
+            assert len(skipped.instructions) == 1  # the instruction a skip may skip is its own block
+            expected = {after, number[skipped.instructions[0].next_address]}
+        elif m == "ret":
+            expected = set()
+        else:
+            expected = {after}  # the next instruction is a leader for another reason
+        assert set(block.successors) == expected, block.name
+        assert all(e.source == block.number for e in block.exits)
+        for i in block.instructions[:-1]:  # no control transfer inside a block
+            assert i.mnemonic not in CONTROL and not (i.mnemonic.startswith("br") and i.mnemonic != "break")
+            instruction_cycles(i)  # the cycle table covers every mnemonic present
+        reached.update(block.successors)
+    assert reached == set(range(len(cfg.blocks)))  # every block reachable from the entry
+    assert [e.index for e in cfg.exits] == list(range(len(cfg.exits)))
+
+
+def test_no_simavr_skip_bug_in_function(cfg):
+    assert simavr_skip_bug_sites(cfg) == []
+
+
+def test_instruction_cycles_match_simavr(cfg, simulated):
+    calls, _ = simulated
+    by_address = {i.address: i for i in cfg.instructions}
+    checked = set()
+    for pcs, cycles in calls:
+        for k, (pc, charged) in enumerate(zip(pcs.tolist(), cycles.tolist())):
+            i = by_address[pc]
+            following = pcs[k + 1] if k + 1 < len(pcs) else None
+            taken = following is not None and following != i.next_address
+            skipped = by_address.get(i.next_address)
+            expected = instruction_cycles(i, taken, skipped.size_bytes if skipped else 2)
+            assert charged == expected, f"{i} (taken={taken})"
+            checked.add((i.mnemonic, taken))
+    assert ("brne", True) in checked and ("sbrc", True) in checked and ("ret", False) in checked
+
+
+def test_block_costs_sum_to_simavr_cycles(cfg, simulated):
+    calls, timer1 = simulated
+    exits_used = np.zeros(len(cfg.exits), dtype=np.int64)
+    overhead = set()
+    for pcs, cycles in calls:
+        visits = visits_from_trace(cfg, pcs)
+        assert visits.cycles(cfg) == cycles.sum()
+        exits_used += visits.exit_counts
+        # The same visits from a per-PC histogram (what a fast harness keeps instead of a trace).
+        words, size_words = pcs // 2, (cfg.address + cfg.size_bytes) // 2
+        histogram = visits_from_histogram(
+            cfg, np.bincount(words, minlength=size_words),
+            np.bincount(words, weights=cycles, minlength=size_words).astype(np.int64))
+        np.testing.assert_array_equal(histogram.block_counts, visits.block_counts)
+        np.testing.assert_array_equal(histogram.exit_counts, visits.exit_counts)
+    for (pcs, cycles), timer_cycles in zip(calls, timer1):
+        overhead.add(timer_cycles - int(cycles.sum()))
+    # Timer1 saw the same calls: call set-up and timer reads are one constant, whatever the input.
+    assert len(overhead) == 1 and 0 < overhead.pop() < 40
+    # These inputs take every exit of every block, so every cost above was checked.
+    assert (exits_used > 0).all(), [e for e in cfg.exits if exits_used[e.index] == 0]
+
+
+def _instruction(address: int, mnemonic: str, operands: str = "", size_bytes: int = 2) -> Instruction:
+    return Instruction(address, size_bytes, mnemonic, operands)
+
+
+def test_skip_over_two_word_instruction_costs_three_cycles():
+    cfg = build_cfg("f", [
+        _instruction(0, "sbrc", "r24, 0"),
+        _instruction(2, "lds", "r25, 0x0200", 4),
+        _instruction(6, "ret"),
+    ])
+    assert [b.address for b in cfg.blocks] == [0, 2, 6]
+    assert [(e.target, e.taken, e.cycles) for e in cfg.blocks[0].exits] == [(1, False, 1), (2, True, 3)]
+    assert cfg.blocks[0].varies and not cfg.blocks[1].varies
+
+
+def test_skip_bug_site_found():
+    cfg = build_cfg("f", [
+        _instruction(0, "sbrs", "r24, 0"),
+        _instruction(2, "adiw", "r24, 0x1c"),
+        _instruction(4, "ret"),
+    ])
+    assert [i.address for i in simavr_skip_bug_sites(cfg)] == [0]
+
+
+def test_unknown_mnemonic_and_calls_fail_loudly():
+    with pytest.raises(PintimeError, match="no cycle count"):
+        build_cfg("f", [_instruction(0, "des", "1"), _instruction(2, "ret")])
+    with pytest.raises(PintimeError, match="calls other code"):
+        build_cfg("f", [_instruction(0, "rcall", ".+0"), _instruction(2, "ret")])
+
+
+def test_trace_off_the_cfg_is_rejected(cfg):
+    with pytest.raises(PintimeError, match="entry"):
+        visits_from_trace(cfg, np.array([cfg.blocks[1].address]))
