@@ -10,12 +10,79 @@ PY       := $(VENV)/bin/python
 PINTIME  := $(VENV)/bin/pintime
 PROGRAMS := table1
 
-.PHONY: all deps firmware sim test bench lint clean
+.PHONY: all deps firmware sim flash test bench lint clean FORCE
 
 all: sim
 
 deps:
 	@sh tools/deps.sh
+
+# --- firmware (avr-gcc) ----------------------------------------------------------------------------
+# Sources per program; FW_COMMON goes into every program. Objects depend on a flags stamp, so changing
+# F_CPU, REPS or the git revision rebuilds, and nothing rebuilds when nothing changed.
+FW_DIR      := firmware
+FW_BUILD    := $(BUILD)/firmware
+FW_COMMON   := clock.c frames.c pinwave.S ref100.S
+table1_SRCS := table1.c groups.S
+FW_REVISION := 0x$(or $(shell git rev-parse HEAD 2>/dev/null | cut -c1-8),0)
+PORT        ?= /dev/ttyACM0
+# simavr's avr_mcu_section.h (the .mmcu section); evaluated after `deps` has installed libsimavr-dev.
+SIMAVR_AVR_INC = $(patsubst -I%,%,$(firstword $(shell pkg-config --cflags-only-I simavr)))/avr
+FW_CFLAGS   = -mmcu=$(MCU) -DF_CPU=$(F_CPU) -DREPS=$(REPS) -DFW_REVISION=$(FW_REVISION) \
+              -Os -g -std=gnu11 -Wall -Wextra -Werror -I$(FW_DIR) -isystem $(SIMAVR_AVR_INC)
+# DESIGN.md §4: without the .mmcu section at 0x910000 simavr 1.6 loads .data at the wrong address.
+FW_LDFLAGS  := -mmcu=$(MCU) -Wl,--undefined=_mmcu,--section-start=.mmcu=0x910000
+FW_ELFS     := $(PROGRAMS:%=$(FW_BUILD)/%.elf)
+fw_objs      = $(patsubst %,$(FW_BUILD)/obj/%.o,$(basename $(FW_COMMON) $($(1)_SRCS)))
+
+firmware: deps $(FW_ELFS) $(FW_ELFS:.elf=.hex) $(FW_ELFS:.elf=.lss)
+
+$(FW_BUILD)/flags.txt: FORCE
+	@mkdir -p $(@D)
+	@echo '$(FW_CFLAGS) $(FW_LDFLAGS)' | cmp -s - $@ || echo '$(FW_CFLAGS) $(FW_LDFLAGS)' > $@
+
+$(FW_BUILD)/obj/%.o: $(FW_DIR)/%.c $(FW_BUILD)/flags.txt | deps
+	@mkdir -p $(@D)
+	avr-gcc $(FW_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(FW_BUILD)/obj/%.o: $(FW_DIR)/%.S $(FW_BUILD)/flags.txt | deps
+	@mkdir -p $(@D)
+	avr-gcc $(FW_CFLAGS) -MMD -MP -c -o $@ $<
+
+.SECONDEXPANSION:
+$(FW_BUILD)/%.elf: $$(call fw_objs,$$*)
+	avr-gcc $(FW_LDFLAGS) -o $@ $^
+	avr-size --format=avr --mcu=$(MCU) $@
+
+# The chip gets only code and initialised data (no .mmcu section).
+$(FW_BUILD)/%.hex: $(FW_BUILD)/%.elf
+	avr-objcopy -O ihex -j .text -j .data $< $@
+
+$(FW_BUILD)/%.lss: $(FW_BUILD)/%.elf
+	avr-objdump -d -S $< > $@
+
+.PRECIOUS: $(FW_BUILD)/obj/%.o
+-include $(wildcard $(FW_BUILD)/obj/*.d)
+
+# Program a real Arduino Mega 2560 through its bootloader: make flash [PROGRAM=table1] [PORT=/dev/ttyACM0]
+PROGRAM ?= table1
+flash: $(FW_BUILD)/$(PROGRAM).hex
+	avrdude -p m2560 -c wiring -P $(PORT) -b 115200 -D -U flash:w:$<:i
+
+# --- simavr harness ---------------------------------------------------------------------------------
+HARNESS := $(BUILD)/sim/harness
+
+$(HARNESS): sim/harness.c | deps
+	@mkdir -p $(@D)
+	cc -O2 -std=gnu11 -Wall -Wextra -Werror -o $@ $< $$(pkg-config --cflags --libs simavr) -lelf
+
+# The JSON is written last; on a failed run it is removed so make does not take the run for done.
+$(BUILD)/sim/%.json: $(FW_BUILD)/%.elf $(HARNESS)
+	$(HARNESS) $< -o $(BUILD)/sim/$* || { rm -f $@; exit 1; }
+
+sim: deps $(PROGRAMS:%=$(BUILD)/sim/%.json)
+
+FORCE:
 
 test: deps sim
 	$(PY) -m pytest -q tests

@@ -1,0 +1,103 @@
+/*
+ * frames.c — frame headers (FORMAT.md §3–§4): bytes MSB first as pulse-width-coded bits, framed by QUIET,
+ * SYNC and SETTLE, closed by a CRC-16/CCITT-FALSE. Edge timing is cycle-exact (pin_waveform, pinwave.S).
+ */
+#include <avr/pgmspace.h>
+#include <util/crc16.h>
+
+#include "frames.h"
+#include "timing.h"
+
+#ifndef FW_REVISION
+#define FW_REVISION 0
+#endif
+
+/* The firmware's git revision; also read from the ELF by the simavr harness (sim/harness.c). */
+const uint32_t pintime_fw_revision PROGMEM __attribute__((used)) = FW_REVISION;
+
+#define HEADER_MAX_BYTES 12	/* RUN: kind byte, 9 payload bytes, 2 CRC bytes */
+#define CRC_INIT 0xFFFF		/* CRC-16/CCITT-FALSE: poly 0x1021, init 0xFFFF, no reflection, no xor */
+
+/* Pin waveform of one header: SYNC high and low, then high and low of every bit (the last low = SETTLE). */
+static uint16_t waveform_cycles[2 + 2 * 8 * HEADER_MAX_BYTES];
+static uint16_t frames_sent;
+
+static void send_header(enum frame_kind kind, const uint8_t *payload, uint8_t payload_len)
+{
+	uint8_t bytes[HEADER_MAX_BYTES];
+	uint8_t len = 0;
+	bytes[len++] = (FORMAT_VERSION << 4) | kind;
+	for (uint8_t i = 0; i < payload_len; i++)
+		bytes[len++] = payload[i];
+	uint16_t crc = CRC_INIT;
+	for (uint8_t i = 0; i < len; i++)
+		crc = _crc_xmodem_update(crc, bytes[i]);
+	bytes[len++] = crc >> 8;
+	bytes[len++] = crc & 0xFF;
+
+	uint16_t n = 0;
+	waveform_cycles[n++] = US_CYCLES(SYNC_HIGH_US);
+	waveform_cycles[n++] = US_CYCLES(SYNC_LOW_US);
+	for (uint8_t i = 0; i < len; i++) {
+		for (uint8_t bit = 0x80; bit; bit >>= 1) {
+			waveform_cycles[n++] = (bytes[i] & bit) ? US_CYCLES(BIT1_HIGH_US) : US_CYCLES(BIT0_HIGH_US);
+			waveform_cycles[n++] = US_CYCLES(BIT_LOW_US);
+		}
+	}
+	waveform_cycles[n - 1] = US_CYCLES(SETTLE_US);
+
+	delay_exact(US_CYCLES(QUIET_US));	/* plus the code since the last edge: QUIET >= 3000 µs */
+	pin_waveform(waveform_cycles, n);
+	frames_sent++;
+}
+
+static uint8_t *put_u16(uint8_t *p, uint16_t v)
+{
+	*p++ = v >> 8;
+	*p++ = v & 0xFF;
+	return p;
+}
+
+static uint8_t *put_u32(uint8_t *p, uint32_t v)
+{
+	p = put_u16(p, v >> 16);
+	return put_u16(p, v & 0xFFFF);
+}
+
+void frame_run(uint8_t program)
+{
+	uint8_t payload[9];
+	uint8_t *p = put_u32(payload, F_CPU);
+	p = put_u32(p, pgm_read_dword(&pintime_fw_revision));
+	*p++ = program;
+	send_header(FRAME_RUN, payload, p - payload);
+}
+
+void frame_cal(uint32_t period_cycles, uint16_t count)
+{
+	uint8_t payload[6];
+	uint8_t *p = put_u32(payload, period_cycles);
+	p = put_u16(p, count);
+	send_header(FRAME_CAL, payload, p - payload);
+}
+
+void frame_direct(uint16_t rep)
+{
+	uint8_t payload[2];
+	put_u16(payload, rep);
+	send_header(FRAME_DIRECT, payload, sizeof payload);
+}
+
+void frame_counted(enum frame_kind kind, uint16_t n, uint16_t rep)
+{
+	uint8_t payload[4];
+	put_u16(put_u16(payload, n), rep);
+	send_header(kind, payload, sizeof payload);
+}
+
+void frame_end(void)
+{
+	uint8_t payload[2];
+	put_u16(payload, frames_sent);
+	send_header(FRAME_END, payload, sizeof payload);
+}

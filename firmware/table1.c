@@ -1,0 +1,68 @@
+/*
+ * table1.c — the Table 1 experiments of Moreno & Fischmeister (seed 004, §3–§5) on the measurement pin,
+ * each group announced by a frame header, in the run order of FORMAT.md §6.
+ */
+#include <avr/io.h>
+
+#include "avr_mcu_section.h"
+#include "clock.h"
+#include "frames.h"
+#include "groups.h"
+#include "pins.h"
+#include "timing.h"
+
+/* simavr: MCU and clock (the .mmcu section never reaches the chip; the HEX omits it). */
+AVR_MCU(F_CPU, "atmega2560");
+
+#ifndef REPS
+#define REPS 100
+#endif
+
+static void executing(uint16_t n, void (*group)(void), uint16_t rep)
+{
+	frame_counted(FRAME_EXECUTING, n, rep);
+	group();
+}
+
+static void differential(uint16_t n, uint16_t rep)
+{
+	frame_counted(FRAME_DIFFERENTIAL, n, rep);
+	group_differential(n);
+}
+
+static void repetition(uint16_t rep)
+{
+	frame_run(PROGRAM_TABLE1);
+	frame_direct(rep);
+	group_direct();
+	executing(10, group_executing_10, rep);
+	executing(20, group_executing_20, rep);
+	executing(55, group_executing_55, rep);
+	executing(100, group_executing_100, rep);
+	executing(210, group_executing_210, rep);
+	differential(55, rep);
+	differential(210, rep);
+	differential(1000, rep);
+	frame_counted(FRAME_LINE, 10, rep);
+	group_line_10();
+	frame_counted(FRAME_LINE, 20, rep);
+	group_line_20();
+	frame_counted(FRAME_OVERDET, 20, rep);
+	group_overdet_20();
+}
+
+int main(void)
+{
+	clock_setup();
+	MEAS_PORT &= ~MEAS_MASK;	/* idle low */
+	MEAS_DDR |= MEAS_MASK;
+	reference_start();
+
+	frame_run(PROGRAM_TABLE1);
+	frame_cal(US_CYCLES(CAL_PERIOD_US), CAL_COUNT);
+	pin_train(US_CYCLES(CAL_PERIOD_US), CAL_COUNT);
+	for (uint16_t rep = 0; rep < REPS; rep++)
+		repetition(rep);
+	frame_end();
+	stop();
+}

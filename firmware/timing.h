@@ -1,0 +1,54 @@
+/*
+ * timing.h — durations of the frame format (FORMAT.md §3, §6) in MCU cycles and the cycle-exact pin
+ * routines of pinwave.S. Shared by C and assembler, so F_CPU is a plain integer (no UL suffix).
+ */
+#ifndef PINTIME_TIMING_H
+#define PINTIME_TIMING_H
+
+#ifndef F_CPU
+#error "F_CPU must be defined (Makefile variable, in Hz, no suffix)"
+#endif
+#if F_CPU % 1000000 != 0 || F_CPU > 20000000
+#error "F_CPU must be a whole number of MHz, at most 20 MHz (16-bit cycle counts of a 3000 us QUIET)"
+#endif
+
+#define CYCLES_PER_US   (F_CPU / 1000000)
+#define US_CYCLES(us)   ((us) * CYCLES_PER_US)
+
+/* FORMAT.md §3, nominal µs of MCU time. */
+#define QUIET_US        3000
+#define SYNC_HIGH_US    1000
+#define SYNC_LOW_US     500
+#define BIT0_HIGH_US    200
+#define BIT1_HIGH_US    400
+#define BIT_LOW_US      200
+#define SETTLE_US       1000
+#define GAP_US          300
+/* FORMAT.md §6: calibration train, 1037 µs between edges (not a whole number of 192 kHz samples). */
+#define CAL_PERIOD_US   1037
+#define CAL_COUNT       1000
+
+/* delay_exact(n) takes n + DELAY_EXACT_OVERHEAD cycles including its CALL and RET; n >= DELAY_EXACT_MIN. */
+#define DELAY_EXACT_OVERHEAD 18
+#define DELAY_EXACT_MIN      4
+
+#ifndef __ASSEMBLER__
+#include <stdint.h>
+
+/* Burn exactly n + DELAY_EXACT_OVERHEAD cycles (CALL and RET included); n >= DELAY_EXACT_MIN. */
+void delay_exact(uint16_t n);
+
+/*
+ * Toggle the measurement pin n times; toggle i+1 starts exactly cycles[i] cycles after toggle i, and the
+ * routine returns about cycles[n-1] cycles after the last toggle. cycles[i] >= PIN_WAVEFORM_MIN, n >= 1.
+ */
+void pin_waveform(const uint16_t *cycles, uint16_t n);
+
+/* Toggle the measurement pin count times, exactly period cycles apart (period >= PIN_TRAIN_MIN). */
+void pin_train(uint16_t period, uint16_t count);
+#endif
+
+#define PIN_WAVEFORM_MIN (29 + DELAY_EXACT_MIN)
+#define PIN_TRAIN_MIN    (24 + DELAY_EXACT_MIN)
+
+#endif
