@@ -182,7 +182,7 @@ def _decode_segment(time_us: np.ndarray, polarity: np.ndarray, s: int, end: int,
         return "incomplete"  # the capture ends with the pin high
     if not _is_sync(time_us, polarity, s, end):
         return "incomplete" if last_segment and end < s + 2 else "sync"
-    bits, settle_end = _header_bits(time_us, s + 3, end)
+    bits, settle_end = _header_bits(time_us, s + 2, end)
     if settle_end is None:
         return "incomplete" if last_segment and bits == "end" else "bit timing"
     header = _header(bits)
