@@ -51,7 +51,8 @@ def build_host_coder(tmp: Path) -> Path:
     exe = tmp / "adpcm_host"
     subprocess.run(
         ["gcc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{FIRMWARE}",
-         str(ROOT / "tests" / "adpcm_host.c"), str(FIRMWARE / "adpcm.c"), "-o", str(exe)],
+         str(ROOT / "tests" / "adpcm_host.c"), str(FIRMWARE / "adpcm.c"), str(FIRMWARE / "adpcm_input.c"),
+         "-o", str(exe)],
         check=True,
     )
     return exe
@@ -79,16 +80,25 @@ def cases_header(inputs: list[tuple[list[int], int, int]]) -> str:
 
 
 def build_check_elf(tmp: Path, inputs: list[tuple[list[int], int, int]]) -> Path:
-    """Compile ``adpcm_check.c`` + ``adpcm.c`` for the ATmega2560 with the given cases; returns the ELF."""
-    require("avr-gcc", "pkg-config")
+    """``adpcm_check.c`` for the ATmega2560 in cases mode: one (samples, valprev, index) per case."""
     (tmp / "adpcm_cases.h").write_text(cases_header(inputs))
+    return _build_avr(tmp, [])
+
+
+def build_rounds_elf(tmp: Path, rounds: int, seed: int, max_len: int) -> Path:
+    """``adpcm_check.c`` for the ATmega2560 in rounds mode (``adpcm_input.c``'s generator)."""
+    return _build_avr(tmp, [f"-DADPCM_ROUNDS={rounds}", f"-DADPCM_SEED={seed}", f"-DADPCM_MAX_LEN={max_len}"])
+
+
+def _build_avr(tmp: Path, defines: list[str]) -> Path:
+    require("avr-gcc", "pkg-config")
     include = subprocess.run(["pkg-config", "--variable=includedir", "simavr"], check=True,
                              capture_output=True, text=True).stdout.strip()
     elf = tmp / "adpcm_check.elf"
     subprocess.run(
-        ["avr-gcc", *AVR_CFLAGS, f"-DF_CPU={AVR_F_CPU_HZ}", f"-I{tmp}", f"-I{FIRMWARE}",
+        ["avr-gcc", *AVR_CFLAGS, f"-DF_CPU={AVR_F_CPU_HZ}", *defines, f"-I{tmp}", f"-I{FIRMWARE}",
          f"-I{include}/simavr/avr", str(FIRMWARE / "adpcm_check.c"), str(FIRMWARE / "adpcm.c"),
-         *AVR_LDFLAGS, "-o", str(elf)],
+         str(FIRMWARE / "adpcm_input.c"), *AVR_LDFLAGS, "-o", str(elf)],
         check=True,
     )
     return elf

@@ -7,6 +7,7 @@ import subprocess
 from adpcm_build import (
     build_check_elf,
     build_host_coder,
+    build_rounds_elf,
     load_vectors,
     run_check_elf,
     samples,
@@ -32,3 +33,14 @@ def test_avr_build_in_simavr_matches_vectors(tmp_path):
     for row, (out, valprev, index, _) in zip(rows, results):
         assert (out, valprev, index) == (row["out_hex"], int(row["valprev_out"]), int(row["index_out"])), \
             f"case {row['case']}"
+
+
+def test_generated_rounds_identical_on_host_and_avr(tmp_path):
+    """firmware/adpcm_input.c + the coder, state carried over rounds: same bytes on the AVR and the host."""
+    rounds, seed, max_len = 300, 777, 24
+    results = run_check_elf(build_rounds_elf(tmp_path, rounds, seed, max_len), rounds)
+    host = subprocess.run([str(build_host_coder(tmp_path)), str(rounds), str(seed), str(max_len)],
+                          capture_output=True, text=True, check=True).stdout.splitlines()
+    assert [line.split() for line in host] == [[out, str(v), str(i)] for out, v, i, _ in results]
+    out_bytes = {len(out) // 2 for out, _, _, _ in results}
+    assert min(out_bytes) == 1 and max(out_bytes) == (max_len + 1) // 2  # rounds of 1 … max_len samples

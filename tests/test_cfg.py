@@ -15,6 +15,7 @@ import pytest
 from adpcm_build import (
     ROOT,
     build_check_elf,
+    build_rounds_elf,
     load_vectors,
     require,
     run_check_elf,
@@ -63,18 +64,16 @@ def cfg(built):
     return function_cfg(built[0], FUNCTION)
 
 
-@pytest.fixture(scope="module")
-def simulated(built, cfg, tmp_path_factory):
-    """Per call: (PCs, simavr cycles per instruction), and the Timer1 durations the firmware printed."""
-    require("gcc", "pkg-config", "simavr")
-    tmp = tmp_path_factory.mktemp("trace")
+def _trace_calls(elf: Path, cfg, tmp: Path) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Run ``elf`` under tests/pc_trace.c; per call of the function: (PCs, simavr cycles per instruction)."""
+    require("gcc", "pkg-config")
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "simavr"], check=True, capture_output=True,
                            text=True).stdout.split()
     tracer = tmp / "pc_trace"
-    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", str(ROOT / "tests" / "pc_trace.c"),
-                    *flags, "-o", str(tracer)], check=True)
+    if not tracer.exists():
+        subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", str(ROOT / "tests" / "pc_trace.c"),
+                        *flags, "-o", str(tracer)], check=True)
     trace = tmp / "trace.txt"
-    elf, inputs = built
     subprocess.run([str(tracer), str(elf), str(cfg.address), str(cfg.address + cfg.size_bytes), str(trace)],
                    check=True, capture_output=True, timeout=120)
     calls: list[tuple[list[int], list[int]]] = []
@@ -85,9 +84,17 @@ def simulated(built, cfg, tmp_path_factory):
             pc, cycles = line.split()
             calls[-1][0].append(int(pc, 16))
             calls[-1][1].append(int(cycles))
+    return [(np.array(p), np.array(c)) for p, c in calls]
+
+
+@pytest.fixture(scope="module")
+def simulated(built, cfg, tmp_path_factory):
+    """Per call: (PCs, simavr cycles per instruction), and the Timer1 durations the firmware printed."""
+    elf, inputs = built
+    calls = _trace_calls(elf, cfg, tmp_path_factory.mktemp("trace"))
     timer1 = [r[3] for r in run_check_elf(elf, len(inputs))]
     assert len(calls) == len(inputs)
-    return [(np.array(p), np.array(c)) for p, c in calls], timer1
+    return calls, timer1
 
 
 def test_every_instruction_in_exactly_one_block(built, cfg):
@@ -206,3 +213,18 @@ def test_unknown_mnemonic_and_calls_fail_loudly():
 def test_trace_off_the_cfg_is_rejected(cfg):
     with pytest.raises(PintimeError, match="entry"):
         visits_from_trace(cfg, np.array([cfg.blocks[1].address]))
+
+
+def test_generated_rounds_drive_every_path(tmp_path):
+    """The table2 input generator (firmware/adpcm_input.c): over 200 rounds every exit of every block is
+    taken, and every block runs a varying number of times except those that run once per call."""
+    elf = build_rounds_elf(tmp_path, rounds=200, seed=12345, max_len=24)
+    cfg = function_cfg(elf, FUNCTION)
+    visits = [visits_from_trace(cfg, pcs) for pcs, _ in _trace_calls(elf, cfg, tmp_path)]
+    assert len(visits) == 200
+    blocks = np.array([v.block_counts for v in visits])
+    exits = np.array([v.exit_counts for v in visits])
+    assert (exits.sum(axis=0) > 0).all()
+    constant = blocks.min(axis=0) == blocks.max(axis=0)
+    assert (blocks[:, constant] == 1).all()  # only the blocks that run once per call never vary
+    assert constant.sum() < len(cfg.blocks) // 4

@@ -1,0 +1,26 @@
+/*
+ * adpcm_input.h — deterministic, audio-like test input for adpcm_coder rounds (Table 2).
+ *
+ * Each round is one short piece of "audio" of random length: a tone, a square wave, a noisy tone or a
+ * silence-then-burst onset, at an amplitude from full scale down to silence, from a xorshift32
+ * generator. Carried through the coder state over many rounds, this drives every path of the coder,
+ * including the predictor clamps (full-scale squares) and both index clamps (silence, loud onsets), with
+ * counts that vary from round to round. Same source for the AVR and the host.
+ */
+#ifndef PINTIME_ADPCM_INPUT_H
+#define PINTIME_ADPCM_INPUT_H
+
+#include <stdint.h>
+
+struct adpcm_input {
+    uint32_t random; /* xorshift32 state, never 0 */
+    uint16_t phase;  /* tone phase, 65536 = one period */
+};
+
+/* Start the generator; equal seeds give equal sequences of rounds. */
+void adpcm_input_init(struct adpcm_input *input, uint32_t seed);
+
+/* Write the next round's samples (1 … max_len of them) to `samples`; returns how many. */
+uint8_t adpcm_input_round(struct adpcm_input *input, int16_t *samples, uint8_t max_len);
+
+#endif
