@@ -10,6 +10,7 @@ from pintime.errors import PintimeError
 
 # subcommand → module that provides ``add_arguments(parser)`` and ``run(args) -> int``
 COMMANDS: dict[str, tuple[str, str]] = {
+    "synth": ("pintime.synth_cli", "render an edge list into the WAV a sound card would record"),
 }
 
 

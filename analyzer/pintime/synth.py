@@ -1,0 +1,262 @@
+"""Render an exact edge list into the WAV a sound card would record (the model is :mod:`pintime.soundcard`).
+
+Each channel is a sum of steps, one per pin edge. Sample n of a channel is
+
+    y[n] = (hp ∗ x)[n],  x[n] = step_fs · Σₖ aₖ s(n + jₙ − pₖ)
+
+with aₖ = ±1 the edge's polarity (negated for an inverting card), pₖ the edge's position in card samples
+(clock ratio, wander, delays: :func:`edge_positions`), jₙ the sample's jitter, s the tabulated low-pass
+step response (0 before the edge, 1 once it has settled) and hp the AC-coupling IIR, run over the whole
+stream with its state carried from block to block. Only the few dozen samples after each edge need the
+table; elsewhere x is the pin level, so rendering costs O(samples + edges · support) and streams in
+blocks of ``BLOCK_SAMPLES`` (memory stays bounded however long the capture).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+from scipy import signal
+
+from pintime.edgelist import read_edge_list
+from pintime.edges import REFERENCE_CHANNEL
+from pintime.errors import PintimeError
+from pintime.soundcard import SAMPLE_RATE_HZ, Profile, get_profile, highpass_ba, lowpass_table
+
+BLOCK_SAMPLES = 1 << 16  # 0.34 s per block: a few MB of float64 per channel
+PREROLL_S = 0.05  # recording starts this long (plus a random fraction of a sample) before cycle 0
+POSTROLL_S = 0.05  # and stops this long after the last edge has settled
+WANDER_STEP_S = 0.01  # the clock ratio's wander is piecewise constant on this grid
+WANDER_CROSSOVER_S = 30.0  # white-FM and random-walk-FM parts of the wander have equal Allan dev here
+FULL_SCALE_CODE = 1 << 23  # 24-bit PCM
+WAV_MAX_BYTES = (1 << 32) - (1 << 16)  # RIFF size field is 32 bits
+
+
+@dataclass(frozen=True)
+class SynthResult:
+    """What :func:`synthesize` wrote. ``start_s`` (MCU time of sample 0) is for tests, not the sidecar."""
+
+    wav_path: Path
+    sidecar_path: Path
+    n_samples: int
+    start_s: float
+    clipped_samples: int
+    render_s: float
+
+
+def sidecar_path(wav_path: str | Path) -> Path:
+    """``CAPTURE.json`` next to ``CAPTURE.wav``."""
+    return Path(wav_path).with_suffix(".json")
+
+
+def sim_json_path(edges_csv: str | Path) -> Path:
+    """The simavr harness's run description next to its edge list (``table1.edges.csv`` → ``table1.json``)."""
+    path = Path(edges_csv)
+    stem = path.name.removesuffix(".csv").removesuffix(".edges")
+    return path.with_name(stem + ".json")
+
+
+def _read_sim_json(edges_csv: Path) -> dict:
+    path = sim_json_path(edges_csv)
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise PintimeError(f"{path}: cannot read the simulation description ({err})") from None
+
+
+def wander_phase(times_s: np.ndarray, adev_1s: float, rng: np.random.Generator) -> np.ndarray:
+    """Accumulated time error (s) of the card clock at ``times_s`` (sorted, from 0) from its wander.
+
+    The fractional frequency y is piecewise constant on a WANDER_STEP_S grid: white FM (Allan deviation
+    ``adev_1s`` at 1 s, falling as τ^-1/2) plus random-walk FM (rising as τ^1/2, equal at
+    WANDER_CROSSOVER_S): flat-ish in between, like a real oscillator's flicker floor. The phase is the
+    exact integral of y, so it is piecewise linear.
+    """
+    if adev_1s == 0 or len(times_s) == 0:
+        return np.zeros(len(times_s))
+    n = int(np.ceil(times_s[-1] / WANDER_STEP_S)) + 1
+    white = rng.standard_normal(n) * adev_1s * np.sqrt(1.0 / WANDER_STEP_S)
+    # random walk of step σ: Allan variance ≈ σ²τ/(3Δ); equal to adev_1s²/τ_c at τ_c
+    walk_step = adev_1s * np.sqrt(3 * WANDER_STEP_S) / WANDER_CROSSOVER_S
+    walk = np.cumsum(rng.standard_normal(n)) * walk_step
+    phase = np.concatenate([[0.0], np.cumsum((white + walk) * WANDER_STEP_S)])
+    return np.interp(times_s, np.arange(n + 1) * WANDER_STEP_S, phase)
+
+
+def edge_positions(times_s: np.ndarray, polarity: np.ndarray, channel: np.ndarray, profile: Profile,
+                   start_s: float, wander_s: np.ndarray) -> np.ndarray:
+    """Position of each edge's driver-ramp start in card samples (sample n is taken at position n).
+
+    The card's sample counter advances at fs·(1 + ppm·1e-6) per second of MCU time, plus the wander.
+    """
+    delay_s = np.where(polarity > 0, profile.rise_delay_s, profile.fall_delay_s) + profile.latency_s
+    delay_s = delay_s + np.where(channel == REFERENCE_CHANNEL, profile.right_delay_s, 0.0)
+    rate = SAMPLE_RATE_HZ * (1 + profile.clock_ppm * 1e-6)
+    return (times_s - start_s + delay_s) * rate + wander_s * SAMPLE_RATE_HZ
+
+
+class _Channel:
+    """Streaming renderer of one channel: edges at known positions → AC-coupled samples, block by block."""
+
+    def __init__(self, positions: np.ndarray, polarity: np.ndarray, profile: Profile):
+        order = np.argsort(positions, kind="stable")
+        self.pos = positions[order]
+        self.polarity = polarity[order].astype(np.int64)  # pin polarity: picks the rise or fall table
+        self.sign = -1 if profile.inverted else 1
+        self.tables = {+1: lowpass_table(profile, 1), -1: lowpass_table(profile, -1)}
+        self.support = max(t.support_samples for t in self.tables.values())  # s ≡ 1 beyond (both)
+        self.settled = np.ceil(self.pos + self.support).astype(np.int64)  # first sample at level
+        self.level = 0  # pin level (in steps, from the start) of the edges settled before this block
+        self.step_fs = profile.step_fs
+        b, a = highpass_ba(profile)
+        self.hp = (b, a, np.zeros(max(len(a), len(b)) - 1))
+
+    def render(self, n0: int, n: int, jitter: np.ndarray | None) -> np.ndarray:
+        """Samples n0 … n0+n−1 (call with consecutive blocks)."""
+        lo, hi = np.searchsorted(self.settled, [n0, n0 + n])
+        steps = np.bincount(self.settled[lo:hi] - n0, weights=self.polarity[lo:hi], minlength=n)
+        x = (self.level + np.cumsum(steps)).astype(np.float64)
+        self.level += int(self.polarity[lo:hi].sum())
+        lo, hi = np.searchsorted(self.pos, [n0 - self.support, n0 + n])
+        x += self._near_edges(self.pos[lo:hi], self.polarity[lo:hi], n0, n, jitter)
+        b, a, zi = self.hp
+        y, zi = signal.lfilter(b, a, x * (self.sign * self.step_fs), zi=zi)
+        self.hp = (b, a, zi)
+        return y
+
+    def _near_edges(self, pos: np.ndarray, polarity: np.ndarray, n0: int, n: int,
+                    jitter: np.ndarray | None) -> np.ndarray:
+        """Σₖ aₖ s(n + jₙ − pₖ) over the samples still settling (0 < n − pₖ < support)."""
+        out = np.zeros(n)
+        width = int(np.ceil(self.support)) + 1
+        for pol, table in self.tables.items():
+            p = pos[polarity == pol]
+            idx = np.floor(p).astype(np.int64)[:, None] + 1 + np.arange(width)
+            x = idx - p[:, None]
+            keep = (x < self.support) & (idx >= n0) & (idx < n0 + n)
+            idx, x = idx[keep], x[keep]
+            if jitter is not None:
+                x = x + jitter[idx - n0]
+            out += np.bincount(idx - n0, weights=table(x) * pol, minlength=n)
+        return out
+
+
+def _output(y: np.ndarray, profile: Profile, rng_dither: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Clip at full scale and quantize to 24 bits; int32 with the code in the top 24 bits (soundfile)."""
+    code = y * FULL_SCALE_CODE
+    clipped = int(np.count_nonzero((code < -FULL_SCALE_CODE) | (code > FULL_SCALE_CODE - 1)))
+    if profile.dither:  # TPDF: sum of two uniform ±½ LSB
+        code += rng_dither.random(code.shape) - rng_dither.random(code.shape)
+    code = np.clip(np.rint(code), -FULL_SCALE_CODE, FULL_SCALE_CODE - 1)
+    return code.astype(np.int32) << 8, clipped
+
+
+def _hum(profile: Profile, n0: int, n: int, phases: np.ndarray) -> np.ndarray | float:
+    if not profile.hum_hz:
+        return 0.0
+    t = (n0 + np.arange(n)) / SAMPLE_RATE_HZ
+    out = np.zeros(n)
+    for i, (level_dbfs, phase) in enumerate(zip(profile.hum_dbfs, phases, strict=False)):
+        out += 10 ** (level_dbfs / 20) * np.sin(2 * np.pi * profile.hum_hz * (2 * i + 1) * t + phase)
+    return out
+
+
+def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | str = "default",
+               seed: int = 0, f_cpu_hz: float | None = None, progress: bool = False) -> SynthResult:
+    """Render the edge list ``edges_csv`` (simavr harness CSV, MCU cycles) into a 192 kHz 24-bit WAV.
+
+    Left = measurement pin (channel 0), right = clock reference (channel 1). Writes ``wav_path`` and its
+    sidecar (:func:`sidecar_path`): source, firmware revision, profile, seed, pintime version — nothing an
+    analyzer could use to cheat, and nothing it needs (the analyzer works without the sidecar).
+
+    Parameters
+    ----------
+    edges_csv : path of the edge list; F_CPU comes from ``f_cpu_hz`` or else the sibling simulation JSON
+        (:func:`sim_json_path`, key ``f_cpu_hz``).
+    wav_path : output WAV; must not be the edge list or the simulation JSON (nor have them as sidecar).
+    profile : a :class:`~pintime.soundcard.Profile` or the name of one in ``PROFILES``.
+    seed : non-negative integer; the same seed gives a byte-identical file.
+    progress : show a progress bar (tqdm) on stderr.
+
+    Raises
+    ------
+    PintimeError
+        On bad arguments, an unreadable edge list, unknown F_CPU or an over-long capture.
+    """
+    started = time.perf_counter()
+    profile = get_profile(profile) if isinstance(profile, str) else profile
+    edges_csv, wav_path = Path(edges_csv), Path(wav_path)
+    side = sidecar_path(wav_path)
+    if not (isinstance(seed, int | np.integer) and seed >= 0):
+        raise PintimeError(f"seed must be a non-negative integer, got {seed!r}")
+    protected = {edges_csv.resolve(), sim_json_path(edges_csv).resolve()}
+    if wav_path.resolve() in protected or side.resolve() in protected:
+        raise PintimeError(f"{wav_path}: refusing to overwrite the input {edges_csv} or its simulation JSON")
+    if wav_path.suffix.lower() != ".wav":
+        raise PintimeError(f"{wav_path}: the output must be a .wav file")
+    sim = _read_sim_json(edges_csv)
+    f_cpu_hz = f_cpu_hz if f_cpu_hz is not None else sim.get("f_cpu_hz")
+    if f_cpu_hz is None:
+        raise PintimeError(f"F_CPU unknown: give --f-cpu-hz or put f_cpu_hz in {sim_json_path(edges_csv)}")
+    if not float(f_cpu_hz) > 0:
+        raise PintimeError(f"F_CPU must be positive, got {f_cpu_hz}")
+    edges = read_edge_list(edges_csv)
+
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(6)]
+    rng_start, rng_wander, rng_jitter, rng_noise, rng_hum, rng_dither = rngs
+    times_s = edges.time / float(f_cpu_hz)
+    start_s = min(0.0, float(times_s[0])) - PREROLL_S - rng_start.random() / SAMPLE_RATE_HZ
+    wander_s = wander_phase(times_s - start_s, profile.wander_adev_1s, rng_wander)
+    positions = edge_positions(times_s, edges.polarity, edges.channel, profile, start_s, wander_s)
+    channels = [_Channel(positions[edges.channel == c], edges.polarity[edges.channel == c], profile)
+                for c in (0, 1)]
+    n_samples = int(np.ceil(positions.max() + channels[0].support + POSTROLL_S * SAMPLE_RATE_HZ))
+    if n_samples * 6 > WAV_MAX_BYTES:
+        raise PintimeError(f"capture of {n_samples / SAMPLE_RATE_HZ:.0f} s exceeds the 4 GiB WAV limit")
+    hum_phases = rng_hum.uniform(0, 2 * np.pi, len(profile.hum_dbfs))
+    noise_rms = 0.0 if profile.noise_dbfs is None else 10 ** (profile.noise_dbfs / 20)
+    jitter_samples = profile.jitter_rms_s * SAMPLE_RATE_HZ
+    clipped = 0
+    from tqdm import tqdm  # only needed here; keeps `import pintime.synth` light
+
+    wav_path.parent.mkdir(parents=True, exist_ok=True)
+    with sf.SoundFile(wav_path, "w", samplerate=SAMPLE_RATE_HZ, channels=2, subtype="PCM_24",
+                      format="WAV") as out, tqdm(total=n_samples, unit="sample", unit_scale=True,
+                                                 disable=not progress, desc="synth") as bar:
+        for n0 in range(0, n_samples, BLOCK_SAMPLES):
+            n = min(BLOCK_SAMPLES, n_samples - n0)
+            jitter = rng_jitter.standard_normal(n) * jitter_samples if jitter_samples else None
+            common = _hum(profile, n0, n, hum_phases) + profile.dc_offset_fs
+            block = np.empty((n, 2), dtype=np.int32)
+            for c, channel in enumerate(channels):
+                y = channel.render(n0, n, jitter) + common
+                if noise_rms:
+                    y += rng_noise.standard_normal(n) * noise_rms
+                block[:, c], clips = _output(y, profile, rng_dither)
+                clipped += clips
+            out.write(block)
+            bar.update(n)
+    side.write_text(json.dumps({
+        "what": "pintime synthetic capture (informational: the analyzer never reads this file)",
+        "source_edges": str(edges_csv),
+        "firmware_revision": sim.get("firmware_revision", sim.get("revision")),
+        "profile": profile.name,
+        "seed": int(seed),
+        "pintime_version": _version(),
+    }, indent=2) + "\n")
+    return SynthResult(wav_path, side, n_samples, start_s, clipped, time.perf_counter() - started)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("pintime")
+    except metadata.PackageNotFoundError:
+        return "unknown"

@@ -1,0 +1,50 @@
+"""``pintime synth EDGES.csv -o CAPTURE.wav``: the sound-card model as a command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pintime.errors import PintimeError
+from pintime.soundcard import PROFILES, get_profile
+from pintime.synth import synthesize
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("edges", metavar="EDGES.csv", help="edge list from the simavr harness")
+    parser.add_argument("-o", "--output", metavar="CAPTURE.wav", required=True,
+                        help="output WAV (192 kHz, 24-bit, stereo); CAPTURE.json sidecar next to it")
+    parser.add_argument("--profile", default="default",
+                        help=f"sound-card profile: {', '.join(PROFILES)} (default: default)")
+    parser.add_argument("--seed", default="0", help="random seed, a non-negative integer (default: 0)")
+    parser.add_argument("--f-cpu-hz", metavar="F", default=None,
+                        help="MCU clock; default: f_cpu_hz from the simulation JSON next to EDGES.csv")
+    parser.add_argument("--plot", metavar="DIR", default=None,
+                        help="also write PNGs: a rendered edge per filter kind, a drooping pulse")
+
+
+def _number(text: str | None, name: str, kind: type) -> int | float | None:
+    if text is None:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        raise PintimeError(f"{name} must be a number, got '{text}'") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    profile = get_profile(args.profile)
+    seed = _number(args.seed, "--seed", int)
+    f_cpu_hz = _number(args.f_cpu_hz, "--f-cpu-hz", float)
+    result = synthesize(args.edges, args.output, profile, seed, f_cpu_hz, progress=sys.stderr.isatty())
+    print(f"{result.wav_path}: {result.n_samples / 192e3:.2f} s, profile {profile.name}, seed {seed}, "
+          f"rendered in {result.render_s:.1f} s; sidecar {result.sidecar_path}")
+    if result.clipped_samples:
+        print(f"pintime: warning: {result.clipped_samples} samples clipped at full scale", file=sys.stderr)
+    if args.plot:
+        from pintime.synth_plots import write_plots  # matplotlib only when asked
+
+        for path in write_plots(Path(args.plot), profile):
+            print(f"plot: {path}")
+    return 0
