@@ -30,6 +30,7 @@ from pintime.cfg import (
     simavr_skip_bug_sites,
     visits_from_histogram,
     visits_from_trace,
+    watch_addresses,
 )
 from pintime.errors import PintimeError
 
@@ -164,11 +165,11 @@ def test_block_costs_sum_to_simavr_cycles(cfg, simulated):
         visits = visits_from_trace(cfg, pcs)
         assert visits.cycles(cfg) == cycles.sum()
         exits_used += visits.exit_counts
-        # The same visits from a per-PC histogram (what a fast harness keeps instead of a trace).
-        words, size_words = pcs // 2, (cfg.address + cfg.size_bytes) // 2
-        histogram = visits_from_histogram(
-            cfg, np.bincount(words, minlength=size_words),
-            np.bincount(words, weights=cycles, minlength=size_words).astype(np.int64))
+        # The same visits from a per-PC histogram restricted to the watched addresses.
+        watched = np.isin(pcs, watch_addresses(cfg))
+        pc_list, row = np.unique(pcs[watched], return_inverse=True)
+        histogram = visits_from_histogram(cfg, pc_list, np.bincount(row),
+                                          np.bincount(row, weights=cycles[watched]).astype(np.int64))
         np.testing.assert_array_equal(histogram.block_counts, visits.block_counts)
         np.testing.assert_array_equal(histogram.exit_counts, visits.exit_counts)
     for (pcs, cycles), timer_cycles in zip(calls, timer1):
@@ -228,3 +229,23 @@ def test_generated_rounds_drive_every_path(tmp_path):
     constant = blocks.min(axis=0) == blocks.max(axis=0)
     assert (blocks[:, constant] == 1).all()  # only the blocks that run once per call never vary
     assert constant.sum() < len(cfg.blocks) // 4
+
+
+def test_harness_histogram_gives_the_traced_visits(tmp_path):
+    """The simavr harness's whole-run histogram (sim/harness.c --histogram, `pc,count,cycles`) read by
+    visits_from_histogram equals the sum of the per-call visits from PC traces (visits add up)."""
+    harness = ROOT / "build" / "sim" / "harness"
+    if not harness.exists():
+        pytest.skip("build/sim/harness not built (make sim)")
+    elf = build_rounds_elf(tmp_path, rounds=50, seed=99, max_len=24)
+    cfg = function_cfg(elf, FUNCTION)
+    subprocess.run([str(harness), str(elf), "-o", str(tmp_path / "run"), "--histogram",
+                    str(tmp_path / "hist.csv")], check=True, capture_output=True, timeout=120)
+    pcs, counts, cycles = np.loadtxt(tmp_path / "hist.csv", delimiter=",", skiprows=1, dtype=np.int64,
+                                     ndmin=2).T
+    whole_run = visits_from_histogram(cfg, pcs, counts, cycles)
+    calls = _trace_calls(elf, cfg, tmp_path)
+    assert len(calls) == 50
+    np.testing.assert_array_equal(whole_run.exit_counts,
+                                  sum(visits_from_trace(cfg, p).exit_counts for p, _ in calls))
+    assert whole_run.cycles(cfg) == sum(int(c.sum()) for _, c in calls)

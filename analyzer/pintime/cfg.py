@@ -320,18 +320,22 @@ def visits_from_trace(cfg: Cfg, pcs: np.ndarray) -> Visits:
     return Visits(np.bincount(sequence, minlength=len(cfg.blocks)).astype(np.int64), exit_counts)
 
 
-def visits_from_histogram(cfg: Cfg, counts: np.ndarray, cycles: np.ndarray) -> Visits:
-    """Visits from per-PC histograms of one round: ``counts[w]`` executions and ``cycles[w]`` charged
-    cycles of the instruction at word address ``w`` (byte address / 2), over at least the function.
+def watch_addresses(cfg: Cfg) -> list[int]:
+    """Byte addresses whose execution counts and cycles determine all visits: every leader, and the last
+    instruction of every block with two exits (its cycles tell how often it was taken)."""
+    last = [b.instructions[-1].address for b in cfg.blocks if len(b.exits) == 2]
+    return sorted(set(cfg.leaders.tolist()) | set(last))
+
+
+def visits_from_histogram(cfg: Cfg, pcs: np.ndarray, counts: np.ndarray, cycles: np.ndarray) -> Visits:
+    """Visits from a per-PC histogram of one round, e.g. the simavr harness's ``pc,count,cycles`` rows:
+    instruction byte address, executions, cycles charged. Addresses not listed ran 0 times.
 
     A two-exit block is left by its taken exit ``(cycles − count · not-taken cost) / (extra cost)`` times,
-    from its last instruction's histogram entries.
+    from its last instruction's entry.
     """
-    counts = np.asarray(counts, dtype=np.int64)
-    cycles = np.asarray(cycles, dtype=np.int64)
-    if min(len(counts), len(cycles)) * 2 < cfg.address + cfg.size_bytes:
-        raise PintimeError(f"{cfg.function}: PC histogram ends before the function does")
-    block_counts = counts[cfg.leaders // 2]
+    table = {int(pc): (int(n), int(c)) for pc, n, c in zip(pcs, counts, cycles, strict=True)}
+    block_counts = np.array([table.get(b.address, (0, 0))[0] for b in cfg.blocks], dtype=np.int64)
     exit_counts = np.zeros(len(cfg.exits), dtype=np.int64)
     for block, n in zip(cfg.blocks, block_counts.tolist(), strict=True):
         if len(block.exits) == 1:
@@ -339,9 +343,11 @@ def visits_from_histogram(cfg: Cfg, counts: np.ndarray, cycles: np.ndarray) -> V
             continue
         stay, jump = block.exits
         last = block.instructions[-1]
+        n_last, cycles_last = table.get(last.address, (0, 0))
+        if n_last != n:
+            raise PintimeError(f"{cfg.function}: {block.name} ran {n} times, its last instruction {n_last}")
         # the last instruction costs instruction_cycles(last) when not taken, plus the difference when taken
-        extra_cycles = int(cycles[last.address // 2]) - n * instruction_cycles(last)
-        taken, remainder = divmod(extra_cycles, jump.cycles - stay.cycles)
+        taken, remainder = divmod(cycles_last - n * instruction_cycles(last), jump.cycles - stay.cycles)
         if remainder or not 0 <= taken <= n:
             raise PintimeError(f"{cfg.function}: histogram of {last} does not fit its timing")
         exit_counts[stay.index], exit_counts[jump.index] = n - taken, taken
