@@ -1,6 +1,7 @@
 /*
- * frames.c — frame headers (FORMAT.md §3–§4): bytes MSB first as pulse-width-coded bits, framed by QUIET,
- * SYNC and SETTLE, closed by a CRC-16/CCITT-FALSE. Edge timing is cycle-exact (pin_waveform, pinwave.S).
+ * frames.c — frames (FORMAT.md §3–§4): QUIET, SYNC, header bytes MSB first as pulse-width-coded bits closed
+ * by a CRC-16/CCITT-FALSE, SETTLE, then the GROUP. From SYNC to the end of the GROUP every edge is
+ * cycle-exact (pin_frame, pinwave.S); only QUIET is "at least".
  */
 #include <avr/pgmspace.h>
 #include <util/crc16.h>
@@ -18,11 +19,12 @@ const uint32_t pintime_fw_revision PROGMEM __attribute__((used)) = FW_REVISION;
 #define HEADER_MAX_BYTES 12	/* RUN: kind byte, 9 payload bytes, 2 CRC bytes */
 #define CRC_INIT 0xFFFF		/* CRC-16/CCITT-FALSE: poly 0x1021, init 0xFFFF, no reflection, no xor */
 
-/* Pin waveform of one header: SYNC high and low, then high and low of every bit (the last low = SETTLE). */
+/* Cycles between the edges of one header: SYNC high and low, then high and low of every bit (the last low = SETTLE). */
 static uint16_t waveform_cycles[2 + 2 * 8 * HEADER_MAX_BYTES];
 static uint16_t frames_sent;
 
-static void send_header(enum frame_kind kind, const uint8_t *payload, uint8_t payload_len)
+static void send_frame(enum frame_kind kind, const uint8_t *payload, uint8_t payload_len,
+		       void (*group)(void), uint16_t arg)
 {
 	uint8_t bytes[HEADER_MAX_BYTES];
 	uint8_t len = 0;
@@ -44,10 +46,10 @@ static void send_header(enum frame_kind kind, const uint8_t *payload, uint8_t pa
 			waveform_cycles[n++] = US_CYCLES(BIT_LOW_US);
 		}
 	}
-	waveform_cycles[n - 1] = US_CYCLES(SETTLE_US);
+	waveform_cycles[n - 1] = US_CYCLES(SETTLE_US) - PIN_FRAME_TAIL;	/* pin_frame adds the tail */
 
 	delay_exact(US_CYCLES(QUIET_US));	/* plus the code since the last edge: QUIET >= 3000 µs */
-	pin_waveform(waveform_cycles, n);
+	pin_frame(waveform_cycles, n, group, arg);
 	frames_sent++;
 }
 
@@ -70,34 +72,34 @@ void frame_run(uint8_t program)
 	uint8_t *p = put_u32(payload, F_CPU);
 	p = put_u32(p, pgm_read_dword(&pintime_fw_revision));
 	*p++ = program;
-	send_header(FRAME_RUN, payload, p - payload);
+	send_frame(FRAME_RUN, payload, p - payload, group_none, 0);
 }
 
-void frame_cal(uint32_t period_cycles, uint16_t count)
+void frame_cal(void)
 {
 	uint8_t payload[6];
-	uint8_t *p = put_u32(payload, period_cycles);
-	p = put_u16(p, count);
-	send_header(FRAME_CAL, payload, p - payload);
+	uint8_t *p = put_u32(payload, US_CYCLES(CAL_PERIOD_US));
+	p = put_u16(p, CAL_COUNT);
+	send_frame(FRAME_CAL, payload, p - payload, group_cal, CAL_COUNT);
 }
 
-void frame_direct(uint16_t rep)
+void frame_direct(uint16_t rep, void (*group)(void))
 {
 	uint8_t payload[2];
 	put_u16(payload, rep);
-	send_header(FRAME_DIRECT, payload, sizeof payload);
+	send_frame(FRAME_DIRECT, payload, sizeof payload, group, 0);
 }
 
-void frame_counted(enum frame_kind kind, uint16_t n, uint16_t rep)
+void frame_counted(enum frame_kind kind, uint16_t n, uint16_t rep, void (*group)(void))
 {
 	uint8_t payload[4];
 	put_u16(put_u16(payload, n), rep);
-	send_header(kind, payload, sizeof payload);
+	send_frame(kind, payload, sizeof payload, group, n);
 }
 
 void frame_end(void)
 {
 	uint8_t payload[2];
 	put_u16(payload, frames_sent);
-	send_header(FRAME_END, payload, sizeof payload);
+	send_frame(FRAME_END, payload, sizeof payload, group_none, 0);
 }

@@ -1,6 +1,7 @@
 /*
- * frames.h — frame headers on the measurement pin (FORMAT.md §3–§4). Each call sends QUIET, SYNC, the
- * header bytes and SETTLE; the caller then emits the frame's GROUP (groups.h, pin_train).
+ * frames.h — whole frames on the measurement pin (FORMAT.md §3–§4): QUIET, SYNC, header, SETTLE and GROUP.
+ * A GROUP is an assembler routine run by pin_frame (timing.h, groups.h) with the frame's `n` (or `m`) as
+ * argument.
  */
 #ifndef PINTIME_FRAMES_H
 #define PINTIME_FRAMES_H
@@ -23,10 +24,11 @@ enum frame_kind {
 enum program_id { PROGRAM_TABLE1 = 1, PROGRAM_TABLE2 = 2 };
 
 void frame_run(uint8_t program);
-void frame_cal(uint32_t period_cycles, uint16_t count);
-void frame_direct(uint16_t rep);
-/* EXECUTING, DIFFERENTIAL, LINE, OVERDET: payload `n` (or `m`) u16, `rep` u16. */
-void frame_counted(enum frame_kind kind, uint16_t n, uint16_t rep);
+/* CAL with the calibration train: CAL_COUNT edges CAL_PERIOD_US apart (FORMAT.md §6). */
+void frame_cal(void);
+void frame_direct(uint16_t rep, void (*group)(void));
+/* EXECUTING, DIFFERENTIAL, LINE, OVERDET: payload `n` (or `m`) u16, `rep` u16; `group` gets n. */
+void frame_counted(enum frame_kind kind, uint16_t n, uint16_t rep, void (*group)(void));
 /* END: payload = number of frames sent before it. */
 void frame_end(void);
 

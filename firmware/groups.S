@@ -1,4 +1,5 @@
-; groups.S — the measured GROUPs of the Table 1 frames (FORMAT.md §4), fully unrolled.
+; groups.S — the measured GROUPs of the Table 1 frames (FORMAT.md §4), fully unrolled. Each is run by pin_frame (pinwave.S) with r18 = MEAS_MASK and X = its argument, and its first
+; instruction is its first edge, so the SETTLE before it is exact. Each leaves the measurement pin low.
 ; A pulse is `out MEAS_PIN, r18` (rising edge, [1]), the calls, `out MEAS_PIN, r18` (falling edge, whose
 ; start ends the pulse): width = cycles of the calls + 1. Between pulses the pin stays low exactly GAP_US
 ; (start of a falling `out` to start of the next rising `out`). Interrupts stay disabled throughout.
@@ -34,7 +35,6 @@
         .global \name
         .type   \name, @function
 \name:
-        ldi     r18, MEAS_MASK                  ; [1]
 .endm
 
 .macro END_FUNCTION name
@@ -63,10 +63,9 @@ EXECUTING 55
 EXECUTING 100
 EXECUTING 210
 
-; void group_differential(uint16_t pairs)   r25:r24 = pairs >= 1
-; Per pair: pulse around 1 call, GAP, pulse around 2 calls, GAP. The pair loop runs outside the pulses.
+; DIFFERENTIAL, X = n pairs >= 1. Per pair: pulse around 1 call, GAP, pulse around 2 calls, GAP.
+; The pair loop runs outside the pulses.
 FUNCTION group_differential
-        movw    r26, r24                        ; [1] X = pairs left
 1:      EDGE
         call    ref100
         EDGE

@@ -1,6 +1,6 @@
-; pinwave.S — cycle-exact waits and pin waveforms for frame headers and the calibration train
-; (FORMAT.md §3, §4 CAL). Every instruction carries its cycle count `; [n]` (ATmega2560, 22-bit PC:
-; CALL 5, RET 5). Only r18, r20-r27, r30, r31 are used (all call-clobbered in the avr-gcc ABI).
+; pinwave.S — cycle-exact waits and the frame emitter: header edges, SETTLE and the start of the GROUP
+; (FORMAT.md §3). Every instruction carries its cycle count `; [n]` (ATmega2560, 22-bit PC:
+; CALL 5, RET 5, ICALL 4). Only call-clobbered registers of the avr-gcc ABI are used.
 
 #include "pins.h"
 #include "timing.h"
@@ -30,14 +30,20 @@ delay_exact:                    ; CALL [5]
         ret                     ; [5]
         .size   delay_exact, . - delay_exact
 
-; void pin_waveform(const uint16_t *cycles, uint16_t n)   r25:r24 = cycles, r23:r22 = n >= 1
-; Toggle i + 1 starts exactly cycles[i] cycles after toggle i (cycles[i] >= PIN_WAVEFORM_MIN):
-; one iteration = 1 + 2 + 2 + 2 + (cycles[i] − 29 + 18) + 2 + 2 = cycles[i].
-        .global pin_waveform
-        .type   pin_waveform, @function
-pin_waveform:
+; void pin_frame(const uint16_t *cycles, uint16_t n, void (*group)(void), uint16_t arg)
+;   r25:r24 = cycles, r23:r22 = n >= 1, r21:r20 = group, r19:r18 = arg
+; Toggles the measurement pin n times, toggle i + 1 exactly cycles[i] cycles after toggle i
+; (cycles[i] >= PIN_FRAME_MIN): one iteration = 1 + 2 + 2 + 2 + (cycles[i] − 29 + 18) + 2 + 2 = cycles[i].
+; The last iteration ends cycles[n−1] − 1 cycles after the last toggle (brne not taken: [1]); then
+; 1 + 1 + 4 (icall) cycles later `group` starts, entered with r18 = MEAS_MASK and X = arg, its first
+; instruction being its first edge: that edge comes exactly cycles[n−1] + PIN_FRAME_TAIL (5) cycles after
+; the last toggle. Returns when `group` returns.
+        .global pin_frame
+        .type   pin_frame, @function
+pin_frame:
         movw    r26, r24        ; [1] X = cycles
         movw    r30, r22        ; [1] Z = toggles left
+        movw    r22, r18        ; [1] arg
         ldi     r18, MEAS_MASK  ; [1]
 1:      out     _SFR_IO_ADDR(MEAS_PIN), r18     ; [1] edge
         ld      r24, X+         ; [2]
@@ -45,24 +51,34 @@ pin_waveform:
         sbiw    r24, 29         ; [2] this iteration's own cycles
         call    delay_exact     ; [cycles[i] − 29 + 18]
         sbiw    r30, 1          ; [2]
-        brne    1b              ; [2] taken (last time [1])
+        brne    1b              ; [2] taken, [1] after the last toggle
+        movw    r26, r22        ; [1] X = arg
+        movw    r30, r20        ; [1] Z = group (word address; code below 128 KiB, EIND unused)
+        icall                   ; [4]
         ret                     ; [5]
-        .size   pin_waveform, . - pin_waveform
+        .size   pin_frame, . - pin_frame
 
-; void pin_train(uint16_t period, uint16_t count)   r25:r24 = period >= PIN_TRAIN_MIN, r23:r22 = count >= 1
-; Toggles exactly period cycles apart: one iteration = 1 + 1 + (period − 24 + 18) + 2 + 2 = period.
-        .global pin_train
-        .type   pin_train, @function
-pin_train:
-        movw    r20, r24        ; [1]
-        subi    r20, lo8(24)    ; [1] the iteration's own cycles
-        sbci    r21, hi8(24)    ; [1]
-        movw    r30, r22        ; [1] Z = toggles left
-        ldi     r18, MEAS_MASK  ; [1]
+; GROUPs common to every program, run by pin_frame (r18 = MEAS_MASK, X = argument; first instruction =
+; first edge).
+
+; RUN, END: no edges.
+        .global group_none
+        .type   group_none, @function
+group_none:
+        ret                     ; [5]
+        .size   group_none, . - group_none
+
+; CAL, X = count >= 1 toggles exactly CAL_CYCLES apart, starting with a rising edge:
+; one iteration = 1 + 1 + 1 + (CAL_CYCLES − 25 + 18) + 2 + 2 = CAL_CYCLES.
+#define CAL_CYCLES US_CYCLES(CAL_PERIOD_US)
+        .global group_cal
+        .type   group_cal, @function
+group_cal:
 1:      out     _SFR_IO_ADDR(MEAS_PIN), r18     ; [1] edge
-        movw    r24, r20        ; [1]
-        call    delay_exact     ; [period − 24 + 18]
-        sbiw    r30, 1          ; [2]
+        ldi     r24, lo8(CAL_CYCLES - 25)       ; [1]
+        ldi     r25, hi8(CAL_CYCLES - 25)       ; [1]
+        call    delay_exact     ; [CAL_CYCLES − 25 + 18]
+        sbiw    r26, 1          ; [2]
         brne    1b              ; [2] taken (last time [1])
         ret                     ; [5]
-        .size   pin_train, . - pin_train
+        .size   group_cal, . - group_cal

@@ -9,7 +9,6 @@
 #include "frames.h"
 #include "groups.h"
 #include "pins.h"
-#include "timing.h"
 
 /* simavr: MCU and clock (the .mmcu section never reaches the chip; the HEX omits it). */
 AVR_MCU(F_CPU, "atmega2560");
@@ -18,37 +17,21 @@ AVR_MCU(F_CPU, "atmega2560");
 #define REPS 100
 #endif
 
-static void executing(uint16_t n, void (*group)(void), uint16_t rep)
-{
-	frame_counted(FRAME_EXECUTING, n, rep);
-	group();
-}
-
-static void differential(uint16_t n, uint16_t rep)
-{
-	frame_counted(FRAME_DIFFERENTIAL, n, rep);
-	group_differential(n);
-}
-
 static void repetition(uint16_t rep)
 {
 	frame_run(PROGRAM_TABLE1);
-	frame_direct(rep);
-	group_direct();
-	executing(10, group_executing_10, rep);
-	executing(20, group_executing_20, rep);
-	executing(55, group_executing_55, rep);
-	executing(100, group_executing_100, rep);
-	executing(210, group_executing_210, rep);
-	differential(55, rep);
-	differential(210, rep);
-	differential(1000, rep);
-	frame_counted(FRAME_LINE, 10, rep);
-	group_line_10();
-	frame_counted(FRAME_LINE, 20, rep);
-	group_line_20();
-	frame_counted(FRAME_OVERDET, 20, rep);
-	group_overdet_20();
+	frame_direct(rep, group_direct);
+	frame_counted(FRAME_EXECUTING, 10, rep, group_executing_10);
+	frame_counted(FRAME_EXECUTING, 20, rep, group_executing_20);
+	frame_counted(FRAME_EXECUTING, 55, rep, group_executing_55);
+	frame_counted(FRAME_EXECUTING, 100, rep, group_executing_100);
+	frame_counted(FRAME_EXECUTING, 210, rep, group_executing_210);
+	frame_counted(FRAME_DIFFERENTIAL, 55, rep, group_differential);
+	frame_counted(FRAME_DIFFERENTIAL, 210, rep, group_differential);
+	frame_counted(FRAME_DIFFERENTIAL, 1000, rep, group_differential);
+	frame_counted(FRAME_LINE, 10, rep, group_line_10);
+	frame_counted(FRAME_LINE, 20, rep, group_line_20);
+	frame_counted(FRAME_OVERDET, 20, rep, group_overdet_20);
 }
 
 int main(void)
@@ -59,8 +42,7 @@ int main(void)
 	reference_start();
 
 	frame_run(PROGRAM_TABLE1);
-	frame_cal(US_CYCLES(CAL_PERIOD_US), CAL_COUNT);
-	pin_train(US_CYCLES(CAL_PERIOD_US), CAL_COUNT);
+	frame_cal();
 	for (uint16_t rep = 0; rep < REPS; rep++)
 		repetition(rep);
 	frame_end();

@@ -39,16 +39,18 @@
 void delay_exact(uint16_t n);
 
 /*
- * Toggle the measurement pin n times; toggle i+1 starts exactly cycles[i] cycles after toggle i, and the
- * routine returns about cycles[n-1] cycles after the last toggle. cycles[i] >= PIN_WAVEFORM_MIN, n >= 1.
+ * One frame on the measurement pin (pinwave.S): toggle it n times, toggle i+1 exactly cycles[i] cycles after
+ * toggle i (cycles[i] >= PIN_FRAME_MIN), then run `group` (groups.S: entered with r18 = MEAS_MASK and
+ * X = arg) whose first edge comes exactly cycles[n-1] + PIN_FRAME_TAIL cycles after the last toggle.
  */
-void pin_waveform(const uint16_t *cycles, uint16_t n);
+void pin_frame(const uint16_t *cycles, uint16_t n, void (*group)(void), uint16_t arg);
 
-/* Toggle the measurement pin count times, exactly period cycles apart (period >= PIN_TRAIN_MIN). */
-void pin_train(uint16_t period, uint16_t count);
+/* GROUPs of every program, for pin_frame: none (RUN, END); the calibration train (CAL, arg = count). */
+void group_none(void);
+void group_cal(void);
 #endif
 
-#define PIN_WAVEFORM_MIN (29 + DELAY_EXACT_MIN)
-#define PIN_TRAIN_MIN    (24 + DELAY_EXACT_MIN)
+#define PIN_FRAME_MIN  (29 + DELAY_EXACT_MIN)
+#define PIN_FRAME_TAIL 5
 
 #endif
