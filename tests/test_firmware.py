@@ -306,6 +306,28 @@ def test_histogram_counts_calls(build_16mhz: Path, tmp_path: Path):
     assert hist[:, 2].sum() == info["cycles_simulated"]
 
 
+def test_vcd_matches_edge_list(build_16mhz: Path):
+    """The VCD (read by pyvcd) holds the edge list's edges at time = cycle · 1e12 / F_CPU ps, exactly."""
+    from vcd.reader import TokenKind, tokenize
+
+    prefix = build_16mhz / "sim" / "table1"
+    ps_per_cycle = 10**12 // json.loads(prefix.with_suffix(".json").read_text())["f_cpu_hz"]
+    channel_of, now, changes = {}, 0, []
+    with open(prefix.with_suffix(".vcd"), "rb") as f:
+        for token in tokenize(f):
+            if token.kind is TokenKind.TIMESCALE:
+                assert (int(token.timescale.magnitude), token.timescale.unit.value) == (1, "ps")
+            elif token.kind is TokenKind.VAR:
+                channel_of[token.var.id_code] = 0 if "PA0" in token.var.reference else 1
+            elif token.kind is TokenKind.CHANGE_TIME:
+                now = token.time_change
+            elif token.kind is TokenKind.CHANGE_SCALAR and now > 0:
+                changes.append((now, channel_of[token.scalar_change.id_code], int(token.scalar_change.value)))
+    edges = np.loadtxt(prefix.with_suffix(".edges.csv"), delimiter=",", skiprows=1, dtype=np.int64)
+    assert len(edges) > 1000
+    assert changes == [(c * ps_per_cycle, ch, lv) for c, ch, lv in edges.tolist()]
+
+
 def test_harness_missing_elf(build_16mhz: Path, tmp_path: Path):
     result = harness(build_16mhz, str(tmp_path / "nope.elf"), "-o", str(tmp_path / "x"))
     assert result.returncode == 2
