@@ -11,6 +11,8 @@ from pintime.errors import PintimeError
 # subcommand → module that provides ``add_arguments(parser)`` and ``run(args) -> int``
 COMMANDS: dict[str, tuple[str, str]] = {
     "synth": ("pintime.synth_cli", "render an edge list into the WAV a sound card would record"),
+    "analyze": ("pintime.analyze_cli", "print the paper's Table 1 from a capture (WAV, VCD or edge list)"),
+    "validate": ("pintime.validate_cli", "compare a capture's estimates with the simavr truth"),
 }
 
 

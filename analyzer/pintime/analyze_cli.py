@@ -1,0 +1,164 @@
+"""``pintime analyze CAPTURE``: edges → clock calibration → frames → Table 1, printed and as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm  # type: ignore[import-untyped]
+
+from pintime import clock as clk
+from pintime.edges import MEASUREMENT_CHANNEL, Edges
+from pintime.errors import PintimeError
+from pintime.frames import FORMAT_VERSION, PROGRAMS, Frame, FrameDecode, decode_frames
+from pintime.sources import load_edges
+from pintime.table1 import Table1, build_table1, format_table1, table1_json
+
+METHODS = ("template", "inflection", "threshold")
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything ``analyze`` found in one capture."""
+
+    path: Path
+    edges: Edges
+    clock: clk.Clock
+    decode: FrameDecode
+    time_us: np.ndarray  # calibrated measurement-channel edge times, MCU µs from the capture start
+    run: dict[str, int]  # the RUN frames' fields (all equal)
+    missing: int | None  # frames the END frame counts that were neither decoded nor rejected
+    cal_ppm: tuple[float, float] | None  # calibration-train period error after calibration, ppm ± 1σ
+    table: Table1
+
+
+def _run_fields(path: Path, decode: FrameDecode) -> dict[str, int]:
+    """The (single) RUN header of a capture; PintimeError on another format, program or mixed runs."""
+    if not decode.frames:
+        versions = sorted(r for r in decode.reasons if r.startswith("version"))
+        if versions:
+            raise PintimeError(f"{path}: capture uses frame format {', '.join(versions)}; "
+                               f"this pintime reads version {FORMAT_VERSION} only")
+        raise PintimeError(f"{path}: no valid frame found ({decode.rejected} rejected, "
+                           f"{decode.incomplete} incomplete): not a pintime capture?")
+    runs = {tuple(sorted(f.fields.items())) for f in decode.of_kind("run")}
+    if not runs:
+        raise PintimeError(f"{path}: no RUN frame decoded: MCU clock and program unknown")
+    if len(runs) > 1:
+        raise PintimeError(f"{path}: RUN frames disagree (firmware changed during the capture?)")
+    run = dict(next(iter(runs)))
+    if run["program"] not in PROGRAMS:
+        raise PintimeError(f"{path}: unknown program {run['program']} in RUN frame")
+    if PROGRAMS[run["program"]] != "table1":
+        raise PintimeError(f"{path}: program {PROGRAMS[run['program']]}: "
+                           "analyze handles table1 captures only")
+    if run["f_cpu_hz"] <= 0:
+        raise PintimeError(f"{path}: RUN frame gives no MCU clock frequency")
+    return run
+
+
+def _calibration_check(frames: list[Frame], time_us: np.ndarray, polarity: np.ndarray,
+                       f_cpu_hz: int) -> tuple[float, float] | None:
+    cal = [f for f in frames if f.kind == "cal" and f.fields["count"] >= 3]
+    if not cal:
+        return None
+    g = cal[0].group
+    return clk.calibration_train_ppm(time_us[g], polarity[g], cal[0].fields["period_cycles"], f_cpu_hz)
+
+
+def analyze(path: str | Path, method: str | None = None) -> Analysis:
+    """Run the whole pipeline on one capture (WAV, VCD or edge list)."""
+    path = Path(path)
+    with tqdm(total=4, desc="analyze", unit="step", leave=False, disable=None) as bar:
+        bar.set_postfix_str("edges")
+        edges = load_edges(path, method)
+        bar.update()
+        bar.set_postfix_str("clock")
+        clock = clk.calibrate(edges)
+        bar.update()
+        bar.set_postfix_str("frames")
+        meas = edges.on(MEASUREMENT_CHANNEL)
+        time_us = clock.to_us(meas.time)
+        decode = decode_frames(time_us, meas.polarity, start_us=0.0)
+        run = _run_fields(path, decode)
+        if clock.unit_s is None:  # a cycle time base: now the MCU clock is known
+            clock = clock.with_unit(1.0 / run["f_cpu_hz"])
+        polarity = -meas.polarity if decode.inverted else meas.polarity
+        bar.update()
+        bar.set_postfix_str("estimates")
+        table = build_table1(decode.frames, meas.time, clock.us_per_unit)
+        bar.update()
+    ends = decode.of_kind("end")
+    seen = sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
+    missing = max(ends[-1].fields["frames"] - seen, 0) if ends else None
+    cal = _calibration_check(decode.frames, time_us, polarity, run["f_cpu_hz"])
+    return Analysis(path, edges, clock, decode, time_us, run, missing, cal, table)
+
+
+def summary_json(a: Analysis) -> dict[str, Any]:
+    """The JSON of DESIGN.md §2: ``clock``, ``frames``, ``table1`` (+ ``overdetermined``)."""
+    c = a.clock
+    return {
+        "capture": str(a.path),
+        "run": {"f_cpu_hz": a.run["f_cpu_hz"], "revision": f"{a.run['revision']:08x}",
+                "program": PROGRAMS[a.run["program"]]},
+        "clock": {"ppm": c.rate_ppm, "ppm_sigma": c.rate_ppm_sigma,
+                  "reference_edges": c.fit.n_edges, "residual_rms_us": c.residual_rms_us,
+                  "fall_minus_rise_us": c.fit.fall_offset * c.us_per_unit,
+                  "fall_minus_rise_sigma_us": c.fit.fall_offset_sigma * c.us_per_unit,
+                  "calibration_train_ppm": None if a.cal_ppm is None else a.cal_ppm[0],
+                  "calibration_train_ppm_sigma": None if a.cal_ppm is None else a.cal_ppm[1]},
+        "frames": {"decoded": len(a.decode.frames), "rejected": a.decode.rejected,
+                   "incomplete": a.decode.incomplete, "missing": a.missing,
+                   "reasons": a.decode.reasons, "polarity_inverted": a.decode.inverted},
+        **table1_json(a.table),
+    }
+
+
+def format_summary(a: Analysis) -> str:
+    """Header lines (run, clock, frames) then Table 1."""
+    c, d = a.clock, a.decode
+    rate = "(unknown unit)" if c.rate_ppm is None else f"{c.rate_ppm:+.4f} ± {c.rate_ppm_sigma:.4f} ppm"
+    ppm = (f"clock: capture clock vs MCU {rate}"
+           + f" from {c.fit.n_edges} reference edges, residual RMS {c.residual_rms_us:.3g} µs")
+    if a.cal_ppm is not None:
+        ppm += f"; calibration train after calibration {a.cal_ppm[0]:+.4f} ± {a.cal_ppm[1]:.4f} ppm"
+    reasons = ", ".join(f"{k} {v}" for k, v in sorted(d.reasons.items()))
+    frames = (f"frames: {len(d.frames)} decoded, {d.rejected} rejected"
+              + (f" ({reasons})" if reasons else "")
+              + f", {d.incomplete} incomplete" + ("" if a.missing is None else f", {a.missing} missing")
+              + ("; measurement polarity was inverted (undone)" if d.inverted else ""))
+    run = (f"{a.path}: program {PROGRAMS[a.run['program']]}, F_CPU {a.run['f_cpu_hz']} Hz, "
+           f"firmware {a.run['revision']:08x}")
+    return "\n".join([run, ppm, frames, "", format_table1(a.table)])
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("capture", help="WAV recording, simavr VCD or edge-list CSV")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--plots", metavar="DIR", help="write the paper's figures from this capture")
+    parser.add_argument("--method", choices=METHODS, default=None,
+                        help="edge locator for WAV captures (default: template)")
+
+
+def check_output(capture: str, output: str | None) -> None:
+    """Refuse to write over the capture itself."""
+    if output is not None and Path(output).resolve() == Path(capture).resolve():
+        raise PintimeError(f"{output}: refusing to overwrite the input capture")
+
+
+def run(args: argparse.Namespace) -> int:
+    check_output(args.capture, args.json)
+    a = analyze(args.capture, args.method)
+    print(format_summary(a))
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary_json(a), indent=2) + "\n")
+    if args.plots:
+        from pintime.plots import write_plots
+        for p in write_plots(a, Path(args.plots)):
+            print(f"wrote {p}")
+    return 0

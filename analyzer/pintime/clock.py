@@ -1,0 +1,161 @@
+"""Clock calibration: the capture clock against the MCU clock, from every edge of the 1 s reference.
+
+The reference pin toggles every ``F_CPU / 2`` cycles (FORMAT.md §1), so its edge k lies at
+``t0 + k · h + d · [edge k falls]`` in the source time base, with ``h`` half an MCU second and ``d`` the
+fall-minus-rise asymmetry of the pin and the capture chain. A weighted least-squares fit of all edges gives
+``h`` with an uncertainty that shrinks as (number of edges)^-1.5, far better than timing one interval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from pintime.edges import REFERENCE_CHANNEL, Edges
+from pintime.errors import PintimeError
+
+
+@dataclass(frozen=True)
+class LineFit:
+    """Edge times on a line: ``t = t0 + step · k + fall_offset · [falling]``, with 1-sigma uncertainties."""
+
+    t0: float
+    step: float
+    step_sigma: float
+    fall_offset: float
+    fall_offset_sigma: float
+    residual_rms: float
+    n_edges: int
+
+
+@dataclass(frozen=True)
+class Clock:
+    """Conversion from a source time base to MCU time, from the reference fit."""
+
+    units_per_mcu_s: float  # source time units per second of MCU time (twice the fitted half period)
+    units_per_mcu_s_sigma: float
+    fit: LineFit  # the reference-edge fit, in source units
+    unit_s: float | None  # seconds per source unit, nominal (1/f_cpu for a cycle source once known)
+
+    @property
+    def rate_ppm(self) -> float | None:
+        """How fast the capture clock runs against the MCU clock, in ppm (None if ``unit_s`` is unknown)."""
+        if self.unit_s is None:
+            return None
+        return (self.units_per_mcu_s * self.unit_s - 1.0) * 1e6
+
+    @property
+    def rate_ppm_sigma(self) -> float | None:
+        """1-sigma uncertainty of ``rate_ppm``."""
+        if self.unit_s is None:
+            return None
+        return self.units_per_mcu_s_sigma * self.unit_s * 1e6
+
+    @property
+    def us_per_unit(self) -> float:
+        """MCU µs per source time unit."""
+        return 1e6 / self.units_per_mcu_s
+
+    @property
+    def residual_rms_us(self) -> float:
+        """RMS of the reference edges about the fitted line, in MCU µs."""
+        return self.fit.residual_rms * self.us_per_unit
+
+    def to_us(self, t: np.ndarray) -> np.ndarray:
+        """Source time → MCU µs (linear, no offset: source time 0 stays 0)."""
+        return np.asarray(t, dtype=np.float64) * self.us_per_unit
+
+    def to_cycles(self, t: np.ndarray, f_cpu_hz: int) -> np.ndarray:
+        """Source time → MCU cycles, given the MCU clock frequency (from a RUN frame)."""
+        return np.asarray(t, dtype=np.float64) * (f_cpu_hz / self.units_per_mcu_s)
+
+    def with_unit(self, unit_s: float) -> Clock:
+        """The same calibration with a known nominal source unit (e.g. 1/f_cpu for an edge list)."""
+        return replace(self, unit_s=unit_s)
+
+
+def fit_edge_line(time: np.ndarray, index: np.ndarray, falling: np.ndarray,
+                  sigma: np.ndarray | None = None) -> LineFit:
+    """Weighted least-squares fit of ``time = t0 + step · index + fall_offset · falling``.
+
+    Weights are ``1/sigma²`` when every sigma is positive, else equal. The covariance is
+    ``(AᵀWA)⁻¹`` scaled by the reduced χ² (and, with real sigmas, by at least 1: the given sigmas are a
+    floor, clock wander only adds to them).
+    """
+    n = len(time)
+    if n < 3:
+        raise PintimeError(f"clock calibration needs at least 3 reference edges, found {n}")
+    weighted = sigma is not None and bool(np.all(np.asarray(sigma) > 0))
+    w = 1.0 / np.asarray(sigma, dtype=np.float64) if weighted else np.ones(n)
+    # centre index and time: nearly orthogonal columns, and no rounding of large absolute times
+    k_mid, t_mid = float(np.mean(index)), float(np.median(time))
+    design = np.column_stack([np.ones(n), index - k_mid, falling.astype(np.float64)])
+    # min ‖W^½ (A p − (t − t_mid))‖²  solved by lstsq (SVD) on the weighted system
+    params, _, rank, _ = np.linalg.lstsq(design * w[:, None], (time - t_mid) * w, rcond=None)
+    if rank < 3:
+        raise PintimeError("clock calibration: reference edges must include both rising and falling edges")
+    residual = time - t_mid - design @ params
+    dof = n - 3
+    chi2 = float(np.sum((residual * w) ** 2))
+    scale = chi2 / dof if dof > 0 else (1.0 if weighted else np.nan)
+    if weighted:
+        scale = max(scale, 1.0)
+    cov = np.linalg.inv((design * w[:, None]).T @ (design * w[:, None])) * scale
+    step = float(params[1])
+    return LineFit(t0=float(t_mid + params[0] - step * k_mid), step=step,
+                   step_sigma=float(np.sqrt(cov[1, 1])),
+                   fall_offset=float(params[2]), fall_offset_sigma=float(np.sqrt(cov[2, 2])),
+                   residual_rms=float(np.sqrt(np.mean(residual ** 2))), n_edges=n)
+
+
+def edge_indices(time: np.ndarray, polarity: np.ndarray, what: str) -> np.ndarray:
+    """Number edges of a regular square wave 0, 1, 2 … from their spacing, allowing missing edges.
+
+    Raises PintimeError when the edges are not evenly spaced alternating edges.
+    """
+    if len(time) < 3:
+        raise PintimeError(f"{what}: needs at least 3 edges, found {len(time)}")
+    spacing = np.diff(time)
+    step = float(np.median(spacing))
+    if step <= 0:
+        raise PintimeError(f"{what}: edges are not evenly spaced")
+    steps = np.rint(spacing / step)
+    if np.any(steps < 1) or np.any(np.abs(spacing / step - steps) > 0.1):
+        raise PintimeError(f"{what}: edges are not evenly spaced")
+    index = np.concatenate(([0], np.cumsum(steps))).astype(np.int64)
+    expected = polarity[0] * np.where(index % 2 == 0, 1, -1)
+    if np.any(polarity != expected):
+        raise PintimeError(f"{what}: edges do not alternate rising/falling")
+    return index
+
+
+def calibrate(edges: Edges) -> Clock:
+    """Fit every reference-channel edge (half an MCU second apart) and build the time conversion.
+
+    Raises
+    ------
+    PintimeError
+        Fewer than 3 reference edges, or a reference channel that is not a steady square wave.
+    """
+    ref = edges.on(REFERENCE_CHANNEL)
+    if len(ref.time) < 3:
+        raise PintimeError(f"{edges.source}: clock calibration needs at least 3 edges on the reference "
+                           f"channel (right / channel 1), found {len(ref.time)}")
+    index = edge_indices(ref.time, ref.polarity, f"{edges.source}: reference channel")
+    fit = fit_edge_line(ref.time, index, ref.polarity < 0, ref.sigma)
+    return Clock(units_per_mcu_s=2.0 * fit.step, units_per_mcu_s_sigma=2.0 * fit.step_sigma, fit=fit,
+                 unit_s=edges.unit_s)
+
+
+def calibration_train_ppm(time_us: np.ndarray, polarity: np.ndarray, period_cycles: int,
+                          f_cpu_hz: int) -> tuple[float, float]:
+    """Check the clock with a CAL frame's train: (period error in ppm, its 1-sigma uncertainty).
+
+    After calibration the train's edges must be ``period_cycles / f_cpu_hz`` s apart; the fitted period's
+    relative deviation is what is left of the clock error over the train (0 within the uncertainty).
+    """
+    index = edge_indices(time_us, polarity, "calibration train")
+    fit = fit_edge_line(time_us, index, polarity < 0)
+    nominal_us = period_cycles * 1e6 / f_cpu_hz
+    return (fit.step / nominal_us - 1.0) * 1e6, fit.step_sigma / nominal_us * 1e6

@@ -1,0 +1,122 @@
+"""``pintime validate CAPTURE --truth build/sim/<program>.json``: a capture's estimates against simavr truth.
+
+The truth of a Table 1 row is the same estimator applied to the exact simavr edges (the edge list next to
+the truth JSON, ``<prefix>.edges.csv``); the routine's true cost (``ref100`` = 100 cycles, FORMAT.md §5) is
+given beside it. Per-edge errors of WAV captures come from the edge-location module (``EDGE_CHECK``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+from pintime.analyze_cli import METHODS, Analysis, analyze, check_output, summary_json
+from pintime.errors import PintimeError
+from pintime.frames import PROGRAMS
+from pintime.sources import sniff
+
+REF100_CYCLES = 100  # FORMAT.md §5: ref100 with its CALL and RET
+INIT_CYCLES = 37  # FORMAT.md §5: init with its CALL and RET
+# Per-edge errors against the exact edges: provided by the WAV edge-location module as
+# ``edge_errors(capture: Path, truth: Edges) -> {method: {rms_ns, bias_rise_ns, bias_fall_ns, max_ns,
+# crlb_ns}}``; exact sources (VCD, edge list) have none to report.
+EDGE_CHECK = "pintime.edgecheck"
+
+
+def read_truth(path: Path) -> tuple[dict[str, Any], Path]:
+    """The simavr truth JSON and the exact edge list beside it."""
+    try:
+        truth = json.loads(path.read_text())
+    except OSError as err:
+        raise PintimeError(f"{path}: cannot read truth ({err.strerror or err})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise PintimeError(f"{path}: not a truth JSON ({err})") from None
+    if not isinstance(truth, dict) or not {"f_cpu_hz", "revision", "program"} <= truth.keys():
+        raise PintimeError(f"{path}: not a simavr truth JSON (needs f_cpu_hz, revision, program)")
+    edges = path.with_name(path.name.removesuffix(".json") + ".edges.csv")
+    if not edges.exists():
+        raise PintimeError(f"{path}: exact edge list {edges} not found (run `make sim`)")
+    return truth, edges
+
+
+def _check_same_run(a: Analysis, truth: dict[str, Any], truth_path: Path) -> None:
+    if a.run["revision"] != truth["revision"]:
+        raise PintimeError(f"{a.path}: firmware revision {a.run['revision']:08x} differs from the truth's "
+                           f"{int(truth['revision']):08x} ({truth_path})")
+    if a.run["f_cpu_hz"] != truth["f_cpu_hz"] or PROGRAMS[a.run["program"]] != truth["program"]:
+        raise PintimeError(f"{a.path}: program or F_CPU differs from the truth's ({truth_path})")
+
+
+def compare(a: Analysis, exact: Analysis) -> dict[str, Any]:
+    """The ``analyze`` JSON of ``a`` with ``truth_us`` and ``error_us`` added to every estimate."""
+    out = summary_json(a)
+    exact_out = summary_json(exact)
+    truth_rows = {(r["technique"], r["n"]): r for r in exact_out["table1"]}
+    routine_us = REF100_CYCLES * 1e6 / a.run["f_cpu_hz"]
+    for row in out["table1"]:
+        t = truth_rows.get((row["technique"], row["n"]))
+        row["truth_us"] = None if t is None else t["mean_us"]
+        row["error_us"] = None if t is None else row["mean_us"] - t["mean_us"]
+        row["routine_us"] = routine_us
+    if "overdetermined" in out and "overdetermined" in exact_out:
+        truth_od = exact_out["overdetermined"]
+        for name in ("t_e", "t_i", "epsilon"):
+            part = out["overdetermined"][name]
+            part["truth_us"] = truth_od[name]["mean_us"]
+            part["error_us"] = part["mean_us"] - part["truth_us"]
+    return out
+
+
+def edge_errors(capture: Path, exact: Analysis) -> dict[str, Any]:
+    """Per-edge errors by method, from ``EDGE_CHECK`` when the capture's edges were located (WAV)."""
+    if sniff(capture) != "wav" or importlib.util.find_spec(EDGE_CHECK) is None:
+        return {}
+    return importlib.import_module(EDGE_CHECK).edge_errors(capture, exact.edges)
+
+
+def format_validation(out: dict[str, Any]) -> str:
+    lines = [f"{'Technique':<22} {'ours (µs)':>14} {'truth (µs)':>14} {'error (µs)':>12} {'std (µs)':>10}"]
+    for row in out["table1"]:
+        err = "—" if row["error_us"] is None else f"{row['error_us']:+.2e}"
+        truth = "—" if row["truth_us"] is None else f"{row['truth_us']:.6f}"
+        std = "—" if row["std_us"] is None else f"{row['std_us']:.2e}"
+        lines.append(f"{row['label']:<22} {row['mean_us']:>14.6f} {truth:>14} {err:>12} {std:>10}")
+    if "overdetermined" in out:
+        for name, label in (("t_e", "Overdet. T_e"), ("t_i", "Overdet. T_i"), ("epsilon", "Overdet. ε")):
+            p = out["overdetermined"][name]
+            lines.append(f"{label:<22} {p['mean_us']:>14.6f} {p['truth_us']:>14.6f} {p['error_us']:>+12.2e}")
+    lines.append(f"(routine ref100 = {REF100_CYCLES} cycles = {out['table1'][0]['routine_us']:g} µs)"
+                 if out["table1"] else "")
+    for method, e in out["edges"].items():
+        lines.append(f"edges [{method}]: RMS {e['rms_ns']:.3g} ns, bias rise {e['bias_rise_ns']:+.3g} ns, "
+                     f"fall {e['bias_fall_ns']:+.3g} ns, max {e['max_ns']:.3g} ns, "
+                     f"CRLB {e['crlb_ns']:.3g} ns")
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("capture", help="WAV recording, simavr VCD or edge-list CSV")
+    parser.add_argument("--truth", required=True, metavar="JSON",
+                        help="simavr truth: build/sim/<program>.json")
+    parser.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
+    parser.add_argument("--method", choices=METHODS, default=None, help="edge locator for WAV captures")
+
+
+def run(args: argparse.Namespace) -> int:
+    check_output(args.capture, args.json)
+    truth_path = Path(args.truth)
+    truth, exact_edges = read_truth(truth_path)
+    a = analyze(args.capture, args.method)
+    _check_same_run(a, truth, truth_path)
+    exact = analyze(exact_edges)
+    out = compare(a, exact)
+    out["truth"] = str(truth_path)
+    out["edges"] = edge_errors(Path(args.capture), exact)
+    print(format_validation(out))
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+    return 0

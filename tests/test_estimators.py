@@ -1,0 +1,153 @@
+"""The paper's estimators against slow, obviously-correct implementations and inputs where they are exact."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pintime import estimators as est
+
+RNG = np.random.default_rng(20240611)
+
+
+def slow_line(x: list[float], y: list[float]) -> tuple[float, float]:
+    """Eq. 4–5 of the paper, term by term."""
+    m = len(x)
+    sx, sy = sum(x), sum(y)
+    sxx = sum(v * v for v in x)
+    sxy = sum(a * b for a, b in zip(x, y, strict=True))
+    d = m * sxx - sx * sx
+    return (m * sxy - sx * sy) / d, (sxx * sy - sx * sxy) / d
+
+
+def test_summarize_matches_definitions():
+    x = RNG.normal(5.0, 2.0, 12)
+    e = est.summarize(x)
+    mean = sum(x) / len(x)
+    std = math.sqrt(sum((v - mean) ** 2 for v in x) / (len(x) - 1))
+    half = 2.2009851601 * std / math.sqrt(len(x))  # Student t, 0.975 quantile, 11 degrees of freedom
+    assert e.mean_us == pytest.approx(mean, rel=1e-14)
+    assert e.std_us == pytest.approx(std, rel=1e-12)
+    assert e.ci95_us == pytest.approx((mean - half, mean + half), rel=1e-10)
+    assert e.count == 12
+
+
+def test_summarize_single_repetition_has_no_spread():
+    e = est.summarize(np.array([101.0]))
+    assert e.mean_us == 101.0 and math.isnan(e.std_us) and e.count == 1
+
+
+def test_direct_and_executing_exact():
+    widths = np.full(7, 100 * 55 + 1.0)  # FORMAT.md §5: C + 1 cycles
+    assert est.direct(np.full(7, 101.0)).mean_us == 101.0
+    e = est.executing(widths, 55)
+    assert e.mean_us == pytest.approx(100 + 1 / 55, abs=1e-12) and e.std_us == pytest.approx(0, abs=1e-12)
+
+
+def test_executing_std_is_over_repetitions():
+    widths = RNG.normal(1001.0, 1.0, 50)
+    e = est.executing(widths, 10)
+    assert e.std_us == pytest.approx(np.std(widths / 10, ddof=1), rel=1e-12)
+
+
+def test_differential_against_loop():
+    w1 = RNG.normal(101.0, 0.8, (9, 55))
+    w2 = RNG.normal(201.0, 0.8, (9, 55))
+    d = est.differential(w1, w2)
+    per_rep = []
+    medians = []
+    trimmed = []
+    for r in range(9):
+        diffs = sorted(w2[r, j] - w1[r, j] for j in range(55))
+        per_rep.append(sum(diffs) / 55)
+        medians.append(diffs[27])
+        cut = int(0.1 * 55)  # 5 dropped at each end
+        kept = diffs[cut:55 - cut]
+        trimmed.append(sum(kept) / len(kept))
+    assert d.mean.mean_us == pytest.approx(np.mean(per_rep), rel=1e-13)
+    assert d.mean.std_us == pytest.approx(np.std(per_rep, ddof=1), rel=1e-10)
+    assert d.median.mean_us == pytest.approx(np.mean(medians), rel=1e-13)
+    assert d.trimmed_mean.mean_us == pytest.approx(np.mean(trimmed), rel=1e-13)
+
+
+def test_differential_exact():
+    d = est.differential(np.full((3, 4), 101.0), np.full((3, 4), 201.0))
+    assert d.mean.mean_us == d.median.mean_us == d.trimmed_mean.mean_us == 100.0
+
+
+def test_fit_line_equals_eq4_eq5():
+    x = np.arange(1, 21, dtype=float)
+    y = 100 * x + 8.5 + RNG.normal(0, 1.2, 20)
+    fit = est.fit_line(x, y)
+    assert fit.kept.all()  # Gaussian noise: no point 5× the median deviation away
+    a, b = slow_line(list(x), list(y))
+    assert fit.slope_us == pytest.approx(a, rel=1e-12)
+    assert fit.intercept_us == pytest.approx(b, rel=1e-9)
+    residual = y - (a * x + b)
+    assert fit.residual_rms_us == pytest.approx(math.sqrt(sum(residual ** 2) / 20), rel=1e-9)
+    assert fit.r2 == pytest.approx(1 - sum(residual ** 2) / sum((y - y.mean()) ** 2), rel=1e-12)
+
+
+def test_fit_line_exact_data_keeps_every_point():
+    x = np.arange(1, 21, dtype=float)
+    fit = est.fit_line(x, 100 * x + 1)
+    assert fit.kept.all()
+    assert fit.slope_us == pytest.approx(100, abs=1e-12) and fit.intercept_us == pytest.approx(1, abs=1e-10)
+    assert fit.r2 == pytest.approx(1, abs=1e-15)
+
+
+def test_fit_line_rejects_an_outlier():
+    x = np.arange(1, 11, dtype=float)
+    y = 100 * x + 1 + RNG.normal(0, 0.01, 10)
+    y[6] += 30.0  # an interrupt during pulse 7
+    fit = est.fit_line(x, y)
+    assert list(np.flatnonzero(~fit.kept)) == [6]
+    a, b = slow_line(list(np.delete(x, 6)), list(np.delete(y, 6)))
+    assert fit.slope_us == pytest.approx(a, rel=1e-12)
+    assert abs(fit.slope_us - 100) < 0.05
+
+
+def test_line_fit_std_over_repetitions():
+    x = np.arange(1, 11)
+    widths = 100 * x + 1 + RNG.normal(0, 1.2, (30, 10))
+    lf = est.line_fit(widths)
+    # the slow fit uses the points each repetition kept (§4.1 may reject a rare far point of the noise)
+    slopes = [slow_line(list(x[r.kept].astype(float)), list(w[r.kept]))[0] for w, r in zip(widths, lf.reps)]
+    assert lf.slope.mean_us == pytest.approx(np.mean(slopes), rel=1e-12)
+    assert lf.slope.std_us == pytest.approx(np.std(slopes, ddof=1), rel=1e-8)
+    assert lf.outliers == sum(int((~r.kept).sum()) for r in lf.reps)
+
+
+def overdet_matrix(m: int) -> tuple[np.ndarray, np.ndarray]:
+    k = np.arange(1, m + 1)
+    return k, np.where(k == 1, 1, k + 1)  # paper §5: M_1 = 1, M_k = k + 1
+
+
+def test_overdetermined_exact():
+    n, m = overdet_matrix(20)
+    widths = np.tile(100 * n + 37 * m + 1.0, (4, 1))
+    o = est.overdetermined(widths, n, m)
+    assert o.t_e.mean_us == pytest.approx(100, abs=1e-9)
+    assert o.t_i.mean_us == pytest.approx(37, abs=1e-9)
+    assert o.epsilon.mean_us == pytest.approx(1, abs=1e-9)
+
+
+def test_overdetermined_equals_normal_equations():
+    n, m = overdet_matrix(20)
+    widths = 100 * n + 37 * m + 1.0 + RNG.normal(0, 1.0, (5, 20))
+    o = est.overdetermined(widths, n, m)
+    a = np.column_stack([n, m, np.ones(20)]).astype(float)
+    solutions = np.array([np.linalg.solve(a.T @ a, a.T @ w) for w in widths])  # eq. 8
+    assert o.t_e.mean_us == pytest.approx(solutions[:, 0].mean(), rel=1e-9)
+    assert o.t_i.mean_us == pytest.approx(solutions[:, 1].mean(), rel=1e-9)
+    assert o.epsilon.std_us == pytest.approx(solutions[:, 2].std(ddof=1), rel=1e-6)
+    s = np.linalg.svd(a, compute_uv=False)
+    assert o.condition == pytest.approx(s[0] / s[-1], rel=1e-12)
+
+
+def test_overdetermined_singular_system_refused():
+    k = np.arange(1, 6)
+    with pytest.raises(ValueError, match="singular"):
+        est.overdetermined(np.ones((2, 5)), k, k + 1)  # M = N + 1 everywhere: columns dependent
