@@ -8,7 +8,7 @@
  *     static const int16_t adpcm_samples[] PROGMEM;               all inputs, one after the other
  *     static const struct adpcm_case adpcm_cases[] PROGMEM;       { first, len, valprev, index }
  * - rounds (-DADPCM_ROUNDS=n -DADPCM_SEED=s -DADPCM_MAX_LEN=m): n rounds of adpcm_input.c's generator,
- *   the coder state carried from round to round from {0, 0}, as the table2 program runs them.
+ *   each round from the start state the generator gives, as the table2 program runs them.
  * One line per case or round:  "R <case> <out hex> <valprev> <index> <cycles>\n", where <cycles> is Timer1
  * (prescaler 1: one count per CPU cycle) read just before and just after the call; the difference holds
  * the call, its argument set-up and the two reads, a constant added to the coder's own cycles.
@@ -100,10 +100,10 @@ int main(void)
 
 #ifdef ADPCM_ROUNDS
     struct adpcm_input input;
-    struct adpcm_state state = {0, 0};
+    struct adpcm_state state;
     adpcm_input_init(&input, ADPCM_SEED);
     for (uint16_t k = 0; k < ADPCM_ROUNDS; k++) {
-        uint8_t len = adpcm_input_round(&input, samples, ADPCM_MAX_LEN);
+        uint8_t len = adpcm_input_round(&input, samples, ADPCM_MAX_LEN, &state);
         run(k, samples, len, &state);
     }
 #else

@@ -3,8 +3,8 @@
  *     out_hex valprev index
  *
  *     adpcm_host                        cases from stdin, one per line: valprev index samples_hex_s16le
- *     adpcm_host ROUNDS SEED MAX_LEN    rounds of firmware/adpcm_input.c's generator, the coder state
- *                                       carried from {0, 0}, as firmware/adpcm_check.c runs them
+ *     adpcm_host ROUNDS SEED MAX_LEN    rounds of firmware/adpcm_input.c's generator (inputs and start
+ *                                       states), as firmware/adpcm_check.c runs them
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,11 +29,13 @@ static int run_rounds(long rounds, uint32_t seed, uint8_t max_len)
 {
     static int16_t samples[256];
     struct adpcm_input input;
-    struct adpcm_state state = {0, 0};
+    struct adpcm_state state;
 
     adpcm_input_init(&input, seed);
-    for (long k = 0; k < rounds; k++)
-        run(samples, adpcm_input_round(&input, samples, max_len), &state);
+    for (long k = 0; k < rounds; k++) {
+        uint8_t len = adpcm_input_round(&input, samples, max_len, &state);
+        run(samples, len, &state);
+    }
     return 0;
 }
 

@@ -218,14 +218,15 @@ def test_trace_off_the_cfg_is_rejected(cfg):
 
 def test_generated_rounds_drive_every_path(tmp_path):
     """The table2 input generator (firmware/adpcm_input.c): over 200 rounds every exit of every block is
-    taken, and every block runs a varying number of times except those that run once per call."""
+    taken in at least 5 % of the rounds, and every block runs a varying number of times except those that
+    run once per call."""
     elf = build_rounds_elf(tmp_path, rounds=200, seed=12345, max_len=24)
     cfg = function_cfg(elf, FUNCTION)
     visits = [visits_from_trace(cfg, pcs) for pcs, _ in _trace_calls(elf, cfg, tmp_path)]
     assert len(visits) == 200
     blocks = np.array([v.block_counts for v in visits])
     exits = np.array([v.exit_counts for v in visits])
-    assert (exits.sum(axis=0) > 0).all()
+    assert ((exits > 0).mean(axis=0) >= 0.05).all()
     constant = blocks.min(axis=0) == blocks.max(axis=0)
     assert (blocks[:, constant] == 1).all()  # only the blocks that run once per call never vary
     assert constant.sum() < len(cfg.blocks) // 4
