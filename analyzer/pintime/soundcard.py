@@ -46,7 +46,7 @@ from scipy import signal
 from pintime.errors import PintimeError
 
 SAMPLE_RATE_HZ = 192_000  # nominal card rate; every profile records at 192 kHz
-TABLE_STEPS_PER_SAMPLE = 1024  # fine grid of the tabulated step response (5.1 ns at 192 kHz)
+TABLE_STEPS_PER_SAMPLE = 2048  # fine grid of the tabulated step response (2.5 ns at 192 kHz)
 SETTLE_TIME_CONSTANTS = 40  # front-end poles settle to e^-40 ≈ 4e-18 after this many time constants
 
 

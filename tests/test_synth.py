@@ -1,0 +1,210 @@
+"""The sound-card model (pintime.soundcard, pintime.synth): rendered edges sit where the model says.
+
+Edge times are never whole numbers of samples (DESIGN.md §5 test trap): F_CPU = 16 MHz gives 83⅓ cycles
+per sample, and every capture starts at a random fraction of a sample.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import soundfile as sf
+from pintime import soundcard as sc
+from pintime.errors import PintimeError
+from pintime.synth import synthesize
+from scipy.optimize import least_squares
+
+FS = sc.SAMPLE_RATE_HZ
+F_CPU = 16_000_000
+QUIET = replace(sc.PROFILES["default"].quiet(), name="quiet", clock_ppm=0.0)
+QUIET_WIDE = replace(sc.PROFILES["wide-filter"].quiet(), name="quiet-wide", clock_ppm=0.0)
+DC_COUPLED = replace(QUIET, name="dc-coupled", ac_coupling_hz=(), digital_highpass_hz=None)
+
+
+def write_edges(directory, rows, name="e"):
+    path = directory / f"{name}.edges.csv"
+    path.write_text("cycle,channel,level\n" + "".join(f"{c},{ch},{lv}\n" for c, ch, lv in rows))
+    return path
+
+
+def render(tmp_path, rows, profile, seed=1, name="e"):
+    csv = write_edges(tmp_path, rows, name)
+    result = synthesize(csv, tmp_path / f"{name}-capture.wav", profile, seed, f_cpu_hz=F_CPU)
+    samples, rate = sf.read(result.wav_path, dtype="float64")
+    assert rate == FS
+    return samples, result
+
+
+def fit_edge(samples, t_guess_s, profile, polarity, half_window=90):
+    """Least-squares fit of amplitude, offset and time of the model's own step response to one edge.
+
+    Returns the fitted edge time in card seconds from the first sample.
+    """
+    n_mid = int(np.argmax(np.abs(np.diff(samples))))
+    n = np.arange(max(n_mid - half_window, 0), min(n_mid + half_window, len(samples)))
+    y = samples[n]
+
+    def residual(params):
+        amplitude, offset, shift_samples = params
+        t = n / FS - t_guess_s - shift_samples / FS
+        return amplitude * sc.step_response(profile, t, polarity) + offset - y
+
+    amp0 = polarity * (y.max() - y.min())
+    fit = least_squares(residual, [amp0, 0.0, 0.0], xtol=1e-14, ftol=1e-15, gtol=1e-15)
+    return t_guess_s + fit.x[2] / FS
+
+
+def edge_fit_error_s(tmp_path, profile, cycle, level):
+    samples, result = render(tmp_path, [(cycle, 0, level)], profile, name=f"edge{level}")
+    truth_s = cycle / F_CPU - result.start_s  # card seconds after the first sample (ppm 0, no wander)
+    fitted = fit_edge(samples[:, 0], truth_s + 1e-6, profile, 1 if level else -1)
+    return fitted - truth_s
+
+
+@pytest.mark.parametrize("profile", [QUIET, QUIET_WIDE], ids=["sharp", "wide"])
+@pytest.mark.parametrize("level", [1, 0], ids=["rising", "falling"])
+def test_isolated_edge_sits_at_its_input_time(tmp_path, profile, level):
+    # 0.2000004375 s: 38400.084 samples after cycle 0, plus the capture's random start fraction
+    error_s = edge_fit_error_s(tmp_path, profile, 3_200_007, level)
+    assert abs(error_s) < 0.1e-9
+
+
+def test_table_interpolation_error_is_far_below_0_1_ns():
+    rng = np.random.default_rng(7)
+    for profile in (QUIET, QUIET_WIDE, sc.PROFILES["noisy"]):
+        for polarity in (1, -1):
+            table = sc.lowpass_table(profile, polarity)
+            x = rng.uniform(0, table.support_samples, 1500)
+            error = np.abs(table(x) - sc.lowpass_step_direct(profile, x, polarity)).max()
+            fine = np.linspace(0, table.support_samples, 100_001)
+            max_slope = np.abs(np.gradient(table(fine), fine)).max()  # per sample
+            assert error / max_slope / FS < 0.01e-9  # amplitude error as a time error at the steepest point
+
+
+def test_rise_fall_asymmetry_is_the_configured_one(tmp_path):
+    skewed = replace(QUIET, name="skewed", rise_delay_s=9e-9, fall_delay_s=4e-9,
+                     rise_time_s=6e-9, fall_time_s=2e-9)
+    symmetric = replace(QUIET, name="symmetric", rise_delay_s=0.0, fall_delay_s=0.0,
+                        rise_time_s=4e-9, fall_time_s=4e-9)
+    errors = {}
+    for level in (1, 0):
+        samples, result = render(tmp_path, [(3_200_007, 0, level)], skewed, name=f"asym{level}")
+        truth_s = 3_200_007 / F_CPU - result.start_s
+        errors[level] = fit_edge(samples[:, 0], truth_s, symmetric, 1) - truth_s  # one template for both
+    measured = errors[0] - errors[1]  # the symmetric template's own ramp centre (2 ns) cancels here
+    assert skewed.asymmetry_s() == pytest.approx(-7e-9)
+    assert measured == pytest.approx(skewed.asymmetry_s(), abs=0.1e-9)
+
+
+def test_clock_offset_shows_up_as_exactly_the_configured_slope(tmp_path):
+    ppm = 37.5
+    card = replace(DC_COUPLED, name="ppm", clock_ppm=ppm)
+    period = 1_672_593  # cycles: 0.10453706 s = 20071.1 samples
+    rows = [(1_000_003 + k * period, 0, (k + 1) % 2) for k in range(400)]  # 41 s of toggles
+    samples, result = render(tmp_path, rows, card, name="ppm")
+    left = samples[:, 0]
+    truth, fitted = [], []
+    rate = FS * (1 + ppm * 1e-6)
+    for cycle, _, level in rows[::8]:  # rising edges, spread over the whole capture
+        t_s = cycle / F_CPU
+        guess_card_s = (t_s - result.start_s) * rate / FS
+        n0 = int(guess_card_s * FS) - 200
+        window = left[n0 : n0 + 400]
+        fitted.append(n0 / FS + fit_edge(window, guess_card_s - n0 / FS + 1e-6, card, 1))
+        truth.append(t_s)
+    slope = np.polyfit(np.array(truth) - truth[0], np.array(fitted) - fitted[0], 1)[0]
+    assert slope == pytest.approx(1 + ppm * 1e-6, abs=1e-10)
+
+
+def test_noise_level_and_dc_offset_are_the_configured_ones(tmp_path):
+    noisy = replace(DC_COUPLED, name="noise", noise_dbfs=-80.0, dc_offset_fs=0.01)
+    samples, _ = render(tmp_path, [(F_CPU, 0, 1)], noisy, name="noise")  # 1 s of silence first
+    quiet = samples[: FS // 2]
+    for channel in (0, 1):
+        assert quiet[:, channel].std() == pytest.approx(1e-4, rel=0.02)
+        assert quiet[:, channel].mean() == pytest.approx(0.01, abs=4 * 1e-4 / np.sqrt(len(quiet)))
+    assert abs(np.corrcoef(quiet[:, 0], quiet[:, 1])[0, 1]) < 0.02  # independent per channel
+
+
+def test_steps_beyond_full_scale_clip_at_the_24_bit_rails(tmp_path):
+    loud = replace(DC_COUPLED, name="loud", attenuator_ratio=0.85)  # 5 V → 4.25 V: 1.5 FS
+    assert loud.step_fs == pytest.approx(1.5, rel=0.01)
+    csv = write_edges(tmp_path, [(F_CPU // 10, 0, 1), (F_CPU // 5, 0, 0)])
+    result = synthesize(csv, tmp_path / "loud.wav", loud, 1, f_cpu_hz=F_CPU)
+    codes, _ = sf.read(result.wav_path, dtype="int32")
+    codes = codes[:, 0] >> 8
+    assert codes.max() == 2**23 - 1
+    assert result.clipped_samples == np.count_nonzero(codes == 2**23 - 1) > 1000
+
+
+def test_default_profile_stays_well_below_full_scale(tmp_path):
+    # a burst of short pulses after a long high (worst case for step + droop + Gibbs overshoot)
+    rows = [(F_CPU // 20, 0, 1), (F_CPU // 2, 0, 0)]
+    rows += [(F_CPU // 2 + 400 * 16 * k + 1, 0, k % 2) for k in range(1, 40)]
+    for name in sc.PROFILES:
+        samples, result = render(tmp_path, rows, sc.PROFILES[name], name=name)
+        assert result.clipped_samples == 0
+        assert np.abs(samples).max() < 0.85
+
+
+def test_wav_round_trips_through_soundfile_at_24_bits(tmp_path):
+    samples, result = render(tmp_path, [(F_CPU // 10, 0, 1), (F_CPU // 10 + 77, 1, 1)], sc.PROFILES["paper"])
+    info = sf.info(result.wav_path)
+    assert (info.samplerate, info.channels, info.subtype, info.format) == (192000, 2, "PCM_24", "WAV")
+    assert info.frames == result.n_samples
+    codes, _ = sf.read(result.wav_path, dtype="int32")
+    assert np.all(codes & 0xFF == 0)  # 24 significant bits
+    assert np.array_equal((codes >> 8) / 2**23, samples)
+
+
+def test_same_seed_same_bytes_different_seed_different_bytes(tmp_path):
+    rows = [(1_000_003 + k * 1_234_567, k % 2, 1 - (k // 2) % 2) for k in range(8)]
+    csv = write_edges(tmp_path, rows)
+    paths = [tmp_path / name for name in ("a.wav", "b.wav", "c.wav")]
+    for path, seed in zip(paths, (5, 5, 6), strict=True):
+        synthesize(csv, path, "noisy", seed, f_cpu_hz=F_CPU)
+    assert filecmp.cmp(paths[0], paths[1], shallow=False)
+    assert not filecmp.cmp(paths[0], paths[2], shallow=False)
+
+
+def test_sidecar_names_the_source_and_leaks_nothing(tmp_path):
+    csv = write_edges(tmp_path, [(1_000_003, 0, 1)], name="table9")
+    (tmp_path / "table9.json").write_text(json.dumps({"f_cpu_hz": F_CPU, "revision": 0x0AEDC0DE}))
+    result = synthesize(csv, tmp_path / "cap.wav", "wide-filter", 3)  # F_CPU from the simulation JSON
+    sidecar = json.loads(result.sidecar_path.read_text())
+    assert result.sidecar_path == tmp_path / "cap.json"
+    assert sidecar["source_edges"] == str(csv)
+    assert (sidecar["firmware_revision"], sidecar["profile"], sidecar["seed"]) == (0x0AEDC0DE, "wide-filter", 3)
+    assert set(sidecar) == {"what", "source_edges", "firmware_revision", "profile", "seed", "pintime_version"}
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"profile": "bogus"}, "valid: default, paper, wide-filter, noisy"),
+    ({"seed": -1}, "non-negative"),
+    ({"f_cpu_hz": None}, "F_CPU unknown"),
+    ({"wav": "e.edges.csv"}, "refusing to overwrite"),
+    ({"wav": "e.wav"}, "refusing to overwrite"),  # its sidecar would be e.json, the simulation JSON
+    ({"wav": "out.flac"}, ".wav"),
+])
+def test_bad_arguments_give_one_clear_error(tmp_path, kwargs, message):
+    csv = write_edges(tmp_path, [(1_000_003, 0, 1)])
+    args = {"profile": "default", "seed": 0, "f_cpu_hz": F_CPU, "wav": "out.wav"} | kwargs
+    with pytest.raises(PintimeError, match=message):
+        synthesize(csv, tmp_path / args["wav"], args["profile"], args["seed"], args["f_cpu_hz"])
+
+
+def test_cli_renders_and_plots(tmp_path, capsys):
+    from pintime.cli import main
+
+    csv = write_edges(tmp_path, [(1_000_003, 0, 1), (2_000_011, 0, 0)])
+    code = main(["synth", str(csv), "-o", str(tmp_path / "cli.wav"), "--f-cpu-hz", str(F_CPU),
+                 "--profile", "noisy", "--seed", "9", "--plot", str(tmp_path / "plots")])
+    assert code == 0
+    assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == ["droop.png", "edge-sharp.png",
+                                                                      "edge-wide.png"]
+    assert main(["synth", str(csv), "-o", str(tmp_path / "x.wav"), "--profile", "nope"]) == 2
+    assert "valid: default" in capsys.readouterr().err
