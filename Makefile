@@ -80,7 +80,7 @@ $(HARNESS): sim/harness.c | deps
 $(BUILD)/sim/%.json: $(FW_BUILD)/%.elf $(HARNESS)
 	$(HARNESS) $< -o $(BUILD)/sim/$* || { rm -f $@; exit 1; }
 
-sim: deps $(PROGRAMS:%=$(BUILD)/sim/%.json)
+sim: deps firmware $(PROGRAMS:%=$(BUILD)/sim/%.json)
 
 FORCE:
 

@@ -52,9 +52,10 @@ void clock_setup(void)
 void reference_start(void)
 {
 	REF_DDR |= REF_MASK;
-	OCR1A = REF_HALF_CYCLES / REF_PRESCALE - 1;	/* CTC: a match every OCR1A + 1 timer clocks */
 	TCCR1A = 1 << COM1A0;				/* toggle OC1A on compare match */
-	TCCR1B = (1 << WGM12) | REF_CS;			/* WGM 4 (CTC, TOP = OCR1A); starts the timer */
+	TCCR1B = 1 << WGM12;				/* WGM 4: CTC, TOP = OCR1A; timer stopped */
+	OCR1A = REF_HALF_CYCLES / REF_PRESCALE - 1;	/* a match every OCR1A + 1 timer clocks */
+	TCCR1B = (1 << WGM12) | REF_CS;			/* start */
 }
 
 void stop(void)

@@ -270,6 +270,26 @@ def test_listing_has_no_skip_bug_site():
     assert skip_bug_sites(lines) == []
 
 
+def test_hex_holds_only_code_and_data():
+    """The chip's HEX has exactly the ELF's .text and .data bytes, nothing of simavr's .mmcu section."""
+    firmware = BUILD / "firmware"
+    size = subprocess.run(["avr-size", "-A", str(firmware / "table1.elf")], capture_output=True, text=True,
+                          check=True).stdout
+    sections = {f[0]: int(f[1]) for f in (line.split() for line in size.splitlines()) if f and f[0][0] == "."}
+    assert sections[".mmcu"] > 0
+    data_bytes, base, top = 0, 0, 0
+    for line in (firmware / "table1.hex").read_text().split():
+        record = bytes.fromhex(line[1:])
+        length, address, kind = record[0], int.from_bytes(record[1:3], "big"), record[3]
+        if kind == 0:
+            data_bytes += length
+            top = max(top, base + address + length)
+        elif kind in (2, 4):
+            base = int.from_bytes(record[4:6], "big") << (4 if kind == 2 else 16)
+    assert data_bytes == sections[".text"] + sections[".data"]
+    assert top <= 256 * 1024  # inside the ATmega2560's flash
+
+
 def test_timed_assembler_annotates_every_instruction():
     """ref100.S and pinwave.S state each instruction's cycles as `; [n]` (STYLE.md, AVR firmware)."""
     for name in ("ref100.S", "pinwave.S"):
