@@ -1,0 +1,105 @@
+"""Clock calibration (pintime.clock): the weighted fit of all reference edges, and the simavr run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pintime.clock import calibrate, calibration_train_ppm, fit_edge_line
+from pintime.edgelist import read_edge_list
+from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
+from pintime.errors import PintimeError
+from pintime.frames import decode_frames
+
+SIM = Path(__file__).resolve().parents[1] / "build" / "sim"
+
+
+def reference_edges(n: int, ppm: float, fall_offset_s: float, noise_s: float, seed: int = 0) -> Edges:
+    """A 1 s square wave of MCU time seen by a capture clock running ``ppm`` fast (times in seconds)."""
+    rng = np.random.default_rng(seed)
+    k = np.arange(n)
+    polarity = np.where(k % 2 == 0, 1, -1).astype(np.int8)
+    time = 0.3 + k * 0.5 * (1 + ppm * 1e-6) + fall_offset_s * (polarity < 0) + rng.normal(0, noise_s, n)
+    return Edges(time, np.full(n, REFERENCE_CHANNEL, np.int8), polarity, np.full(n, noise_s), 1.0, "test")
+
+
+def test_recovers_rate_and_asymmetry_within_uncertainty():
+    e = reference_edges(400, ppm=-37.5, fall_offset_s=2e-6, noise_s=50e-9)
+    c = calibrate(e)
+    # slope σ of a straight-line fit of n equally spaced points: σ·√(12/(n(n²−1))) per half second
+    expected_sigma_ppm = 2 * 50e-9 * np.sqrt(12 / (400 * (400**2 - 1))) * 1e6
+    assert c.rate_ppm_sigma == pytest.approx(expected_sigma_ppm, rel=0.3)
+    assert abs(c.rate_ppm + 37.5) < 4 * c.rate_ppm_sigma
+    assert abs(c.fit.fall_offset - 2e-6) < 4 * c.fit.fall_offset_sigma
+    assert c.residual_rms_us == pytest.approx(0.05, rel=0.2)
+
+
+def test_missing_reference_edges_are_numbered_correctly():
+    e = reference_edges(100, ppm=120.0, fall_offset_s=0.0, noise_s=1e-9)
+    keep = np.ones(100, bool)
+    keep[[7, 8, 9, 50]] = False  # a dropout (odd count: rising/falling both lost)
+    c = calibrate(Edges(e.time[keep], e.channel[keep], e.polarity[keep], e.sigma[keep], 1.0, "test"))
+    assert c.rate_ppm == pytest.approx(120.0, abs=1e-3)
+
+
+def test_exact_reference_gives_zero_uncertainty_only_with_exact_edges():
+    e = reference_edges(10, ppm=0.0, fall_offset_s=0.0, noise_s=0.0)
+    c = calibrate(e)
+    assert c.rate_ppm == pytest.approx(0.0, abs=1e-6) and c.rate_ppm_sigma == pytest.approx(0.0, abs=1e-6)
+
+
+def test_cycle_time_base_needs_f_cpu_for_ppm():
+    k = np.arange(6)
+    e = Edges(1000.0 + k * 8_000_000.0, np.ones(6, np.int8), np.where(k % 2 == 0, 1, -1).astype(np.int8),
+              np.zeros(6), None, "cycles")
+    c = calibrate(e)
+    assert c.rate_ppm is None
+    assert c.to_us(np.array([16_000_000.0]))[0] == pytest.approx(1e6, rel=1e-13)
+    assert c.to_cycles(np.array([1234.0]), 16_000_000)[0] == pytest.approx(1234.0, rel=1e-13)
+    assert c.with_unit(1 / 16e6).rate_ppm == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_too_few_reference_edges(n):
+    e = reference_edges(n, 0.0, 0.0, 0.0)
+    with pytest.raises(PintimeError, match="at least 3"):
+        calibrate(e)
+
+
+def test_reference_that_is_no_square_wave():
+    e = reference_edges(10, 0.0, 0.0, 0.0)
+    bad = e.time.copy()
+    bad[5] += 0.2
+    with pytest.raises(PintimeError, match="evenly spaced"):
+        calibrate(Edges(bad, e.channel, e.polarity, e.sigma, 1.0, "t"))
+    with pytest.raises(PintimeError, match="alternate"):
+        calibrate(Edges(e.time, e.channel, np.ones(10, np.int8), e.sigma, 1.0, "t"))
+
+
+def test_weights_follow_sigma():
+    k = np.arange(20.0)
+    t = 5 + 2 * k
+    t[3] += 1.0  # a bad edge with a large sigma barely moves the weighted fit
+    sigma = np.full(20, 1e-3)
+    sigma[3] = 1e3
+    fit = fit_edge_line(t, k, np.zeros(20, bool) | (k % 2 == 1), sigma)
+    assert fit.step == pytest.approx(2.0, abs=1e-6)
+
+
+def test_simavr_run_calibrates_exactly():
+    truth = json.loads((SIM / "table1.json").read_text())
+    edges = read_edge_list(SIM / "table1.edges.csv")
+    c = calibrate(edges)
+    # reference edge k is exactly k · F_CPU/2 cycles after edge 0 (FORMAT.md §1)
+    assert c.units_per_mcu_s == pytest.approx(truth["f_cpu_hz"], rel=1e-14)
+    assert c.fit.n_edges == int(np.count_nonzero(edges.channel == REFERENCE_CHANNEL))
+    assert c.residual_rms_us < 1e-6 and abs(c.fit.fall_offset) < 1e-6
+    meas = edges.on(MEASUREMENT_CHANNEL)
+    d = decode_frames(c.to_us(meas.time), meas.polarity)
+    cal = d.of_kind("cal")[0]
+    ppm, sigma = calibration_train_ppm(c.to_us(meas.time[cal.group]), meas.polarity[cal.group],
+                                       cal.fields["period_cycles"], truth["f_cpu_hz"])
+    assert abs(ppm) < 1e-6 and sigma < 1e-6
