@@ -19,7 +19,8 @@ const uint32_t pintime_fw_revision PROGMEM __attribute__((used)) = FW_REVISION;
 #define HEADER_MAX_BYTES 12	/* RUN: kind byte, 9 payload bytes, 2 CRC bytes */
 #define CRC_INIT 0xFFFF		/* CRC-16/CCITT-FALSE: poly 0x1021, init 0xFFFF, no reflection, no xor */
 
-/* Cycles between the edges of one header: SYNC high and low, then high and low of every bit (the last low = SETTLE). */
+/* Cycles between the edges of one header: SYNC high and low, then high and low of every bit; the last
+ * low is the SETTLE. */
 static uint16_t waveform_cycles[2 + 2 * 8 * HEADER_MAX_BYTES];
 static uint16_t frames_sent;
 

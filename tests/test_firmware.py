@@ -306,24 +306,25 @@ def harness(build: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_histogram_counts_calls(build_16mhz: Path, tmp_path: Path):
-    """Per-PC counts: ref100 and init37 entries run once per call the schedule makes."""
+    """Per-PC counts: ref100 and init37 run once per call the schedule makes, taking 100 and 37 cycles."""
     elf = build_16mhz / "firmware" / "table1.elf"
     hist_csv = tmp_path / "pcs.csv"
     result = harness(build_16mhz, str(elf), "-o", str(tmp_path / "h"), "--histogram", str(hist_csv))
     assert result.returncode == 0, result.stderr
-    symbols = dict(line.split()[::-2] for line in subprocess.run(
-        ["avr-nm", str(elf)], capture_output=True, text=True, check=True).stdout.splitlines()
-        if len(line.split()) == 3)
+    nm = subprocess.run(["avr-nm", "-S", str(elf)], capture_output=True, text=True, check=True).stdout
+    symbols = {f[3]: (int(f[0], 16), int(f[1], 16)) for f in map(str.split, nm.splitlines()) if len(f) == 4}
     hist = np.loadtxt(hist_csv, delimiter=",", skiprows=1, dtype=np.int64)
-    count = dict(zip(hist[:, 0], hist[:, 1]))
-    cycles = dict(zip(hist[:, 0], hist[:, 2]))
+    pc, count, cycles = hist.T
     calls = [c for kind, fields in schedule(2, 16_000_000, 0) for c in pulse_calls(kind, fields)]
-    ref_entry, init_entry = int(symbols["ref100"], 16), int(symbols["init37"], 16)
-    assert count[ref_entry] == sum(n for n, _ in calls)
-    assert count[init_entry] == sum(m for _, m in calls)
-    assert cycles[ref_entry] == count[ref_entry]  # `ldi`, 1 cycle
+    for name, calls_made, cycles_per_call in (("ref100", sum(n for n, _ in calls), REF_CYCLES),
+                                              ("init37", sum(m for _, m in calls), INIT_CYCLES)):
+        start, size = symbols[name]
+        inside = (pc >= start) & (pc < start + size)
+        assert count[pc == start].item() == calls_made
+        # the CALL's 5 cycles are charged to the caller's PC, the rest to the routine's own instructions
+        assert cycles[inside].sum() == calls_made * (cycles_per_call - 5)
     info = json.loads((tmp_path / "h.json").read_text())
-    assert hist[:, 2].sum() == info["cycles_simulated"]
+    assert cycles.sum() == info["cycles_simulated"]
 
 
 def test_vcd_matches_edge_list(build_16mhz: Path):
