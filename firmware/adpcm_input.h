@@ -16,7 +16,8 @@
 #include "adpcm.h"
 
 struct adpcm_input {
-    uint32_t random; /* xorshift32 state, never 0 */
+    uint32_t random; /* xorshift32 state for per-round choices, never 0 */
+    uint16_t noise;  /* 16-bit xorshift state for per-sample noise, never 0 */
     uint16_t phase;  /* tone phase, 65536 = one period */
 };
 
