@@ -37,7 +37,7 @@ fw_objs      = $(patsubst %,$(FW_BUILD)/obj/%.o,$(basename $(FW_COMMON) $($(1)_S
 
 firmware: deps $(FW_ELFS) $(FW_ELFS:.elf=.hex) $(FW_ELFS:.elf=.lss)
 
-$(FW_BUILD)/flags.txt: FORCE
+$(FW_BUILD)/flags.txt: FORCE | deps
 	@mkdir -p $(@D)
 	@echo '$(FW_CFLAGS) $(FW_LDFLAGS)' | cmp -s - $@ || echo '$(FW_CFLAGS) $(FW_LDFLAGS)' > $@
 
