@@ -7,6 +7,7 @@ cycles simavr charged. The check firmware also reports each call's duration from
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -250,3 +251,17 @@ def test_harness_histogram_gives_the_traced_visits(tmp_path):
     np.testing.assert_array_equal(whole_run.exit_counts,
                                   sum(visits_from_trace(cfg, p).exit_counts for p, _ in calls))
     assert whole_run.cycles(cfg) == sum(int(c.sum()) for _, c in calls)
+
+
+def test_cfg_command_writes_blocks_and_watch_list(built, cfg, tmp_path, capsys):
+    from pintime.cli import main
+
+    assert main(["cfg", str(built[0]), "--json", str(tmp_path / "cfg.json"),
+                 "--watch", str(tmp_path / "watch.txt")]) == 0
+    assert f"{len(cfg.blocks)} blocks" in capsys.readouterr().out
+    data = json.loads((tmp_path / "cfg.json").read_text())
+    assert [(b["name"], b["cycles_min"], b["cycles_max"]) for b in data["blocks"]] == \
+        [(b.name, b.cycles_min, b.cycles_max) for b in cfg.blocks]
+    watched = [int(line, 16) for line in (tmp_path / "watch.txt").read_text().split()]
+    assert watched == data["watch"] == watch_addresses(cfg)
+    assert main(["cfg", str(built[0]), "--function", "no_such_function"]) == 2
