@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from pintime.clock import calibrate, calibration_train_ppm, fit_edge_line
 from pintime.edgelist import read_edge_list
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 from pintime import estimators as est
 
 RNG = np.random.default_rng(20240611)
@@ -104,7 +103,7 @@ def test_fit_line_rejects_an_outlier():
     y[6] += 30.0  # an interrupt during pulse 7
     fit = est.fit_line(x, y)
     assert list(np.flatnonzero(~fit.kept)) == [6]
-    a, b = slow_line(list(np.delete(x, 6)), list(np.delete(y, 6)))
+    a = slow_line(list(np.delete(x, 6)), list(np.delete(y, 6)))[0]
     assert fit.slope_us == pytest.approx(a, rel=1e-12)
     assert abs(fit.slope_us - 100) < 0.05
 

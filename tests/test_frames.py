@@ -12,10 +12,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from pintime.edgelist import read_edge_list
 from pintime.edges import MEASUREMENT_CHANNEL
-from pintime.frames import FrameDecode, crc16_ccitt_false, decode_frames, group_edge_count
+from pintime.frames import (
+    FrameDecode,
+    crc16_ccitt_false,
+    decode_frames,
+    group_edge_count,
+)
 
 SIM = Path(__file__).resolve().parents[1] / "build" / "sim"
 
@@ -39,7 +43,7 @@ def test_crc_check_value():
 
 
 def test_every_frame_of_the_run_decodes(capture, decoded):
-    _, polarity, truth = capture
+    truth = capture[2]
     assert (decoded.rejected, decoded.incomplete, decoded.inverted) == (0, 0, False)
     kinds = Counter(f.kind for f in decoded.frames)
     reps = kinds["direct"]
