@@ -23,4 +23,7 @@ struct adpcm_state {
  */
 void adpcm_coder(const int16_t *in, uint8_t *out, int32_t len, struct adpcm_state *state);
 
+/* adpcm_coder inside one pulse of the measurement pin (adpcm_pulse.S, AVR only; see TABLE2.md). */
+void adpcm_pulse(const int16_t *in, uint8_t *out, int32_t len, struct adpcm_state *state);
+
 #endif

@@ -8,7 +8,8 @@
  *     static const int16_t adpcm_samples[] PROGMEM;               all inputs, one after the other
  *     static const struct adpcm_case adpcm_cases[] PROGMEM;       { first, len, valprev, index }
  * - rounds (-DADPCM_ROUNDS=n -DADPCM_SEED=s -DADPCM_MAX_LEN=m): n rounds of adpcm_input.c's generator,
- *   each round from the start state the generator gives, as the table2 program runs them.
+ *   each round from the start state the generator gives, each call inside one pulse of the measurement
+ *   pin (adpcm_pulse.S), as the table2 program runs them.
  * One line per case or round:  "R <case> <out hex> <valprev> <index> <cycles>\n", where <cycles> is Timer1
  * (prescaler 1: one count per CPU cycle) read just before and just after the call; the difference holds
  * the call, its argument set-up and the two reads, a constant added to the coder's own cycles.
@@ -22,6 +23,7 @@
 #include "adpcm.h"
 #include "adpcm_input.h"
 #include "avr_mcu_section.h"
+#include "pins.h"
 
 AVR_MCU(F_CPU, "atmega2560");
 
@@ -71,7 +73,11 @@ static void run(uint16_t k, const int16_t *samples, uint8_t len, struct adpcm_st
     static uint8_t out[(ADPCM_MAX_LEN + 1) / 2];
 
     uint16_t start = TCNT1;
+#ifdef ADPCM_ROUNDS
+    adpcm_pulse(samples, out, len, state);
+#else
     adpcm_coder(samples, out, len, state);
+#endif
     uint16_t cycles = TCNT1 - start; /* 16-bit wrap-around safe: one call is < 65536 cycles */
 
     put_char('R');
@@ -97,6 +103,7 @@ int main(void)
     UCSR0B = _BV(TXEN0);
     TCCR1A = 0;
     TCCR1B = _BV(CS10); /* Timer1 counts CPU cycles */
+    MEAS_DDR = MEAS_MASK; /* measurement pin: output, low */
 
 #ifdef ADPCM_ROUNDS
     struct adpcm_input input;

@@ -98,7 +98,7 @@ def _build_avr(tmp: Path, defines: list[str]) -> Path:
     subprocess.run(
         ["avr-gcc", *AVR_CFLAGS, f"-DF_CPU={AVR_F_CPU_HZ}", *defines, f"-I{tmp}", f"-I{FIRMWARE}",
          f"-I{include}/simavr/avr", str(FIRMWARE / "adpcm_check.c"), str(FIRMWARE / "adpcm.c"),
-         str(FIRMWARE / "adpcm_input.c"), *AVR_LDFLAGS, "-o", str(elf)],
+         str(FIRMWARE / "adpcm_input.c"), str(FIRMWARE / "adpcm_pulse.S"), *AVR_LDFLAGS, "-o", str(elf)],
         check=True,
     )
     return elf

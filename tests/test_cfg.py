@@ -233,9 +233,10 @@ def test_generated_rounds_drive_every_path(tmp_path):
     assert constant.sum() < len(cfg.blocks) // 4
 
 
-def test_harness_histogram_gives_the_traced_visits(tmp_path):
-    """The simavr harness's whole-run histogram (sim/harness.c --histogram, `pc,count,cycles`) read by
-    visits_from_histogram equals the sum of the per-call visits from PC traces (visits add up)."""
+def test_harness_pulses_and_histogram_match_the_traced_visits(tmp_path):
+    """With the simavr harness (sim/harness.c): every measurement pulse around adpcm_pulse is exactly the
+    static cost of its call's visits + 6 cycles (rising out, CALL), and the harness's whole-run histogram
+    (`pc,count,cycles`) read by visits_from_histogram equals the sum of the traced per-call visits."""
     harness = ROOT / "build" / "sim" / "harness"
     if not harness.exists():
         pytest.skip("build/sim/harness not built (make sim)")
@@ -243,14 +244,21 @@ def test_harness_histogram_gives_the_traced_visits(tmp_path):
     cfg = function_cfg(elf, FUNCTION)
     subprocess.run([str(harness), str(elf), "-o", str(tmp_path / "run"), "--histogram",
                     str(tmp_path / "hist.csv")], check=True, capture_output=True, timeout=120)
+    calls = _trace_calls(elf, cfg, tmp_path)
+    visits = [visits_from_trace(cfg, pcs) for pcs, _ in calls]
+    assert len(visits) == 50
+
+    cycle, channel, level = np.loadtxt(tmp_path / "run.edges.csv", delimiter=",", skiprows=1,
+                                       dtype=np.int64, ndmin=2).T
+    pin = channel == 0
+    assert (level[pin] == np.tile([1, 0], 50)).all()
+    widths = np.diff(cycle[pin])[::2]
+    assert widths.tolist() == [v.cycles(cfg) + 6 for v in visits]
+
     pcs, counts, cycles = np.loadtxt(tmp_path / "hist.csv", delimiter=",", skiprows=1, dtype=np.int64,
                                      ndmin=2).T
     whole_run = visits_from_histogram(cfg, pcs, counts, cycles)
-    calls = _trace_calls(elf, cfg, tmp_path)
-    assert len(calls) == 50
-    np.testing.assert_array_equal(whole_run.exit_counts,
-                                  sum(visits_from_trace(cfg, p).exit_counts for p, _ in calls))
-    assert whole_run.cycles(cfg) == sum(int(c.sum()) for _, c in calls)
+    np.testing.assert_array_equal(whole_run.exit_counts, sum(v.exit_counts for v in visits))
 
 
 def test_cfg_command_writes_blocks_and_watch_list(built, cfg, tmp_path, capsys):
