@@ -221,3 +221,22 @@ def test_validate_needs_the_exact_edges(capsys, tmp_path, truth):
     (tmp_path / "table1.json").write_text(json.dumps(truth))
     fails_with(capsys, ["validate", str(EDGE_LIST), "--truth", str(tmp_path / "table1.json")],
                "exact edge list")
+
+
+def test_an_interrupt_in_one_pulse_is_rejected_as_an_outlier(capsys, tmp_path, truth):
+    """One line-fit pulse made 20 cycles longer (its falling edge moved into the GAP, which stays a GAP):
+    §4.1 rejects exactly that point and the slope stays exact; Fig. 3 shows it."""
+    rows = np.loadtxt(EDGE_LIST, delimiter=",", skiprows=1, dtype=np.int64)
+    meas = np.flatnonzero(rows[:, 1] == 0)
+    d = decode_frames(rows[meas, 0] * 1e6 / truth["f_cpu_hz"], np.where(rows[meas, 2] == 1, 1, -1))
+    line = next(f for f in d.frames if f.kind == "line" and f.fields["m"] == 10)
+    rows[meas[line.group[2 * 4 + 1]], 0] += 20  # falling edge of pulse k = 5
+    path = tmp_path / "interrupted.edges.csv"
+    np.savetxt(path, rows, fmt="%d", delimiter=",", header="cycle,channel,level", comments="")
+    result = run_json(capsys, tmp_path, "analyze", str(path), "--plots", str(tmp_path / "plots"))
+    row = next(r for r in result["table1"] if r["technique"] == "line_fit" and r["n"] == 10)
+    assert row["outliers"] == 1 and result["frames"]["rejected"] == 0
+    assert row["mean_us"] == pytest.approx(expected_us("line_fit", 10, truth["f_cpu_hz"]), abs=1e-9)
+    assert row["std_us"] == pytest.approx(0, abs=1e-9)
+    executing = next(r for r in result["table1"] if r["technique"] == "executing" and r["n"] == 10)
+    assert executing["std_us"] == pytest.approx(0, abs=1e-9)  # no other frame touched

@@ -93,6 +93,7 @@ class LineFitRep:
     residual_rms_us: float
     kept: np.ndarray  # bool per point; False = rejected as an outlier
     threshold_us: float  # rejection threshold on |deviation from the first fit|
+    first_fit_us: tuple[float, float]  # (slope, intercept) of the first fit, over all points
 
 
 def fit_line(x: np.ndarray, y_us: np.ndarray) -> LineFitRep:
@@ -114,7 +115,8 @@ def fit_line(x: np.ndarray, y_us: np.ndarray) -> LineFitRep:
     residual = y[kept] - (a * x[kept] + b)
     ss_tot = float(np.sum((y[kept] - np.mean(y[kept])) ** 2))
     r2 = 1.0 - float(np.sum(residual ** 2)) / ss_tot if ss_tot > 0 else float("nan")
-    return LineFitRep(float(a), float(b), r2, float(np.sqrt(np.mean(residual ** 2))), kept, threshold)
+    return LineFitRep(float(a), float(b), r2, float(np.sqrt(np.mean(residual ** 2))), kept, threshold,
+                      (float(first[0]), float(first[1])))
 
 
 @dataclass(frozen=True)

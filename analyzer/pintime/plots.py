@@ -11,7 +11,7 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from pintime.estimators import OUTLIER_FACTOR  # noqa: E402
+from pintime.estimators import OUTLIER_FACTOR, OUTLIER_FLOOR_US  # noqa: E402
 
 if TYPE_CHECKING:
     from pintime.analyze_cli import Analysis
@@ -41,7 +41,7 @@ def fig3_outlier(a: Analysis, out: Path) -> Path:
     fit, y = a.table.line_fits[m], a.table.line_points[m][i]
     rep = fit.reps[i]
     k = np.arange(1, m + 1)
-    all_a, all_b = np.polyfit(k, y, 1)
+    all_a, all_b = rep.first_fit_us
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(6, 6), sharex=True)
     top.plot(k[rep.kept], y[rep.kept], "o", label="kept")
     if found:
@@ -51,14 +51,16 @@ def fig3_outlier(a: Analysis, out: Path) -> Path:
     top.set(ylabel="pulse width $T_k$ (µs)")
     top.legend()
     deviation = y - (all_a * k + all_b)
-    bottom.plot(k, deviation * 1e3, "o")
-    bottom.axhspan(-rep.threshold_us * 1e3, rep.threshold_us * 1e3, alpha=0.2,
-                   label=f"±{OUTLIER_FACTOR:g}× median |deviation| = ±{rep.threshold_us * 1e3:.3g} ns")
-    bottom.set(xlabel="executions $N_k = k$", ylabel="deviation from first fit (ns)")
+    unit, scale = ("µs", 1.0) if rep.threshold_us >= 1 else ("ns", 1e3)
+    bottom.plot(k, deviation * scale, "o")
+    bottom.axhspan(-rep.threshold_us * scale, rep.threshold_us * scale, alpha=0.2,
+                   label=f"rejection threshold ±{rep.threshold_us * scale:.3g} {unit}\n"
+                         f"({OUTLIER_FACTOR:g}× median |deviation|, at least {OUTLIER_FLOOR_US * 1e6:g} ps)")
+    bottom.set(xlabel="executions $N_k = k$", ylabel=f"deviation from first fit ({unit})")
     bottom.legend()
     title = (f"Outlier rejected: line 1×–{m}×, repetition {i + 1}" if found else
-             f"No outlier in {sum(len(f.reps) for f in a.table.line_fits.values())} line fits: "
-             f"rejection band shown on repetition 1 of 1×–{m}×")
+             f"no outlier in {sum(len(f.reps) for f in a.table.line_fits.values())} line fits; "
+             f"repetition 1 of 1×–{m}× shown")
     top.set_title("Robustness of the line fit (Fig. 3)\n" + title, fontsize=10)
     return _save(fig, out / "fig3_outlier.png")
 
