@@ -240,3 +240,16 @@ def test_an_interrupt_in_one_pulse_is_rejected_as_an_outlier(capsys, tmp_path, t
     assert row["std_us"] == pytest.approx(0, abs=1e-9)
     executing = next(r for r in result["table1"] if r["technique"] == "executing" and r["n"] == 10)
     assert executing["std_us"] == pytest.approx(0, abs=1e-9)  # no other frame touched
+
+
+def test_inverted_capture_is_analysed_and_reported(capsys, tmp_path, truth):
+    """A capture chain that inverts both channels: frames decode only the other way round; said so."""
+    rows = np.loadtxt(EDGE_LIST, delimiter=",", skiprows=1, dtype=np.int64)
+    rows = rows[rows[:, 0] < 6 * truth["f_cpu_hz"]]
+    rows[:, 2] = 1 - rows[:, 2]
+    path = tmp_path / "inverted.edges.csv"
+    np.savetxt(path, rows, fmt="%d", delimiter=",", header="cycle,channel,level", comments="")
+    result = run_json(capsys, tmp_path, "analyze", str(path))
+    assert result["frames"]["polarity_inverted"] and result["frames"]["rejected"] == 0
+    for r in result["table1"]:
+        assert r["mean_us"] == pytest.approx(expected_us(r["technique"], r["n"], truth["f_cpu_hz"]), abs=1e-9)
