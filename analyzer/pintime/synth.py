@@ -27,7 +27,14 @@ from scipy import signal
 from pintime.edgelist import read_edge_list
 from pintime.edges import REFERENCE_CHANNEL
 from pintime.errors import PintimeError
-from pintime.soundcard import SAMPLE_RATE_HZ, Profile, get_profile, highpass_ba, lowpass_table
+from pintime.soundcard import (
+    SAMPLE_RATE_HZ,
+    TABLE_STEPS_PER_SAMPLE,
+    Profile,
+    get_profile,
+    highpass_ba,
+    lowpass_table,
+)
 
 BLOCK_SAMPLES = 1 << 16  # 0.34 s per block: a few MB of float64 per channel
 PREROLL_S = 0.05  # recording starts this long (plus a random fraction of a sample) before cycle 0
@@ -103,59 +110,90 @@ def edge_positions(times_s: np.ndarray, polarity: np.ndarray, channel: np.ndarra
     return (times_s - start_s + delay_s) * rate + wander_s * SAMPLE_RATE_HZ
 
 
+def _polyphase(values: np.ndarray, width: int) -> np.ndarray:
+    """``out[r, j] = values[r + STEPS·j]`` for rows r = 0 … STEPS (0 past the end): the table per sample.
+
+    An edge at fractional offset f0 = base − p ∈ (0, 1] has its W samples at x = f0 + j, i.e. on one pair of
+    neighbouring rows, so interpolating a whole edge is two contiguous row gathers.
+    """
+    padded = np.zeros((width + 1) * TABLE_STEPS_PER_SAMPLE + 1)
+    padded[: len(values)] = values
+    rows = np.arange(TABLE_STEPS_PER_SAMPLE + 1)[:, None] + TABLE_STEPS_PER_SAMPLE * np.arange(width)
+    return padded[rows]
+
+
 class _Channel:
-    """Streaming renderer of one channel: edges at known positions → AC-coupled samples, block by block."""
+    """Streaming renderer of one channel: edges at known positions → AC-coupled samples, block by block.
+
+    x[n] = Σₖ aₖ ([n > pₖ] + d(n + jₙ − pₖ)) with d(x) = s(x) − [x > 0] the step's deviation from an ideal
+    step (zero outside 0 < x < support): the pin level plus a correction on the W samples after each edge.
+    Jitter enters to first order, d(x + j) ≈ d(x) + d′(x)·j (the next term, d″j²/2, is below 1e-7 of the
+    step for 300 ps of jitter).
+    """
 
     def __init__(self, positions: np.ndarray, polarity: np.ndarray, profile: Profile):
         order = np.argsort(positions, kind="stable")
         self.pos = positions[order]
         self.polarity = polarity[order].astype(np.int64)  # pin polarity: picks the rise or fall table
-        self.sign = -1 if profile.inverted else 1
-        self.tables = {+1: lowpass_table(profile, 1), -1: lowpass_table(profile, -1)}
-        self.support = max(t.support_samples for t in self.tables.values())  # s ≡ 1 beyond (both)
-        self.settled = np.ceil(self.pos + self.support).astype(np.int64)  # first sample at level
-        self.level = 0  # pin level (in steps, from the start) of the edges settled before this block
-        self.step_fs = profile.step_fs
+        tables = {+1: lowpass_table(profile, 1), -1: lowpass_table(profile, -1)}
+        self.support = max(t.support_samples for t in tables.values())
+        self.width = int(np.ceil(self.support)) + 1  # samples after an edge that need the table
+        # per polarity (index 0: rising, 1: falling), signed: a falling edge is −1 · its step response
+        self.deviation = np.stack([pol * _polyphase(tables[pol].values - 1.0, self.width) for pol in (1, -1)])
+        self.slope = np.stack([pol * _polyphase(np.gradient(tables[pol].values) * TABLE_STEPS_PER_SAMPLE,
+                                                self.width) for pol in (1, -1)])
+        self.table_index = (self.polarity < 0).astype(np.int64)
+        self.base = np.floor(self.pos).astype(np.int64) + 1  # first sample after each edge
+        self.level = 0  # pin level (in steps, from the start) of the edges before the current block
+        self.gain = (-1 if profile.inverted else 1) * profile.step_fs
         b, a = highpass_ba(profile)
         self.hp = (b, a, np.zeros(max(len(a), len(b)) - 1))
 
     def render(self, n0: int, n: int, jitter: np.ndarray | None) -> np.ndarray:
         """Samples n0 … n0+n−1 (call with consecutive blocks)."""
-        lo, hi = np.searchsorted(self.settled, [n0, n0 + n])
-        steps = np.bincount(self.settled[lo:hi] - n0, weights=self.polarity[lo:hi], minlength=n)
+        lo, hi = np.searchsorted(self.base, [n0, n0 + n])
+        steps = np.bincount(self.base[lo:hi] - n0, weights=self.polarity[lo:hi], minlength=n)
         x = (self.level + np.cumsum(steps)).astype(np.float64)
         self.level += int(self.polarity[lo:hi].sum())
-        lo, hi = np.searchsorted(self.pos, [n0 - self.support, n0 + n])
-        x += self._near_edges(self.pos[lo:hi], self.polarity[lo:hi], n0, n, jitter)
+        lo, hi = np.searchsorted(self.base, [n0 - self.width, n0 + n])
+        x += self._deviation(lo, hi, n0, n, jitter)
         b, a, zi = self.hp
-        y, zi = signal.lfilter(b, a, x * (self.sign * self.step_fs), zi=zi)
+        y, zi = signal.lfilter(b, a, x * self.gain, zi=zi)
         self.hp = (b, a, zi)
         return y
 
-    def _near_edges(self, pos: np.ndarray, polarity: np.ndarray, n0: int, n: int,
-                    jitter: np.ndarray | None) -> np.ndarray:
-        """Σₖ aₖ s(n + jₙ − pₖ) over the samples still settling (0 < n − pₖ < support)."""
-        out = np.zeros(n)
-        width = int(np.ceil(self.support)) + 1
-        for pol, table in self.tables.items():
-            p = pos[polarity == pol]
-            idx = np.floor(p).astype(np.int64)[:, None] + 1 + np.arange(width)
-            x = idx - p[:, None]
-            keep = (x < self.support) & (idx >= n0) & (idx < n0 + n)
-            idx, x = idx[keep], x[keep]
-            if jitter is not None:
-                x = x + jitter[idx - n0]
-            out += np.bincount(idx - n0, weights=table(x) * pol, minlength=n)
-        return out
+    def _deviation(self, lo: int, hi: int, n0: int, n: int, jitter: np.ndarray | None) -> np.ndarray:
+        """Σₖ aₖ d(n + jₙ − pₖ) for the edges lo … hi−1, on samples n0 … n0+n−1.
+
+        Whole windows are accumulated into a buffer padded by W on both sides; the part outside the block
+        is dropped (the neighbouring block computes it again).
+        """
+        w = self.width
+        if jitter is not None:
+            jitter = np.concatenate([np.zeros(w), jitter, np.zeros(w)])
+        k = (self.base[lo:hi] - self.pos[lo:hi]) * TABLE_STEPS_PER_SAMPLE  # f0 in table steps, (0, STEPS]
+        row = np.minimum(k.astype(np.int64), TABLE_STEPS_PER_SAMPLE - 1)
+        frac = (k - row)[:, None]
+        which = self.table_index[lo:hi]
+        dev = self.deviation
+        values = dev[which, row] + (dev[which, row + 1] - dev[which, row]) * frac
+        idx = (self.base[lo:hi] - (n0 - w))[:, None] + np.arange(w)
+        if jitter is not None:
+            slope = self.slope
+            values += (slope[which, row] + (slope[which, row + 1] - slope[which, row]) * frac) * jitter[idx]
+        out = np.bincount(idx.ravel(), weights=values.ravel(), minlength=n + 2 * w)
+        return out[w : w + n]
 
 
 def _output(y: np.ndarray, profile: Profile, rng_dither: np.random.Generator) -> tuple[np.ndarray, int]:
     """Clip at full scale and quantize to 24 bits; int32 with the code in the top 24 bits (soundfile)."""
-    code = y * FULL_SCALE_CODE
-    clipped = int(np.count_nonzero((code < -FULL_SCALE_CODE) | (code > FULL_SCALE_CODE - 1)))
+    code = y  # y is this block's own array: scale, dither, round and clip in place
+    code *= FULL_SCALE_CODE
     if profile.dither:  # TPDF: sum of two uniform ±½ LSB
         code += rng_dither.random(code.shape) - rng_dither.random(code.shape)
-    code = np.clip(np.rint(code), -FULL_SCALE_CODE, FULL_SCALE_CODE - 1)
+    np.rint(code, out=code)
+    clipped = int(np.count_nonzero(code < -FULL_SCALE_CODE) + np.count_nonzero(code > FULL_SCALE_CODE - 1))
+    np.clip(code, -FULL_SCALE_CODE, FULL_SCALE_CODE - 1, out=code)
     return code.astype(np.int32) << 8, clipped
 
 
@@ -237,9 +275,10 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
             common = _hum(profile, n0, n, hum_phases) + profile.dc_offset_fs
             block = np.empty((n, 2), dtype=np.int32)
             for c, channel in enumerate(channels):
-                y = channel.render(n0, n, jitter) + common
+                y = channel.render(n0, n, jitter)
+                y += common
                 if noise_rms:
-                    y += rng_noise.standard_normal(n) * noise_rms
+                    y += rng_noise.standard_normal(n, dtype=np.float32) * np.float32(noise_rms)
                 block[:, c], clips = _output(y, profile, rng_dither)
                 clipped += clips
             out.write(block)

@@ -1,0 +1,83 @@
+"""Benchmark of the sound-card model: rendering speed (× real time) and peak memory vs capture length.
+
+The table1 edge list from the simavr harness (``make sim``) is tiled to 1, 3 and 10 minutes (each copy
+shifted by a whole number of seconds, so the 1 s reference stays a clean square wave) and rendered with
+``pintime synth`` in a fresh process per run, so each run's peak resident memory is its own. Memory must
+grow with the number of edges only, not with the number of samples (the renderer streams in blocks).
+
+Usage: ``python bench/bench_synth.py [--edges build/sim/table1.edges.csv] [--json build/bench/synth.json]``
+Target (issue 3): a 10-minute capture in well under a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+CHILD = """
+import json, resource, sys, time
+from pintime.synth import synthesize
+t0 = time.perf_counter()
+r = synthesize(sys.argv[1], sys.argv[2], sys.argv[3], 1, f_cpu_hz=float(sys.argv[4]))
+print(json.dumps({"wall_s": time.perf_counter() - t0, "capture_s": r.n_samples / 192000,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def tile(edges_csv: Path, f_cpu_hz: float, minutes: float, out: Path) -> int:
+    """Write ``edges_csv`` repeated to ``minutes`` of MCU time; returns the number of edges."""
+    rows = np.loadtxt(edges_csv, delimiter=",", skiprows=1, dtype=np.int64, ndmin=2)
+    period = (int(rows[-1, 0] // f_cpu_hz) + 1) * int(f_cpu_hz)  # whole seconds: reference stays in phase
+    for ch in (0, 1):  # every copy must end low on each channel (the reference ends high after a run)
+        last = np.flatnonzero(rows[:, 1] == ch)
+        if len(last) and rows[last[-1], 2] == 1:
+            rows = np.delete(rows, last[-1], axis=0)
+    copies = int(np.ceil(minutes * 60 * f_cpu_hz / period))
+    tiled = np.concatenate([rows + [k * period, 0, 0] for k in range(copies)])
+    tiled = tiled[tiled[:, 0] < minutes * 60 * f_cpu_hz]
+    np.savetxt(out, tiled, fmt="%d", delimiter=",", header="cycle,channel,level", comments="")
+    return len(tiled)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--edges", type=Path, default=Path("build/sim/table1.edges.csv"))
+    parser.add_argument("--json", type=Path, default=Path("build/bench/synth.json"))
+    parser.add_argument("--profiles", default="default,wide-filter,noisy")
+    args = parser.parse_args()
+    sim = json.loads(args.edges.with_name(args.edges.name.replace(".edges.csv", ".json")).read_text())
+    f_cpu_hz = float(sim["f_cpu_hz"])
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for minutes in (1, 3, 10):
+            edges = Path(tmp) / f"tiled{minutes}.edges.csv"
+            n_edges = tile(args.edges, f_cpu_hz, minutes, edges)
+            for profile in args.profiles.split(",") if minutes == 10 else ["default"]:
+                wav = Path(tmp) / "capture.wav"
+                child = subprocess.run([sys.executable, "-c", CHILD, str(edges), str(wav), profile,
+                                        str(f_cpu_hz)], check=False, capture_output=True, text=True)
+                if child.returncode:
+                    sys.exit(f"bench_synth: rendering failed:\n{child.stderr}")
+                out = child.stdout
+                run = json.loads(out) | {"profile": profile, "minutes": minutes, "edges": n_edges}
+                run["x_real_time"] = run["capture_s"] / run["wall_s"]
+                results.append(run)
+                print(f"{minutes:3d} min  {profile:12s} {n_edges:9d} edges  {run['wall_s']:6.1f} s  "
+                      f"{run['x_real_time']:6.1f}× real time  peak RSS {run['peak_rss_mb']:6.0f} MB", flush=True)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=2) + "\n")
+    ten = [r for r in results if r["minutes"] == 10]
+    ok = all(r["wall_s"] < 60 for r in ten)
+    print(f"10-minute captures: {max(r['wall_s'] for r in ten):.1f} s at most "
+          f"({'meets' if ok else 'MISSES'} the < 60 s target); results in {args.json}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
