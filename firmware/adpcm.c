@@ -89,7 +89,7 @@ __attribute__((noinline)) void adpcm_coder(const int16_t *in, uint8_t *out, int3
     }
 
     if (!want_high)
-        *out++ = (uint8_t)high_nibble;
+        *out = (uint8_t)high_nibble;
 
     state->valprev = (int16_t)predicted;
     state->index = (uint8_t)index;
