@@ -8,9 +8,10 @@ seconds here would round every time by up to 1 ulp of its absolute value.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import numpy as np
-from vcd.reader import TokenKind, VCDParseError, tokenize
+from vcd.reader import ScalarChange, TokenKind, VCDParseError, tokenize
 
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
@@ -42,11 +43,12 @@ def read_vcd(path: str | Path) -> Edges:
     try:
         with open(path, "rb") as f:
             for token in tokenize(f):
+                # hot path: value changes read ``token.data`` directly (the typed properties check types)
                 kind = token.kind
                 if kind is TokenKind.CHANGE_TIME:
-                    now = token.time_change
+                    now = cast(int, token.data)
                 elif kind is TokenKind.CHANGE_SCALAR or kind is TokenKind.CHANGE_VECTOR:
-                    change = token.scalar_change if kind is TokenKind.CHANGE_SCALAR else token.vector_change
+                    change = cast(ScalarChange, token.data)
                     id_code, value = change.id_code, str(change.value).lower()
                     if id_code in ids and value in ("0", "1"):
                         if id_code in level and level[id_code] != value:
