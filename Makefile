@@ -93,3 +93,27 @@ lint: deps
 
 clean:
 	rm -rf $(BUILD) out
+
+# --- synthetic captures (sound-card model: analyzer/pintime/soundcard.py) ---------------------------
+# Long captures of the whole table1 run, one per profile (not committed): make synth-captures [SEED=1]
+SYNTH_PROFILES   := default paper wide-filter noisy
+EXAMPLE_PROFILES := default wide-filter noisy
+SEED             ?= 1
+# the committed examples end in the QUIET after repetition 1's last frame (RUN, CAL and two repetitions)
+EXAMPLE_S        := 4.565
+.PHONY: synth-captures example-captures
+
+synth-captures: $(SYNTH_PROFILES:%=$(BUILD)/captures/table1-%.wav)
+
+$(BUILD)/captures/table1-%.wav: $(BUILD)/sim/table1.json | deps
+	@mkdir -p $(@D)
+	$(PINTIME) synth $(BUILD)/sim/table1.edges.csv -o $@ --profile $* --seed $(SEED)
+
+# Regenerate the short examples in captures/ (committed so a new user can run the analyzer at once).
+example-captures: sim
+	for p in $(EXAMPLE_PROFILES); do \
+	  $(PINTIME) synth $(BUILD)/sim/table1.edges.csv -o captures/table1-$$p.wav --profile $$p --seed 1 \
+	    --duration-s $(EXAMPLE_S) || exit 1; done
+
+bench: deps sim
+	$(PY) bench/bench_synth.py

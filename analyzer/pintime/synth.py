@@ -208,7 +208,8 @@ def _hum(profile: Profile, n0: int, n: int, phases: np.ndarray) -> np.ndarray | 
 
 
 def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | str = "default",
-               seed: int = 0, f_cpu_hz: float | None = None, progress: bool = False) -> SynthResult:
+               seed: int = 0, f_cpu_hz: float | None = None, duration_s: float | None = None,
+               progress: bool = False) -> SynthResult:
     """Render the edge list ``edges_csv`` (simavr harness CSV, MCU cycles) into a 192 kHz 24-bit WAV.
 
     Left = measurement pin (channel 0), right = clock reference (channel 1). Writes ``wav_path`` and its
@@ -222,6 +223,8 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
     wav_path : output WAV; must not be the edge list or the simulation JSON (nor have them as sidecar).
     profile : a :class:`~pintime.soundcard.Profile` or the name of one in ``PROFILES``.
     seed : non-negative integer; the same seed gives a byte-identical file.
+    duration_s : length of the recording (it starts PREROLL_S before cycle 0); default: until every edge
+        has settled, plus POSTROLL_S. Edges after the end are simply not recorded.
     progress : show a progress bar (tqdm) on stderr.
 
     Raises
@@ -238,13 +241,15 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
     protected = {edges_csv.resolve(), sim_json_path(edges_csv).resolve()}
     if wav_path.resolve() in protected or side.resolve() in protected:
         raise PintimeError(f"{wav_path}: refusing to overwrite the input {edges_csv} or its simulation JSON")
+    if duration_s is not None and not (np.isfinite(duration_s) and duration_s > 0):
+        raise PintimeError(f"the duration must be a positive number of seconds, got {duration_s}")
     if wav_path.suffix.lower() != ".wav":
         raise PintimeError(f"{wav_path}: the output must be a .wav file")
     sim = _read_sim_json(edges_csv)
     f_cpu_hz = f_cpu_hz if f_cpu_hz is not None else sim.get("f_cpu_hz")
     if f_cpu_hz is None:
         raise PintimeError(f"F_CPU unknown: give --f-cpu-hz or put f_cpu_hz in {sim_json_path(edges_csv)}")
-    if not float(f_cpu_hz) > 0:
+    if not (np.isfinite(float(f_cpu_hz)) and float(f_cpu_hz) > 0):
         raise PintimeError(f"F_CPU must be positive, got {f_cpu_hz}")
     edges = read_edge_list(edges_csv)
 
@@ -257,6 +262,10 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
     channels = [_Channel(positions[edges.channel == c], edges.polarity[edges.channel == c], profile)
                 for c in (0, 1)]
     n_samples = int(np.ceil(positions.max() + channels[0].support + POSTROLL_S * SAMPLE_RATE_HZ))
+    if duration_s is not None:
+        n_samples = int(round(duration_s * SAMPLE_RATE_HZ))
+        if n_samples < 1:
+            raise PintimeError(f"a duration of {duration_s} s is shorter than one sample")
     if n_samples * 6 > WAV_MAX_BYTES:
         raise PintimeError(f"capture of {n_samples / SAMPLE_RATE_HZ:.0f} s exceeds the 4 GiB WAV limit")
     hum_phases = rng_hum.uniform(0, 2 * np.pi, len(profile.hum_dbfs))

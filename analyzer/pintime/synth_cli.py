@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from pintime.errors import PintimeError
-from pintime.soundcard import PROFILES, get_profile
+from pintime.soundcard import PROFILES, SAMPLE_RATE_HZ, get_profile
 from pintime.synth import synthesize
+
+T = TypeVar("T", int, float)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,13 +24,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", default="0", help="random seed, a non-negative integer (default: 0)")
     parser.add_argument("--f-cpu-hz", metavar="F", default=None,
                         help="MCU clock; default: f_cpu_hz from the simulation JSON next to EDGES.csv")
+    parser.add_argument("--duration-s", metavar="S", default=None,
+                        help="record only the first S seconds (default: the whole run)")
     parser.add_argument("--plot", metavar="DIR", default=None,
                         help="also write PNGs: a rendered edge per filter kind, a drooping pulse")
 
 
-def _number(text: str | None, name: str, kind: type) -> int | float | None:
-    if text is None:
-        return None
+def _number(text: str, name: str, kind: Callable[[str], T]) -> T:
     try:
         return kind(text)
     except ValueError:
@@ -36,10 +40,12 @@ def _number(text: str | None, name: str, kind: type) -> int | float | None:
 def run(args: argparse.Namespace) -> int:
     profile = get_profile(args.profile)
     seed = _number(args.seed, "--seed", int)
-    f_cpu_hz = _number(args.f_cpu_hz, "--f-cpu-hz", float)
-    result = synthesize(args.edges, args.output, profile, seed, f_cpu_hz, progress=sys.stderr.isatty())
-    print(f"{result.wav_path}: {result.n_samples / 192e3:.2f} s, profile {profile.name}, seed {seed}, "
-          f"rendered in {result.render_s:.1f} s; sidecar {result.sidecar_path}")
+    f_cpu_hz = None if args.f_cpu_hz is None else _number(args.f_cpu_hz, "--f-cpu-hz", float)
+    duration_s = None if args.duration_s is None else _number(args.duration_s, "--duration-s", float)
+    result = synthesize(args.edges, args.output, profile, seed, f_cpu_hz, duration_s,
+                        progress=sys.stderr.isatty())
+    print(f"{result.wav_path}: {result.n_samples / SAMPLE_RATE_HZ:.2f} s, profile {profile.name}, "
+          f"seed {seed}, rendered in {result.render_s:.1f} s; sidecar {result.sidecar_path}")
     if result.clipped_samples:
         print(f"pintime: warning: {result.clipped_samples} samples clipped at full scale", file=sys.stderr)
     if args.plot:
