@@ -208,3 +208,84 @@ def test_cli_renders_and_plots(tmp_path, capsys):
                                                                       "edge-wide.png"]
     assert main(["synth", str(csv), "-o", str(tmp_path / "x.wav"), "--profile", "nope"]) == 2
     assert "valid: default" in capsys.readouterr().err
+
+
+def allan_deviation(phase_s, step_s, tau_s):
+    """Overlapping Allan deviation at ``tau_s`` from time-error samples every ``step_s``."""
+    m = round(tau_s / step_s)
+    second_diff = phase_s[2 * m :] - 2 * phase_s[m:-m] + phase_s[: -2 * m]
+    return np.sqrt(np.mean(second_diff**2) / (2 * tau_s**2))
+
+
+def test_clock_wander_has_the_configured_allan_deviation_at_1_s():
+    from pintime.synth import wander_phase
+
+    t = np.arange(0, 4000, 0.01)
+    phase = wander_phase(t, 2e-8, np.random.default_rng(3))
+    assert allan_deviation(phase, 0.01, 1.0) == pytest.approx(2e-8, rel=0.1)
+    assert allan_deviation(phase, 0.01, 10.0) == pytest.approx(2e-8 / np.sqrt(10), rel=0.25)  # white FM
+    assert np.all(wander_phase(t, 0.0, np.random.default_rng(3)) == 0)
+
+
+def test_right_channel_delay_and_inversion(tmp_path):
+    card = replace(QUIET, name="two-adcs", right_delay_s=1.3e-6, inverted=True)
+    samples, result = render(tmp_path, [(3_200_007, 0, 1), (3_200_007, 1, 1)], card, name="skew")
+    truth_s = 3_200_007 / F_CPU - result.start_s
+    left = fit_edge(samples[:, 0], truth_s, card, 1)
+    right = fit_edge(samples[:, 1], truth_s, replace(card, right_delay_s=0.0), 1)
+    assert right - left == pytest.approx(1.3e-6, abs=0.1e-9)
+    # a rising pin edge comes out as a falling step (ringing stays within 10 % above zero)
+    assert samples[:, 0].min() < -0.9 * card.step_fs and samples[:, 0].max() < 0.1 * card.step_fs
+
+
+def test_dc_coupled_step_has_the_attenuated_pin_swing(tmp_path):
+    samples, _ = render(tmp_path, [(F_CPU // 10, 0, 1)], DC_COUPLED, name="dc")
+    assert samples[-100:, 0] == pytest.approx(5.0 * (3.9 / 13.9) / 2.83, abs=2**-23)
+    assert np.all(samples[:1000] == 0)
+
+
+def test_mains_hum_has_the_configured_frequency_and_level(tmp_path):
+    hummy = replace(DC_COUPLED, name="hum", hum_hz=50.0, hum_dbfs=(-60.0, -70.0))
+    samples, _ = render(tmp_path, [(F_CPU, 0, 1)], hummy, name="hum")
+    quiet = samples[:FS // 2, 0]  # 0.5 s: 25 cycles of 50 Hz
+    t = np.arange(len(quiet)) / FS
+    for harmonic, level_dbfs in ((1, -60.0), (3, -70.0)):
+        basis = np.exp(-2j * np.pi * 50.0 * harmonic * t)
+        assert 2 * abs(np.mean(quiet * basis)) == pytest.approx(10 ** (level_dbfs / 20), rel=1e-3)
+
+
+def test_duration_cuts_the_recording(tmp_path):
+    csv = write_edges(tmp_path, [(F_CPU // 10, 0, 1), (3 * F_CPU, 0, 0)])
+    result = synthesize(csv, tmp_path / "short.wav", "default", 0, F_CPU, duration_s=0.25)
+    assert result.n_samples == sf.info(result.wav_path).frames == 48_000
+
+
+def test_timing_noise_of_fitted_edges_matches_the_cramer_rao_bound(tmp_path):
+    # DESIGN.md §5: σ_τ² ≥ σ²/Σₙ s′(nT−τ)²; with amplitude and offset fitted too, the bound comes from the
+    # 3×3 Fisher information. A least-squares fit of the true response is efficient here.
+    sigma = 10 ** (-90 / 20)
+    card = replace(QUIET, name="cr", noise_dbfs=-90.0)
+    period = 1_234_567  # 0.0772 s between edges: isolated; droop handled by fitting each from rest below
+    rows = [(1_000_003 + k * period, 0, (k + 1) % 2) for k in range(60)]
+    samples, result = render(tmp_path, rows, card, name="cr")
+    left = samples[:, 0]
+    errors, bounds = [], []
+    amplitude = card.step_fs
+    for cycle, _, level in rows[::2]:  # rising edges
+        truth_s = cycle / F_CPU - result.start_s
+        n0 = int(truth_s * FS) - 40
+        window = left[n0 : n0 + 160]
+        # subtract what the earlier edges still contribute (their droop), known from the model
+        t = (n0 + np.arange(160)) / FS
+        earlier = sum(amplitude * (1 if lv else -1) * sc.step_response(card, t - (c / F_CPU - result.start_s),
+                                                                        1 if lv else -1)
+                      for c, _, lv in rows if c < cycle)
+        local = truth_s - n0 / FS
+        errors.append(fit_edge(window - earlier, local + 1e-6, card, 1) - local)
+        h = 1e-9  # derivative by a central difference on the continuous response, not on the samples
+        ds = (sc.step_response(card, t - truth_s + h, 1) - sc.step_response(card, t - truth_s - h, 1)) / (2 * h)
+        jac = np.stack([amplitude * ds, sc.step_response(card, t - truth_s, 1), np.ones_like(t)], axis=1)
+        bounds.append(np.sqrt(np.linalg.inv(jac.T @ jac)[0, 0]) * sigma)
+    measured, bound = np.std(errors), np.mean(bounds)
+    assert 0.1e-9 < bound < 1e-9  # ≈ T·σ/A: 0.35 ns at −90 dBFS, 0.5 FS (DESIGN.md §5)
+    assert measured == pytest.approx(bound, rel=0.35)  # 30 edges: the std itself is ±13 %
