@@ -40,6 +40,7 @@ KINDS: dict[int, tuple[str, tuple[tuple[str, int], ...]]] = {
     5: ("line", (("m", 2), ("rep", 2))),
     6: ("overdet", (("m", 2), ("rep", 2))),
     7: ("end", (("frames", 2),)),
+    8: ("table2", (("measurement", 2), ("first_round", 2), ("count", 2))),
 }
 PROGRAMS = {1: "table1", 2: "table2"}
 
@@ -48,7 +49,7 @@ PROGRAMS = {1: "table1", 2: "table2"}
 class Frame:
     """One valid frame: its kind, its header fields (FORMAT.md names) and its group's edges."""
 
-    kind: str  # "run", "cal", "direct", "executing", "differential", "line", "overdet" or "end"
+    kind: str  # "run", "cal", "direct", "executing", "differential", "line", "overdet", "end" or "table2"
     fields: dict[str, int]
     group: np.ndarray  # int64 indices into the decoder's input arrays, in time order
     start: int  # index of the SYNC's rising edge
@@ -90,6 +91,10 @@ def group_edge_count(kind: str, fields: dict[str, int]) -> int:
         return fields["count"]
     if kind == "differential":
         return 4 * fields["n"]
+    if kind == "table2":
+        return 2 * fields["count"]
+    if kind == "table2":
+        return 2 * fields["count"]
     return 2 * fields["m"]  # line, overdet
 
 
