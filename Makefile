@@ -4,11 +4,13 @@
 MCU      := atmega2560
 F_CPU    ?= 1000000
 REPS     ?= 100
+MEASUREMENTS ?= 100
+ROUNDS   ?= 1000
 BUILD    := build
 VENV     := .venv
 PY       := $(VENV)/bin/python
 PINTIME  := $(VENV)/bin/pintime
-PROGRAMS := table1
+PROGRAMS := table1 table2
 
 .PHONY: all deps firmware sim flash test bench lint clean FORCE
 
@@ -19,16 +21,19 @@ deps:
 
 # --- firmware (avr-gcc) ----------------------------------------------------------------------------
 # Sources per program; FW_COMMON goes into every program. Objects depend on a flags stamp, so changing
-# F_CPU, REPS or the git revision rebuilds, and nothing rebuilds when nothing changed.
+# F_CPU, REPS, MEASUREMENTS, ROUNDS or the git revision rebuilds, and nothing rebuilds when nothing changed.
+# adpcm.c gets the flags tests/adpcm_build.py builds it with (-Os, TABLE2.md §1).
 FW_DIR      := firmware
 FW_BUILD    := $(BUILD)/firmware
 FW_COMMON   := clock.c frames.c pinwave.S ref100.S
 table1_SRCS := table1.c groups.S
+table2_SRCS := table2.c table2_group.S adpcm.c adpcm_input.c adpcm_pulse.S
 FW_REVISION := 0x$(or $(shell git rev-parse HEAD 2>/dev/null | cut -c1-8),0)
 PORT        ?= /dev/ttyACM0
 # simavr's avr_mcu_section.h (the .mmcu section); evaluated after `deps` has installed libsimavr-dev.
 SIMAVR_AVR_INC = $(patsubst -I%,%,$(firstword $(shell pkg-config --cflags-only-I simavr)))/avr
-FW_CFLAGS   = -mmcu=$(MCU) -DF_CPU=$(F_CPU) -DREPS=$(REPS) -DFW_REVISION=$(FW_REVISION) \
+FW_CFLAGS   = -mmcu=$(MCU) -DF_CPU=$(F_CPU) -DREPS=$(REPS) -DMEASUREMENTS=$(MEASUREMENTS) -DROUNDS=$(ROUNDS) \
+              -DFW_REVISION=$(FW_REVISION) \
               -Os -g -std=gnu11 -Wall -Wextra -Werror -I$(FW_DIR) -isystem $(SIMAVR_AVR_INC)
 # DESIGN.md §4: without the .mmcu section at 0x910000 simavr 1.6 loads .data at the wrong address.
 FW_LDFLAGS  := -mmcu=$(MCU) -Wl,--undefined=_mmcu,--section-start=.mmcu=0x910000
@@ -78,7 +83,15 @@ $(HARNESS): sim/harness.c | deps
 
 # The JSON is written last; on a failed run it is removed so make does not take the run for done.
 $(BUILD)/sim/%.json: $(FW_BUILD)/%.elf $(HARNESS)
-	$(HARNESS) $< -o $(BUILD)/sim/$* || { rm -f $@; exit 1; }
+	$(HARNESS) $< -o $(BUILD)/sim/$* $(HARNESS_FLAGS) || { rm -f $@; exit 1; }
+
+# table2 (firmware/TABLE2.md §4): adpcm_coder's blocks and cycle costs (the truth) and the addresses whose
+# per-pulse counts give each round's visits, from the ELF; the harness writes table2.visits.csv.
+$(BUILD)/sim/%.watch $(BUILD)/sim/%.blocks.json: $(FW_BUILD)/%.elf | deps
+	@mkdir -p $(@D)
+	$(PINTIME) cfg $< --watch $(BUILD)/sim/$*.watch --json $(BUILD)/sim/$*.blocks.json > $(BUILD)/sim/$*.blocks.txt
+$(BUILD)/sim/table2.json: $(BUILD)/sim/table2.watch $(BUILD)/sim/table2.blocks.json
+$(BUILD)/sim/table2.json: HARNESS_FLAGS = --watch $(BUILD)/sim/table2.watch --blocks $(BUILD)/sim/table2.blocks.json
 
 sim: deps firmware $(PROGRAMS:%=$(BUILD)/sim/%.json)
 

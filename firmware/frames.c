@@ -24,8 +24,9 @@ const uint32_t pintime_fw_revision PROGMEM __attribute__((used)) = FW_REVISION;
 static uint16_t waveform_cycles[2 + 2 * 8 * HEADER_MAX_BYTES];
 static uint16_t frames_sent;
 
+/* `lead_cycles`: cycles from the start of `group` to its first edge (0 for the groups of groups.S). */
 static void send_frame(enum frame_kind kind, const uint8_t *payload, uint8_t payload_len,
-		       void (*group)(void), uint16_t arg)
+		       void (*group)(void), uint16_t arg, uint8_t lead_cycles)
 {
 	uint8_t bytes[HEADER_MAX_BYTES];
 	uint8_t len = 0;
@@ -47,7 +48,8 @@ static void send_frame(enum frame_kind kind, const uint8_t *payload, uint8_t pay
 			waveform_cycles[n++] = US_CYCLES(BIT_LOW_US);
 		}
 	}
-	waveform_cycles[n - 1] = US_CYCLES(SETTLE_US) - PIN_FRAME_TAIL;	/* pin_frame adds the tail */
+	/* pin_frame adds the tail, the group its lead */
+	waveform_cycles[n - 1] = US_CYCLES(SETTLE_US) - PIN_FRAME_TAIL - lead_cycles;
 
 	delay_exact(US_CYCLES(QUIET_US));	/* plus the code since the last edge: QUIET >= 3000 µs */
 	pin_frame(waveform_cycles, n, group, arg);
@@ -73,7 +75,7 @@ void frame_run(uint8_t program)
 	uint8_t *p = put_u32(payload, F_CPU);
 	p = put_u32(p, pgm_read_dword(&pintime_fw_revision));
 	*p++ = program;
-	send_frame(FRAME_RUN, payload, p - payload, group_none, 0);
+	send_frame(FRAME_RUN, payload, p - payload, group_none, 0, 0);
 }
 
 void frame_cal(void)
@@ -81,26 +83,34 @@ void frame_cal(void)
 	uint8_t payload[6];
 	uint8_t *p = put_u32(payload, US_CYCLES(CAL_PERIOD_US));
 	p = put_u16(p, CAL_COUNT);
-	send_frame(FRAME_CAL, payload, p - payload, group_cal, CAL_COUNT);
+	send_frame(FRAME_CAL, payload, p - payload, group_cal, CAL_COUNT, 0);
 }
 
 void frame_direct(uint16_t rep, void (*group)(void))
 {
 	uint8_t payload[2];
 	put_u16(payload, rep);
-	send_frame(FRAME_DIRECT, payload, sizeof payload, group, 0);
+	send_frame(FRAME_DIRECT, payload, sizeof payload, group, 0, 0);
 }
 
 void frame_counted(enum frame_kind kind, uint16_t n, uint16_t rep, void (*group)(void))
 {
 	uint8_t payload[4];
 	put_u16(put_u16(payload, n), rep);
-	send_frame(kind, payload, sizeof payload, group, n);
+	send_frame(kind, payload, sizeof payload, group, n, 0);
 }
 
 void frame_end(void)
 {
 	uint8_t payload[2];
 	put_u16(payload, frames_sent);
-	send_frame(FRAME_END, payload, sizeof payload, group_none, 0);
+	send_frame(FRAME_END, payload, sizeof payload, group_none, 0, 0);
+}
+
+void frame_table2(uint16_t measurement, uint16_t first_round, uint16_t count, void (*group)(void),
+		  uint8_t lead_cycles)
+{
+	uint8_t payload[6];
+	put_u16(put_u16(put_u16(payload, measurement), first_round), count);
+	send_frame(FRAME_TABLE2, payload, sizeof payload, group, count, lead_cycles);
 }

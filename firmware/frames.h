@@ -1,7 +1,7 @@
 /*
  * frames.h — whole frames on the measurement pin (FORMAT.md §3–§4): QUIET, SYNC, header, SETTLE and GROUP.
- * A GROUP is an assembler routine run by pin_frame (timing.h, groups.h) with the frame's `n` (or `m`) as
- * argument.
+ * A GROUP is an assembler routine run by pin_frame (timing.h, groups.h, table2.h) with the frame's `n`
+ * (or `m`, or `count`) as argument.
  */
 #ifndef PINTIME_FRAMES_H
 #define PINTIME_FRAMES_H
@@ -19,6 +19,7 @@ enum frame_kind {
 	FRAME_LINE = 5,
 	FRAME_OVERDET = 6,
 	FRAME_END = 7,
+	FRAME_TABLE2 = 8,
 };
 
 enum program_id { PROGRAM_TABLE1 = 1, PROGRAM_TABLE2 = 2 };
@@ -31,5 +32,10 @@ void frame_direct(uint16_t rep, void (*group)(void));
 void frame_counted(enum frame_kind kind, uint16_t n, uint16_t rep, void (*group)(void));
 /* END: payload = number of frames sent before it. */
 void frame_end(void);
+/* TABLE2: payload `measurement`, `first_round`, `count` (u16 each); `group` gets count. Its first edge comes
+ * `lead_cycles` cycles after it starts (it loads the first call's arguments before the edge): the SETTLE is
+ * shortened by as much, so it stays exact. */
+void frame_table2(uint16_t measurement, uint16_t first_round, uint16_t count, void (*group)(void),
+		  uint8_t lead_cycles);
 
 #endif

@@ -2,7 +2,7 @@
  * harness.c — run a pintime firmware ELF in simavr and record every edge of the two signal pins with its
  * exact cycle (DESIGN.md §2, firmware/FORMAT.md §1).
  *
- *   harness ELF -o PREFIX [--max-cycles N] [--histogram FILE]
+ *   harness ELF -o PREFIX [--max-cycles N] [--histogram FILE] [--watch FILE [--blocks FILE]]
  *
  * Writes PREFIX.vcd (timescale 1 ps, time = cycle · 1e12 / F_CPU), PREFIX.edges.csv (cycle,channel,level;
  * channel 0 = measurement pin PA0, channel 1 = clock reference PB5 = OC1A) and PREFIX.json (run summary).
@@ -17,6 +17,14 @@
  *
  * Histogram (optional): per instruction address (byte address, as in the .lss listing) the number of
  * executions and the cycles they took, kept in RAM and written at the end as CSV `pc,count,cycles`.
+ *
+ * Per-pulse visits (optional, firmware/TABLE2.md §4): --watch FILE lists byte addresses (hex, one per line,
+ * as `pintime cfg ELF --watch FILE` writes them). For every pulse of the measurement pin (rising edge to
+ * falling edge) in which a watched address ran, PREFIX.visits.csv gets one row: the pulse's number p (its
+ * edges are the measurement pin's edges 2p and 2p + 1), its rising-edge cycle, its width in cycles, then
+ * per watched address, in the file's order, its executions and the cycles they took inside the pulse. An
+ * instruction belongs to the pulse when it starts at or after the rising edge and before the falling edge.
+ * --blocks FILE (the CFG truth, `pintime cfg --json`) is only recorded in PREFIX.json beside the others.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -44,6 +52,7 @@ struct recorder {
 	int level[CHANNELS];		/* pin level after the last recorded edge */
 	uint64_t edges[CHANNELS];	/* edges recorded per channel */
 	uint64_t last_cycle;		/* cycle of the last recorded edge (edges must come in order) */
+	uint64_t edge_cycle[CHANNELS];	/* cycle of the last recorded edge per channel */
 	int out_of_order;
 };
 
@@ -51,6 +60,20 @@ struct histogram {
 	uint64_t *count;		/* executions per instruction word */
 	uint64_t *cycles;		/* cycles per instruction word */
 	uint32_t words;
+};
+
+struct watch {
+	uint32_t n;			/* watched addresses */
+	uint32_t *pc;			/* their byte addresses, in the watch file's order */
+	int32_t *slot;			/* per flash word: index into pc, or -1 */
+	uint64_t *count;		/* executions per watched address in the current pulse */
+	uint64_t *cycles;		/* cycles per watched address in the current pulse */
+	int ran;			/* a watched address ran in the current pulse */
+	uint64_t pulse;			/* number of the current pulse (rising edges before it) */
+	uint64_t rise_cycle;		/* cycle of the current pulse's rising edge */
+	uint64_t rows;			/* rows written: pulses in which a watched address ran */
+	uint64_t outside;		/* executions of watched addresses outside every pulse */
+	FILE *csv;
 };
 
 static const char vcd_id[CHANNELS] = { '!', '"' };
@@ -82,6 +105,7 @@ static void record_edge(struct recorder *r, int channel, uint64_t cycle, int lev
 		r->out_of_order = 1;
 	r->last_cycle = cycle;
 	r->level[channel] = level;
+	r->edge_cycle[channel] = cycle;
 	r->edges[channel]++;
 	fprintf(r->csv, "%" PRIu64 ",%d,%d\n", cycle, channel, level);
 	fprintf(r->vcd, "#%" PRIu64 "\n%d%c\n", cycle * r->ps_per_cycle, level, vcd_id[channel]);
@@ -166,6 +190,99 @@ static void write_histogram(const char *path, const struct histogram *h)
 	fclose(f);
 }
 
+/* Read the watch file: hex byte addresses, one per line, each an instruction word inside the flash image,
+ * none twice. */
+static void read_watch(const char *path, uint32_t flash_bytes, struct watch *w)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		die("cannot open watch file %s", path);
+	w->slot = malloc((flash_bytes / 2 + 1) * sizeof *w->slot);
+	if (!w->slot)
+		die("%s", "out of memory for the watch list");
+	for (uint32_t i = 0; i <= flash_bytes / 2; i++)
+		w->slot[i] = -1;
+	char line[128];
+	for (unsigned number = 1; fgets(line, sizeof line, f); number++) {
+		char *end;
+		errno = 0;
+		unsigned long pc = strtoul(line, &end, 16);
+		while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+			end++;
+		if (errno || end == line || *end || pc % 2 || pc >= flash_bytes || w->slot[pc / 2] >= 0) {
+			snprintf(line, sizeof line, "%s:%u", path, number);
+			die("%s: expected a new even hex byte address inside the flash image", line);
+		}
+		uint32_t *grown = realloc(w->pc, (w->n + 1) * sizeof *w->pc);
+		if (!grown)
+			die("%s", "out of memory for the watch list");
+		w->pc = grown;
+		w->slot[pc / 2] = (int32_t)w->n;
+		w->pc[w->n++] = (uint32_t)pc;
+	}
+	fclose(f);
+	if (w->n == 0)
+		die("watch file %s lists no address", path);
+	w->count = calloc(w->n, sizeof *w->count);
+	w->cycles = calloc(w->n, sizeof *w->cycles);
+	if (!w->count || !w->cycles)
+		die("%s", "out of memory for the watch list");
+}
+
+static void write_visits_header(struct watch *w)
+{
+	fputs("pulse,rise_cycle,width_cycles", w->csv);
+	for (uint32_t i = 0; i < w->n; i++)
+		fprintf(w->csv, ",count_%#" PRIx32 ",cycles_%#" PRIx32, w->pc[i], w->pc[i]);
+	fputc('\n', w->csv);
+}
+
+/* One executed instruction (at `pc`, `cycles` long), with the measurement pin's level before and after it:
+ * the rising `out` belongs to its pulse, the falling `out` does not. */
+static void watch_step(struct watch *w, const struct recorder *r, uint32_t pc, uint64_t cycles,
+		       int level_before, int level_after)
+{
+	if (!level_before && level_after) {
+		memset(w->count, 0, w->n * sizeof *w->count);
+		memset(w->cycles, 0, w->n * sizeof *w->cycles);
+		w->ran = 0;
+		w->rise_cycle = r->edge_cycle[0];
+	}
+	int32_t slot = w->slot[pc / 2];
+	if (slot >= 0 && level_after) {
+		w->count[slot]++;
+		w->cycles[slot] += cycles;
+		w->ran = 1;
+	} else if (slot >= 0) {
+		w->outside++;
+	}
+	if (level_before && !level_after) {
+		if (w->ran) {
+			fprintf(w->csv, "%" PRIu64 ",%" PRIu64 ",%" PRIu64, w->pulse, w->rise_cycle,
+				r->edge_cycle[0] - w->rise_cycle);
+			for (uint32_t i = 0; i < w->n; i++)
+				fprintf(w->csv, ",%" PRIu64 ",%" PRIu64, w->count[i], w->cycles[i]);
+			fputc('\n', w->csv);
+			w->rows++;
+		}
+		w->pulse++;
+	}
+}
+
+/* The "visits" member of PREFIX.json: the per-pulse visits file and the truth files it goes with. */
+static void write_visits_summary(FILE *json, const char *prefix, const char *watch_path, const char *blocks_path,
+				 const struct watch *w)
+{
+	fprintf(json, ",\n  \"visits\": {\"file\": \"%s.visits.csv\", \"watch\": \"%s\", \"blocks\": ", prefix,
+		watch_path);
+	if (blocks_path)
+		fprintf(json, "\"%s\"", blocks_path);
+	else
+		fputs("null", json);
+	fprintf(json, ", \"addresses\": %" PRIu32 ", \"pulses\": %" PRIu64 ", \"watched_outside_pulses\": %"
+		PRIu64 "}", w->n, w->rows, w->outside);
+}
+
 static const char *basename_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -174,7 +291,7 @@ static const char *basename_of(const char *path)
 
 int main(int argc, char **argv)
 {
-	const char *elf = NULL, *prefix = NULL, *histogram_path = NULL;
+	const char *elf = NULL, *prefix = NULL, *histogram_path = NULL, *watch_path = NULL, *blocks_path = NULL;
 	uint64_t max_cycles = DEFAULT_MAX_CYCLES;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
@@ -187,15 +304,23 @@ int main(int argc, char **argv)
 				die("--max-cycles needs a positive integer, got '%s'", argv[i]);
 		} else if (strcmp(argv[i], "--histogram") == 0 && i + 1 < argc) {
 			histogram_path = argv[++i];
+		} else if (strcmp(argv[i], "--watch") == 0 && i + 1 < argc) {
+			watch_path = argv[++i];
+		} else if (strcmp(argv[i], "--blocks") == 0 && i + 1 < argc) {
+			blocks_path = argv[++i];
 		} else if (argv[i][0] != '-' && !elf) {
 			elf = argv[i];
 		} else {
-			die("usage: harness ELF -o PREFIX [--max-cycles N] [--histogram FILE] (bad argument '%s')",
+			die("usage: harness ELF -o PREFIX [--max-cycles N] [--histogram FILE] "
+			    "[--watch FILE [--blocks FILE]] (bad argument '%s')",
 			    argv[i]);
 		}
 	}
 	if (!elf || !prefix)
-		die("%s", "usage: harness ELF -o PREFIX [--max-cycles N] [--histogram FILE]");
+		die("%s", "usage: harness ELF -o PREFIX [--max-cycles N] [--histogram FILE] "
+		    "[--watch FILE [--blocks FILE]]");
+	if (blocks_path && !watch_path)
+		die("%s", "--blocks needs --watch");
 	if (!is_elf(elf))
 		die("%s is not an ELF file", elf);
 
@@ -234,6 +359,13 @@ int main(int argc, char **argv)
 			die("%s", "out of memory for the histogram");
 	}
 
+	struct watch watch = { 0 };
+	if (watch_path) {
+		read_watch(watch_path, fw.flashsize, &watch);
+		watch.csv = open_out(prefix, ".visits.csv");
+		write_visits_header(&watch);
+	}
+
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int state = cpu_Running;
@@ -241,11 +373,14 @@ int main(int argc, char **argv)
 		uint32_t pc = avr->pc;
 		uint64_t before = avr->cycle;
 		int running = avr->state == cpu_Running;
+		int level_before = rec.level[0];
 		state = avr_run(avr);
 		if (hist.count && running && pc / 2 < hist.words) {
 			hist.count[pc / 2]++;
 			hist.cycles[pc / 2] += avr->cycle - before;
 		}
+		if (watch.n && running && pc / 2 < hist.words)
+			watch_step(&watch, &rec, pc, avr->cycle - before, level_before, rec.level[0]);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double wall_s = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
@@ -258,6 +393,8 @@ int main(int argc, char **argv)
 	fclose(rec.vcd);
 	if (hist.count)
 		write_histogram(histogram_path, &hist);
+	if (watch.csv)
+		fclose(watch.csv);
 
 	char program[256];
 	snprintf(program, sizeof program, "%s", basename_of(elf));
@@ -269,9 +406,12 @@ int main(int argc, char **argv)
 		"  \"f_cpu_hz\": %" PRIu32 ",\n  \"revision\": %" PRIu32 ",\n"
 		"  \"cycles_simulated\": %" PRIu64 ",\n  \"capture_s\": %.6f,\n"
 		"  \"edges\": {\"measurement\": %" PRIu64 ", \"reference\": %" PRIu64 "},\n"
-		"  \"end\": \"%s\",\n  \"wall_s\": %.3f,\n  \"cycles_per_s\": %.0f\n}\n",
+		"  \"end\": \"%s\",\n  \"wall_s\": %.3f,\n  \"cycles_per_s\": %.0f",
 		program, elf, fw.mmcu, fw.frequency, firmware_revision(&fw), avr->cycle,
 		(double)avr->cycle / fw.frequency, rec.edges[0], rec.edges[1], end, wall_s, cycles_per_s);
+	if (watch.n)
+		write_visits_summary(json, prefix, watch_path, blocks_path, &watch);
+	fputs("\n}\n", json);
 	fclose(json);
 
 	printf("harness: %s: %" PRIu64 " cycles (%.3f s of MCU time) in %.2f s wall = %.1f M cycles/s; "
