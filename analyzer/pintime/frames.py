@@ -93,8 +93,6 @@ def group_edge_count(kind: str, fields: dict[str, int]) -> int:
         return 4 * fields["n"]
     if kind == "table2":
         return 2 * fields["count"]
-    if kind == "table2":
-        return 2 * fields["count"]
     return 2 * fields["m"]  # line, overdet
 
 
