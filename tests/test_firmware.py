@@ -33,8 +33,9 @@ CAL_COUNT = 1000
 PAYLOAD = {"run": (("f_cpu_hz", 4), ("revision", 4), ("program", 1)),
            "cal": (("period_cycles", 4), ("count", 2)), "direct": (("rep", 2),),
            "executing": (("n", 2), ("rep", 2)), "differential": (("n", 2), ("rep", 2)),
-           "line": (("m", 2), ("rep", 2)), "overdet": (("m", 2), ("rep", 2)), "end": (("frames", 2),)}
-KIND_NUMBER = {k: i for i, k in enumerate(PAYLOAD)}  # FORMAT.md §4 order: RUN = 0 … END = 7
+           "line": (("m", 2), ("rep", 2)), "overdet": (("m", 2), ("rep", 2)), "end": (("frames", 2),),
+           "table2": (("measurement", 2), ("first_round", 2), ("count", 2))}
+KIND_NUMBER = {k: i for i, k in enumerate(PAYLOAD)}  # FORMAT.md §4 order: RUN = 0 … END = 7, TABLE2 = 8
 
 
 def schedule(reps: int, f_cpu_hz: int, revision: int) -> list[tuple[str, dict[str, int]]]:
@@ -111,7 +112,8 @@ def built_reps(flags: Path) -> int:
 def build_16mhz(tmp_path_factory) -> Path:
     """A 16 MHz build with REPS=2 (firmware, harness, simavr run) in a temporary build directory."""
     build = tmp_path_factory.mktemp("build16")
-    subprocess.run(["make", "-s", "-C", str(ROOT), f"BUILD={build}", "F_CPU=16000000", "REPS=2", "sim"],
+    subprocess.run(["make", "-s", "-C", str(ROOT), f"BUILD={build}", "F_CPU=16000000", "REPS=2", "PROGRAMS=table1",
+                    "sim"],
                    check=True, capture_output=True, text=True)
     return build
 
