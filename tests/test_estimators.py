@@ -108,6 +108,30 @@ def test_fit_line_rejects_an_outlier():
     assert abs(fit.slope_us - 100) < 0.05
 
 
+def test_fit_line_rejects_an_outlier_at_the_end_of_the_line():
+    """Where the least-squares line of all points leans toward the outlier the most (§4.1 screening)."""
+    x = np.arange(1, 11, dtype=float)
+    y = 100 * x + 1.0
+    y[0] += 50.0
+    fit = est.fit_line(x, y)
+    assert list(np.flatnonzero(~fit.kept)) == [0]
+    assert fit.slope_us == pytest.approx(100, abs=1e-9) and fit.intercept_us == pytest.approx(1, abs=1e-9)
+    assert fit.all_points_us[0] < 99  # the line of all points is pulled far off
+
+
+def test_fit_line_screens_with_theil_sen_deviations():
+    x = np.arange(1, 21, dtype=float)
+    y = 100 * x + 1 + RNG.normal(0, 1.0, 20)
+    fit = est.fit_line(x, y)
+    slopes = sorted((y[j] - y[i]) / (x[j] - x[i]) for i in range(20) for j in range(i + 1, 20))
+    slope = (slopes[len(slopes) // 2 - 1] + slopes[len(slopes) // 2]) / 2  # 190 pairs: even count
+    offsets = sorted(y - slope * x)
+    intercept = (offsets[9] + offsets[10]) / 2
+    deviation = np.abs(y - (slope * x + intercept))
+    assert fit.deviation_us == pytest.approx(deviation, abs=1e-9)
+    assert fit.threshold_us == pytest.approx(est.OUTLIER_FACTOR * np.median(deviation), rel=1e-9)
+
+
 def test_line_fit_std_over_repetitions():
     x = np.arange(1, 11)
     widths = 100 * x + 1 + RNG.normal(0, 1.2, (30, 10))

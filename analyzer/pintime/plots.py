@@ -41,7 +41,7 @@ def fig3_outlier(a: Analysis, out: Path) -> Path:
     fit, y = a.table.line_fits[m], a.table.line_points[m][i]
     rep = fit.reps[i]
     k = np.arange(1, m + 1)
-    all_a, all_b = rep.first_fit_us
+    all_a, all_b = rep.all_points_us
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(6, 6), sharex=True)
     top.plot(k[rep.kept], y[rep.kept], "o", label="kept")
     if found:
@@ -50,13 +50,12 @@ def fig3_outlier(a: Analysis, out: Path) -> Path:
     top.plot(k, rep.slope_us * k + rep.intercept_us, "-", label=f"final fit: slope {rep.slope_us:.3f}")
     top.set(ylabel="pulse width $T_k$ (µs)")
     top.legend()
-    deviation = y - (all_a * k + all_b)
-    unit, scale = ("µs", 1.0) if rep.threshold_us >= 1 else ("ns", 1e3)
-    bottom.plot(k, deviation * scale, "o")
-    bottom.axhspan(-rep.threshold_us * scale, rep.threshold_us * scale, alpha=0.2,
-                   label=f"rejection threshold ±{rep.threshold_us * scale:.3g} {unit}\n"
+    unit, scale = ("µs", 1.0) if max(rep.threshold_us, rep.deviation_us.max()) >= 1 else ("ns", 1e3)
+    bottom.plot(k, rep.deviation_us * scale, "o")
+    bottom.axhspan(0, rep.threshold_us * scale, alpha=0.2,
+                   label=f"kept below {rep.threshold_us * scale:.3g} {unit}\n"
                          f"({OUTLIER_FACTOR:g}× median |deviation|, at least {OUTLIER_FLOOR_US * 1e6:g} ps)")
-    bottom.set(xlabel="executions $N_k = k$", ylabel=f"deviation from first fit ({unit})")
+    bottom.set(xlabel="executions $N_k = k$", ylabel=f"|deviation| from Theil–Sen line ({unit})")
     bottom.legend()
     title = (f"Outlier rejected: line 1×–{m}×, repetition {i + 1}" if found else
              f"no outlier in {sum(len(f.reps) for f in a.table.line_fits.values())} line fits; "
