@@ -334,21 +334,79 @@ def visits_from_histogram(cfg: Cfg, pcs: np.ndarray, counts: np.ndarray, cycles:
     A two-exit block is left by its taken exit ``(cycles − count · not-taken cost) / (extra cost)`` times,
     from its last instruction's entry.
     """
-    table = {int(pc): (int(n), int(c)) for pc, n, c in zip(pcs, counts, cycles, strict=True)}
-    block_counts = np.array([table.get(b.address, (0, 0))[0] for b in cfg.blocks], dtype=np.int64)
-    exit_counts = np.zeros(len(cfg.exits), dtype=np.int64)
-    for block, n in zip(cfg.blocks, block_counts.tolist(), strict=True):
+    blocks, exits = visits_from_histograms(cfg, pcs, np.asarray(counts)[None, :], np.asarray(cycles)[None, :])
+    return Visits(blocks[0], exits[0])
+
+
+def visits_from_histograms(cfg: Cfg, pcs: np.ndarray, counts: np.ndarray,
+                           cycles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`visits_from_histogram` for many rounds at once: ``counts`` and ``cycles`` are rounds × PCs
+    (one column per address of ``pcs``); returns block counts (rounds × blocks) and exit counts (rounds ×
+    exits), int64."""
+    pcs = np.asarray(pcs, dtype=np.int64)
+    counts, cycles = np.asarray(counts, dtype=np.int64), np.asarray(cycles, dtype=np.int64)
+    if counts.shape != cycles.shape or counts.ndim != 2 or counts.shape[1] != len(pcs):
+        raise ValueError("counts and cycles must be rounds × len(pcs)")
+    if len(set(pcs.tolist())) != len(pcs):
+        raise PintimeError(f"{cfg.function}: histogram lists an address twice")
+    column = {int(pc): k for k, pc in enumerate(pcs)}
+    zero = np.zeros(counts.shape[0], dtype=np.int64)
+
+    def of(address: int, table: np.ndarray) -> np.ndarray:
+        k = column.get(address)
+        return zero if k is None else table[:, k]
+
+    block_counts = np.column_stack([of(b.address, counts) for b in cfg.blocks])
+    exit_counts = np.zeros((counts.shape[0], len(cfg.exits)), dtype=np.int64)
+    for block in cfg.blocks:
+        n = block_counts[:, block.number]
         if len(block.exits) == 1:
-            exit_counts[block.exits[0].index] = n
+            exit_counts[:, block.exits[0].index] = n
             continue
         stay, jump = block.exits
         last = block.instructions[-1]
-        n_last, cycles_last = table.get(last.address, (0, 0))
-        if n_last != n:
-            raise PintimeError(f"{cfg.function}: {block.name} ran {n} times, its last instruction {n_last}")
+        n_last, cycles_last = of(last.address, counts), of(last.address, cycles)
+        if np.any(n_last != n):
+            raise PintimeError(f"{cfg.function}: {block.name} ran {n.tolist()} times, "
+                               f"its last instruction {n_last.tolist()}")
         # the last instruction costs instruction_cycles(last) when not taken, plus the difference when taken
-        taken, remainder = divmod(cycles_last - n * instruction_cycles(last), jump.cycles - stay.cycles)
-        if remainder or not 0 <= taken <= n:
+        taken, remainder = np.divmod(cycles_last - n * instruction_cycles(last), jump.cycles - stay.cycles)
+        if np.any(remainder) or np.any((taken < 0) | (taken > n)):
             raise PintimeError(f"{cfg.function}: histogram of {last} does not fit its timing")
-        exit_counts[stay.index], exit_counts[jump.index] = n - taken, taken
-    return Visits(block_counts, exit_counts)
+        exit_counts[:, stay.index], exit_counts[:, jump.index] = n - taken, taken
+    return block_counts, exit_counts
+
+
+def describe(cfg: Cfg) -> dict:
+    """The CFG as plain data (the JSON of ``pintime cfg --json``); :func:`cfg_from_description` reads it."""
+    return {
+        "function": cfg.function,
+        "address": cfg.address,
+        "size_bytes": cfg.size_bytes,
+        "blocks": [{
+            "name": b.name,
+            "address": b.address,
+            "instructions": len(b.instructions),
+            "cycles_min": b.cycles_min,
+            "cycles_max": b.cycles_max,
+            "exits": [{"index": e.index, "target": None if e.target is None else f"BB{e.target}",
+                       "taken": e.taken, "cycles": e.cycles} for e in b.exits],
+        } for b in cfg.blocks],
+        "watch": watch_addresses(cfg),
+        "simavr_skip_bug_sites": [i.address for i in simavr_skip_bug_sites(cfg)],
+        "code": [[i.address, i.size_bytes, i.mnemonic, i.operands] for i in cfg.instructions],
+    }
+
+
+def cfg_from_description(data: dict, source: str = "CFG JSON") -> Cfg:
+    """Rebuild the :class:`Cfg` a :func:`describe` JSON was made from (no binutils needed), checking that
+    its blocks and exit costs are those recorded; PintimeError on anything else."""
+    try:
+        code = [Instruction(int(a), int(n), str(m), str(o)) for a, n, m, o in data["code"]]
+        cfg = build_cfg(str(data["function"]), code)
+    except (KeyError, TypeError, ValueError) as err:
+        raise PintimeError(f"{source}: not a `pintime cfg --json` file with its code ({err!r}); "
+                           "regenerate it with this pintime") from None
+    if describe(cfg) != data:
+        raise PintimeError(f"{source}: its blocks or cycle costs do not match its own code (edited file?)")
+    return cfg

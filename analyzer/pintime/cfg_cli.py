@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from pintime.cfg import Cfg, function_cfg, simavr_skip_bug_sites, watch_addresses
+from pintime.cfg import describe, function_cfg, simavr_skip_bug_sites, watch_addresses
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,26 +16,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also write the blocks, their exits and cycle costs, and the watch addresses")
     parser.add_argument("--watch", metavar="FILE", default=None,
                         help="write the byte addresses a per-pulse PC histogram must count, one per line")
-
-
-def describe(cfg: Cfg) -> dict:
-    """The CFG as plain data (the JSON of ``pintime cfg --json``)."""
-    return {
-        "function": cfg.function,
-        "address": cfg.address,
-        "size_bytes": cfg.size_bytes,
-        "blocks": [{
-            "name": b.name,
-            "address": b.address,
-            "instructions": len(b.instructions),
-            "cycles_min": b.cycles_min,
-            "cycles_max": b.cycles_max,
-            "exits": [{"index": e.index, "target": None if e.target is None else f"BB{e.target}",
-                       "taken": e.taken, "cycles": e.cycles} for e in b.exits],
-        } for b in cfg.blocks],
-        "watch": watch_addresses(cfg),
-        "simavr_skip_bug_sites": [i.address for i in simavr_skip_bug_sites(cfg)],
-    }
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,150 @@
+"""The count-matrix system of paper §5.1 (eq. 9–10), reduced to unknowns it can actually determine.
+
+A round's time is ``Σ_c N_c · t_c`` over count columns ``c`` (blocks, or CFG exits, and the constant
+column of the systematic error ε). Columns that are identical (blocks run equally often in every round)
+cannot be told apart: the paper merges them into one unknown, "BBk et al." (§6.2). Columns can also be
+linearly dependent without being identical (a loop test runs once more than its body: BB1 = BB0 + BB3),
+which merging does not remove. :func:`reduce_columns` does both: it keeps an independent basis of
+columns and writes every column as an exact rational combination of the basis,
+``N_c = Σ_u R[c, u] · N_basis(u)``, so that
+
+    T = Σ_c N_c t_c = Σ_u N_basis(u) · (Σ_c R[c, u] t_c),
+
+i.e. unknown ``u`` stands for ``Σ_c R[c, u] · t_c`` — its members, with coefficients, and its true value
+is the same combination of the columns' true costs.
+
+Basis choice (deterministic): identical columns form groups; groups are tried largest first (ties: the
+lower first column), one representative each (its first column), and a representative is kept when it
+raises the numerical rank (SVD, numpy's default tolerance). Merging the largest groups first makes the
+paper's "et al." groups the unknowns wherever the rank allows it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import scipy.linalg
+
+from pintime.errors import PintimeError
+
+EPSILON = "ε"  # name of the constant column (paper eq. 6: the systematic error of every pulse)
+MAX_DENOMINATOR = 1000  # exact combinations of integer count columns are checked up to this denominator
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """Independent unknowns of a count matrix, each an exact combination of the columns' costs."""
+
+    names: tuple[str, ...]  # one per column
+    basis: tuple[int, ...]  # columns kept, one per unknown, ascending
+    coefficients: tuple[tuple[Fraction, ...], ...]  # [c][u]: column c = Σ_u coef · column basis[u]
+    groups: tuple[tuple[int, ...], ...]  # identical nonzero columns, by first column
+    unused: tuple[int, ...]  # all-zero columns: never counted, in no unknown
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """``R`` as floats, shape (columns, unknowns)."""
+        return np.array([[float(x) for x in row] for row in self.coefficients]).reshape(
+            len(self.names), len(self.basis))
+
+    def members(self, u: int) -> list[tuple[str, Fraction]]:
+        """The columns unknown ``u`` stands for, with their coefficients, in column order."""
+        return [(self.names[c], row[u]) for c, row in enumerate(self.coefficients) if row[u] != 0]
+
+    def label(self, u: int) -> str:
+        """The paper's name: "BBk" alone, or "BBk et al." when the unknown holds more ("+ ε" if ε joins)."""
+        names = [name for name, _ in self.members(u)]
+        head = self.names[self.basis[u]]
+        blocks = [n for n in names if n != EPSILON]
+        label = head if len(blocks) <= 1 else f"{head} et al."
+        return label + (f" + {EPSILON}" if EPSILON in names and head != EPSILON else "")
+
+    def formula(self, u: int) -> str:
+        """The exact combination, e.g. ``BB1 + BB3 + 3·BB7 − BB34``."""
+        text = ""
+        for name, coef in self.members(u):
+            size = abs(coef)
+            term = name if size == 1 else f"{size}·{name}"
+            text += (" − " if coef < 0 else " + ") + term if text else ("−" if coef < 0 else "") + term
+        return text
+
+    def value(self, costs: np.ndarray) -> np.ndarray:
+        """Each unknown's value from per-column costs: ``Rᵀ · costs`` (float)."""
+        return self.matrix.T @ np.asarray(costs, dtype=np.float64)
+
+
+def identical_groups(counts: np.ndarray) -> list[list[int]]:
+    """Groups of equal columns (every column in exactly one group), ordered by their first column."""
+    _, first, inverse = np.unique(counts.T, axis=0, return_index=True, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    groups = [np.flatnonzero(inverse == g).tolist() for g in np.argsort(first, kind="stable")]
+    return groups
+
+
+def reduce_columns(counts: np.ndarray, names: list[str] | tuple[str, ...]) -> Reduction:
+    """Reduce an integer rounds × columns count matrix to an independent basis (see module docstring).
+
+    Raises
+    ------
+    PintimeError
+        When a column the rank test finds dependent is no exact combination (denominators up to
+        ``MAX_DENOMINATOR``) of the basis: the counts are too close to collinear to name the unknowns.
+    """
+    counts = np.asarray(counts)
+    if counts.ndim != 2 or counts.shape[1] != len(names):
+        raise ValueError("counts must be rounds × columns with one name per column")
+    if not np.issubdtype(counts.dtype, np.integer):
+        raise ValueError("counts must be integers")
+    groups = identical_groups(counts)
+    zero = [g for g in groups if not counts[:, g[0]].any()]
+    nonzero = [g for g in groups if counts[:, g[0]].any()]
+    basis: list[int] = []
+    for group in sorted(nonzero, key=lambda g: (-len(g), g[0])):
+        trial = counts[:, sorted([*basis, group[0]])].astype(np.float64)
+        if np.linalg.matrix_rank(trial) > len(basis):
+            basis.append(group[0])
+    basis.sort()
+    b = counts[:, basis].astype(np.float64)
+    coefficients = [_combination(counts, basis, b, c, names) for c in range(counts.shape[1])]
+    return Reduction(tuple(names), tuple(basis), tuple(coefficients),
+                     tuple(tuple(g) for g in nonzero), tuple(c for g in zero for c in g))
+
+
+def _combination(counts: np.ndarray, basis: list[int], b: np.ndarray, c: int,
+                 names: list[str] | tuple[str, ...]) -> tuple[Fraction, ...]:
+    """Exact coefficients of column ``c`` in the basis columns, checked in integer arithmetic."""
+    if c in basis:
+        return tuple(Fraction(int(c == k)) for k in basis)
+    x = scipy.linalg.lstsq(b, counts[:, c].astype(np.float64))[0]
+    coef = [Fraction(float(v)).limit_denominator(MAX_DENOMINATOR) for v in x]
+    denominator = math.lcm(*(f.denominator for f in coef))
+    numerators = np.array([int(f * denominator) for f in coef], dtype=object)
+    lhs = counts[:, c].astype(object) * denominator
+    if not np.array_equal(counts[:, basis].astype(object) @ numerators, lhs):
+        raise PintimeError(f"count column {names[c]} is nearly but not exactly a combination of "
+                           f"{', '.join(names[k] for k in basis)}: cannot name the unknowns")
+    return tuple(coef)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Least-squares solution of one measurement's system (eq. 10 on the basis columns)."""
+
+    values: np.ndarray  # one per unknown, in the unit of the times
+    residual_rms: float  # RMS of times − counts · values
+    condition: float  # 2-norm condition number of the rounds × unknowns matrix
+
+
+def solve(counts: np.ndarray, times: np.ndarray, reduction: Reduction) -> Fit:
+    """Solve ``N_basis · x = T`` in the least-squares sense (eq. 10; SVD-based, not eq. 8's normal
+    equations, which square the condition number). ``counts`` are all columns; the basis is taken."""
+    a = np.asarray(counts, dtype=np.float64)[:, list(reduction.basis)]
+    t = np.asarray(times, dtype=np.float64)
+    x, _, rank, _ = scipy.linalg.lstsq(a, t)
+    if rank < a.shape[1]:
+        raise PintimeError(f"the basis columns are rank {rank} < {a.shape[1]} in this measurement")
+    residual = t - a @ x
+    return Fit(x, float(np.sqrt(np.mean(residual ** 2))), float(np.linalg.cond(a)))
