@@ -1,0 +1,80 @@
+"""Edge detection in one channel of a capture: where the steps are, their sign, and which are too close.
+
+Line inputs are AC-coupled, so every pin edge is a step of ±(pin swing) on a drooping baseline with DC
+offset and hum. The step strength ``x[n+h] − x[n−h]`` ignores offset, droop and hum (they change little
+in 2h samples) and peaks at every edge with nearly the same height, so an edge is a peak of the strength
+above half the swing. Ringing of the anti-alias filter stays well below that.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+STEP_HALF_SAMPLES = 3  # h: the strength spans 2h = 6 samples, a band-limited step is ~1-4 samples wide
+NOISE_FLOOR = 30.0  # an edge must be this many noise standard deviations of the strength high
+QUIET_S = 2.5e-3  # FORMAT.md: a low interval >= 2500 us before a frame's SYNC (the pin idles low)
+
+
+def step_strength(x: np.ndarray) -> np.ndarray:
+    """``x[n+h] − x[n−h]`` for each sample ``n`` (0 within ``h`` of either end)."""
+    h = STEP_HALF_SAMPLES
+    s = np.zeros_like(x)
+    s[h:-h] = x[2 * h:] - x[:-2 * h]
+    return s
+
+
+def strength_noise(s: np.ndarray) -> float:
+    """Robust standard deviation of the strength (median absolute deviation; edges are rare outliers)."""
+    return float(1.4826 * np.median(np.abs(s - np.median(s))))
+
+
+def find_steps(x: np.ndarray, s: np.ndarray, threshold: float) -> np.ndarray:
+    """Sample index of each edge: one per run of ``|s| > threshold``, where the central difference peaks.
+
+    The strength is flat-topped over a sharp step, so the steepest sample is taken from ``x[n+1] − x[n−1]``.
+    """
+    above = np.flatnonzero(np.abs(s) > threshold)
+    if above.size == 0:
+        return above
+    starts = np.flatnonzero(np.diff(above, prepend=-2) > 1)
+    steep = np.abs(x[np.minimum(above + 1, len(x) - 1)] - x[np.maximum(above - 1, 0)])
+    run = np.cumsum(np.diff(above, prepend=-2) > 1) - 1
+    is_max = steep == np.maximum.reduceat(steep, starts)[run]
+    _, first = np.unique(run[is_max], return_index=True)  # the first steepest sample of each run
+    return above[np.flatnonzero(is_max)[first]]
+
+
+def edge_threshold(s: np.ndarray, swing: float | None) -> float | None:
+    """Strength threshold for one block, or None when the block holds no edge.
+
+    With a known ``swing`` (typical edge strength so far) the threshold is half of it; otherwise half the
+    block's largest strength, provided that stands out of the noise.
+    """
+    peak = float(np.max(np.abs(s)))
+    floor = NOISE_FLOOR * strength_noise(s)
+    if swing is not None:
+        return max(0.5 * swing, floor)
+    if peak <= floor or peak == 0.0:
+        return None
+    return 0.5 * peak
+
+
+def clusters(pos: np.ndarray, join_samples: float) -> np.ndarray:
+    """Index of the first edge of each group of edges closer than ``join_samples`` to their neighbour."""
+    if pos.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.diff(pos, prepend=-np.inf) >= join_samples)
+
+
+def capture_inverted(time_s: np.ndarray, signal_polarity: np.ndarray) -> bool | None:
+    """Whether the capture is inverted, from the measurement channel's edges (times sorted).
+
+    The measurement pin idles low and every frame starts after a QUIET (low for >= 2.5 ms), so the edge
+    that ends a quiet interval is a rising pin edge. The reference square wave is symmetric and says nothing;
+    both channels share one ADC, so the answer holds for both. Returns None when no quiet interval exists.
+    """
+    gap = np.diff(time_s)
+    after_quiet = signal_polarity[1:][gap >= QUIET_S]
+    if after_quiet.size == 0:
+        return None
+    return bool(np.sum(after_quiet < 0) > np.sum(after_quiet > 0))

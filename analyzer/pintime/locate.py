@@ -1,0 +1,278 @@
+"""Every edge of a WAV capture, located to sub-sample precision with a selectable method.
+
+Two passes over the file, both in overlapping blocks (memory bounded, any length):
+
+1. *Learning* over the first seconds: detect the measurement channel's edges, find the calibration train
+   (FORMAT.md, CAL frame), learn the edge template from it together with the train's line
+   (:mod:`pintime.train`), and measure the noise on quiet stretches (:mod:`pintime.crlb`).
+2. *Locating* the whole capture: detect the edges of both channels block by block and locate them with
+   the chosen method; close edges are fitted jointly (template method).
+
+Without a calibration train the template is learned blind from the first isolated edges (seeded by the
+threshold method, then alternating fit and refit): that inherits part of the seed's sub-sample bias
+(DESIGN.md §5), and is reported. Uncertainties: the template method's come from each fit; for every
+method they are raised, if need be, to the RMS error the method shows against the calibration train's
+straight line, which includes its sub-sample bias.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pintime import detect, train
+from pintime.crlb import crlb_samples, quiet_noise_rms
+from pintime.edges import Edges
+from pintime.errors import PintimeError
+from pintime.locate_inflection import locate_inflection
+from pintime.locate_template import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
+from pintime.locate_threshold import locate_threshold
+from pintime.template import Template
+from pintime.wav import Block, WavInfo, iter_blocks, open_wav
+
+METHODS = ("template", "inflection", "threshold")
+BLOCK_FRAMES = 1 << 17  # 0.68 s per block
+PAD_FRAMES = 1024  # look-ahead/behind of a block: a group of close edges must fit in it
+LEARN_MAX_S = 8.0  # the calibration train is at the start of a capture (FORMAT.md §6)
+LEARN_EDGES = 1300  # enough measurement-channel edges to hold the whole train (1000 edges)
+SIMPLE_HALF = 16  # window half-width of the threshold and inflection methods (and of the seeds)
+MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this far inside a block's data
+BLIND_ROUNDS = 4  # fit / refit alternations of blind template learning
+
+
+@dataclass(frozen=True)
+class CaptureEdges:
+    """The located edges of a capture and what was learned on the way."""
+
+    edges: Edges  # times in seconds of the capture clock (sample 0 at t = 0)
+    method: str
+    crlb_s: np.ndarray  # Cramér–Rao bound of each edge (1-sigma, s)
+    inverted: bool | None  # the capture is inverted (None: no quiet interval to tell)
+    noise_rms: tuple[float, float]  # per channel, full-scale units
+    template: Template
+    train: train.TrainFit | None  # None: no calibration train, template learned blind
+    method_rms_s: float | None  # RMS error of the method against the train's line (None: no train)
+    info: WavInfo
+
+
+def locate_edges(path: str | Path, method: str | None = None) -> Edges:
+    """The edges of a WAV capture (the hook used by :func:`pintime.sources.load_edges`)."""
+    return locate_capture(path, method).edges
+
+
+class _Detector:
+    """Edge detection per channel, with the typical edge strength remembered from block to block."""
+
+    def __init__(self) -> None:
+        self.swing: list[float | None] = [None, None]
+
+    def steps(self, block: Block, channel: int) -> tuple[np.ndarray, np.ndarray]:
+        """Absolute sample index and sign of the edges in the block's trusted part."""
+        x = block.data[:, channel]
+        s = detect.step_strength(x)
+        threshold = detect.edge_threshold(s, self.swing[channel])
+        if threshold is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        pos = detect.find_steps(x, s, threshold)
+        if self.swing[channel] is None and pos.size:
+            self.swing[channel] = float(np.median(np.abs(s[pos])))
+        lo = MARGIN if block.first > 0 else SIMPLE_HALF
+        hi = len(x) - (MARGIN if block.first + len(x) < block.own_hi + PAD_FRAMES else SIMPLE_HALF)
+        keep = (pos >= lo) & (pos < hi)
+        return pos[keep] + block.first, np.sign(s[pos[keep]])
+
+
+def _windows(block: Block, channel: int, pos: np.ndarray, offsets: np.ndarray, info: WavInfo) -> np.ndarray:
+    """Samples ``pos + offsets`` of one channel (float64); refuses clipped ones."""
+    y = block.data[(pos - block.first)[:, None] + offsets[None, :], channel].astype(np.float64)
+    clipped = np.abs(y) >= info.clip_level
+    if clipped.any():
+        row = int(np.argmax(clipped.any(axis=1)))
+        side = ("left", "right")[channel]
+        raise PintimeError(f"{info.path}: clipped signal at {pos[row] / info.samplerate_hz:.6f} s on the "
+                           f"{side} channel: lower the recording level (clipping ruins edge timing)")
+    return y
+
+
+def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:
+    """Sub-sample seeds relative to the window centre (threshold method)."""
+    pos, _ = locate_threshold(y_simple, noise)
+    return pos - SIMPLE_HALF
+
+
+def _learn(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple[float, float], list]:
+    """Learning pass: template, train fit, noise per channel, and the train's windows."""
+    det = _Detector()
+    stop = int(min(LEARN_MAX_S * info.samplerate_hz, info.frames))
+    pos_all, sign_all, wins, simple = [], [], [], []
+    noise_parts: list[list[tuple[float, int]]] = [[], []]
+    for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, 0, stop):
+        for ch in (0, 1):
+            pos, sign = det.steps(block, ch)
+            own = (pos >= block.own_lo) & (pos < block.own_hi)
+            lo, hi = block.own_lo - block.first, block.own_hi - block.first
+            noise_parts[ch].append(quiet_noise_rms(block.data[lo:hi, ch], pos - block.own_lo, MARGIN))
+            if ch == 0:
+                pos, sign = pos[own], sign[own]
+                fits = (pos + train.WINDOW[0] >= block.first) & \
+                       (pos + train.WINDOW[-1] < block.first + len(block.data))
+                pos, sign = pos[fits], sign[fits]
+                pos_all.append(pos)
+                sign_all.append(sign)
+                wins.append(_windows(block, 0, pos, train.WINDOW, info))
+                simple.append(_windows(block, 0, pos, np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1), info))
+        if sum(len(p) for p in pos_all) >= LEARN_EDGES:
+            break
+    noise = tuple(_pool(parts) for parts in noise_parts)
+    pos = np.concatenate(pos_all)
+    if pos.size == 0:
+        raise PintimeError(f"{info.path}: no edges on the measurement (left) channel in the first "
+                           f"{stop / info.samplerate_hz:.1f} s: silence, or not a pintime capture")
+    sign, y, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
+    seeds = _seeds(y_simple, noise[0]) + pos
+    idx = train.find_train(pos, sign)
+    if idx is not None:
+        fit = train.learn_from_train(y[idx], pos[idx], seeds[idx], sign[idx] < 0)
+        return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]]
+    return _learn_blind(pos, y, seeds), None, noise, []
+
+
+def _pool(parts: list[tuple[float, int]]) -> float:
+    """Pooled noise standard deviation from per-block estimates weighted by their chunk counts."""
+    var = sum(s * s * n for s, n in parts if n)
+    n = sum(n for _, n in parts if n)
+    return float(np.sqrt(var / n)) if n else float("nan")
+
+
+def _learn_blind(pos: np.ndarray, y: np.ndarray, seeds: np.ndarray) -> Template:
+    """Template from isolated edges without known positions: alternate locating and refitting."""
+    gap = np.diff(pos)
+    isolated = np.concatenate([[True], gap > len(train.WINDOW)]) & np.concatenate([gap > len(train.WINDOW),
+                                                                                     [True]])
+    if isolated.sum() < 20:
+        raise PintimeError("too few isolated edges to learn the edge shape (no calibration train found)")
+    y, tau = y[isolated], seeds[isolated] - pos[isolated]
+    template = Template.initial(train.TEMPLATE_HALF_SAMPLES, train.KNOT_SAMPLES)
+    m = train.WINDOW.astype(np.float64)
+    ramp = m / m[-1]
+    nuisance = np.linalg.qr(np.stack([np.ones(len(m)), ramp, ramp * ramp], axis=1))[0]
+    centre = -int(train.WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
+    for _ in range(BLIND_ROUNDS):
+        u = m[None, :] - tau[:, None]
+        amp = train.window_linear(template, y, u, ramp)[0][:, :1]
+        template = template.refit(u, np.broadcast_to(amp, u.shape), y, nuisance).normalized()
+        tau = fit_isolated(TemplateTable.build(template), y[:, centre], tau).phase
+    return template
+
+
+def _method_rms(method: str, table: TemplateTable, noise: float, train_data: list) -> tuple[float, float]:
+    """RMS error of a method on the calibration train's edges against their best straight line, and the
+    RMS of the uncertainties the method itself gave them (both in samples)."""
+    pos, sign, y_simple, y = train_data
+    phase, sigma, _ = _locate_isolated(method, table, noise, y_simple, y[:, -int(train.WINDOW[0]) + np.arange(
+        -FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)])
+    est = pos + phase
+    v = np.stack([np.ones(len(est)), np.arange(len(est), dtype=np.float64), (sign < 0).astype(np.float64)], 1)
+    resid = est - v @ np.linalg.lstsq(v, est, rcond=None)[0]
+    return float(np.sqrt(np.sum(resid ** 2) / (len(est) - 3))), float(np.sqrt(np.mean(sigma ** 2)))
+
+
+def _locate_isolated(method: str, table: TemplateTable, noise: float, y_simple: np.ndarray,
+                     y_fit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Phase from the window centre, 1-sigma and amplitude of single edges by ``method``."""
+    amp = np.mean(y_simple[:, -8:], axis=1) - np.mean(y_simple[:, :8], axis=1)
+    if method == "threshold":
+        phase, sigma = locate_threshold(y_simple, noise)
+        return phase - SIMPLE_HALF, sigma, amp
+    if method == "inflection":
+        phase, sigma = locate_inflection(y_simple, noise)
+        return phase - SIMPLE_HALF, sigma, amp
+    fit = fit_isolated(table, y_fit, _seeds(y_simple, noise))
+    return fit.phase, fit.sigma, fit.amp
+
+
+def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Block, info: WavInfo,
+                  noise: tuple[float, float]) -> list[np.ndarray]:
+    """Located edges owned by one block: position (samples), sigma, amplitude, channel, signal sign."""
+    simple_off = np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1)
+    fit_off = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
+    reach = table.template.half_samples + FIT_HALF_SAMPLES + 2
+    out = []
+    for ch in (0, 1):
+        pos, sign = det.steps(block, ch)
+        if method == "template":
+            group = np.cumsum(np.diff(pos, prepend=np.iinfo(np.int64).min // 2) >= reach)
+            first = pos[np.searchsorted(group, group, side="left")]
+            own = (first >= block.own_lo) & (first < block.own_hi)
+            last_of_owned = np.flatnonzero(own)[-1] if own.any() else -1
+            if own.any() and last_of_owned + 1 == len(pos) and block.own_hi < info.frames \
+                    and pos[last_of_owned] >= block.own_hi + PAD_FRAMES - MARGIN - reach:
+                raise PintimeError(f"{info.path}: edges closer than {reach:.0f} samples run on beyond "
+                                   f"{pos[last_of_owned] / info.samplerate_hz:.3f} s (channel {ch}): too "
+                                   "dense to locate")
+        else:
+            own = (pos >= block.own_lo) & (pos < block.own_hi)
+        pos, sign = pos[own], sign[own]
+        if pos.size == 0:
+            continue
+        y_simple = _windows(block, ch, pos, simple_off, info)
+        if method == "template":
+            group = group[own]
+            size = np.bincount(group - group[0])[group - group[0]]
+            alone = size == 1
+            phase, sigma, amp = np.empty(len(pos)), np.empty(len(pos)), np.empty(len(pos))
+            y_fit = y_simple[:, SIMPLE_HALF + fit_off]
+            seeds = _seeds(y_simple, noise[ch])
+            fit = fit_isolated(table, y_fit[alone], seeds[alone])
+            phase[alone], sigma[alone], amp[alone] = fit.phase, fit.sigma, fit.amp
+            if (~alone).any():
+                fit = fit_groups(table, y_fit[~alone], pos[~alone], seeds[~alone])
+                phase[~alone], sigma[~alone], amp[~alone] = fit.phase, fit.sigma, fit.amp
+        else:
+            phase, sigma, amp = _locate_isolated(method, table, noise[ch], y_simple, y_simple)
+        out.append(np.stack([pos + phase, sigma, amp, np.full(len(pos), ch), sign]))
+    return out
+
+
+def locate_capture(path: str | Path, method: str | None = None, progress: bool = False) -> CaptureEdges:
+    """Locate every edge of the WAV capture ``path`` with ``method`` (default: template).
+
+    Raises
+    ------
+    PintimeError
+        Bad file (see :func:`pintime.wav.open_wav`), silence, clipped edges, unknown method.
+    """
+    method = method or "template"
+    if method not in METHODS:
+        raise PintimeError(f"unknown edge method '{method}' (valid: {', '.join(METHODS)})")
+    info = open_wav(path)
+    template, train_fit, noise, train_data = _learn(info)
+    table = TemplateTable.build(template)
+    det = _Detector()
+    parts: list[np.ndarray] = []
+    blocks = iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES)
+    if progress:
+        from tqdm import tqdm  # only for long runs on a terminal
+
+        blocks = tqdm(blocks, total=-(-info.frames // BLOCK_FRAMES), unit="block", desc="edges")
+    for block in blocks:
+        parts += _locate_block(method, table, det, block, info, noise)
+    located = np.concatenate(parts, axis=1) if parts else np.zeros((5, 0))
+    located = located[:, np.argsort(located[0], kind="stable")]
+    pos, sigma, amp, channel, sign = located
+    channel = channel.astype(np.int8)
+    method_rms = None
+    if train_data:
+        rms, own_sigma = _method_rms(method, table, noise[0], train_data)
+        method_rms = rms / info.samplerate_hz
+        sigma = np.sqrt(sigma ** 2 + max(0.0, rms ** 2 - own_sigma ** 2))  # the bias the train revealed
+    fs = info.samplerate_hz
+    on0 = channel == 0
+    inverted = detect.capture_inverted(pos[on0] / fs, sign[on0])
+    polarity = (sign * (-1 if inverted else 1)).astype(np.int8)
+    noise_per_edge = np.where(channel == 0, noise[0], noise[1])
+    crlb = crlb_samples(template, amp, pos, 1.0) * noise_per_edge / fs
+    edges = Edges(pos / fs, channel, polarity, sigma / fs, 1.0, str(path))
+    return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info)

@@ -1,0 +1,115 @@
+"""Learning the edge template from the calibration train (FORMAT.md, CAL frame; DESIGN.md §5).
+
+The CAL frame toggles the measurement pin every P cycles, P not a whole number of samples, so the true edge
+times lie on a straight line ``τ_i = t₀ + i·P + δ·[edge i falls]`` whose sub-sample positions cover every
+phase. Fitting the template and that line together learns the step response without the bias of any seed
+estimator, and yields the train period in samples (the clock ratio) and the fall−rise offset δ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pintime.template import Template
+
+MIN_TRAIN_EDGES = 100  # fewer evenly spaced edges are not a calibration train
+SPACING_TOLERANCE_SAMPLES = 2.0  # coarse positions are whole samples: spacing wobbles by ±1
+TEMPLATE_HALF_SAMPLES = 40  # U: longer than the anti-alias ringing of common ADC decimation filters
+KNOT_SAMPLES = 0.125  # spline knots: a sharp filter's ringing near fs/2 needs 8 per sample
+BASELINE_SAMPLES = 24  # window samples before the template's support: they pin each window's baseline
+# learning window around an edge's coarse sample: the baseline stretch, the support, a little droop after
+WINDOW = np.arange(-(TEMPLATE_HALF_SAMPLES + BASELINE_SAMPLES), TEMPLATE_HALF_SAMPLES + 5)
+MIN_ITERATIONS, MAX_ITERATIONS = 3, 20
+TOLERANCE_SAMPLES = 1e-6  # stop when period (over the train) and δ move less than this (~5 ps)
+
+
+@dataclass(frozen=True)
+class TrainFit:
+    """The template learned from a calibration train and the line its edges lie on (samples)."""
+
+    template: Template
+    first_samples: float  # t₀: position of the first (rising) edge
+    period_samples: float  # P
+    fall_offset_samples: float  # δ: falling edges come this much later than the line of rising ones
+    edges: int
+    residual_rms: float  # of the samples, after the fit (noise plus template misfit)
+
+
+def find_train(pos: np.ndarray, sign: np.ndarray) -> np.ndarray | None:
+    """Indices of the longest run of evenly spaced, alternating edges (or None if shorter than 100)."""
+    if pos.size < MIN_TRAIN_EDGES:
+        return None
+    gap = np.diff(pos).astype(np.float64)
+    ok = (np.abs(np.diff(gap, prepend=np.nan)) <= SPACING_TOLERANCE_SAMPLES) & (sign[1:] == -sign[:-1])
+    # runs of True in ok: edges j .. j+len of a run of gaps
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], ok.astype(np.int8), [0]])))
+    if edges.size == 0:
+        return None
+    starts, stops = edges[::2], edges[1::2]
+    best = int(np.argmax(stops - starts))
+    lo, hi = starts[best] - 1, stops[best] + 1  # the run's first gap was checked against the one before it
+    lo = max(lo, 0)
+    if hi - lo < MIN_TRAIN_EDGES:
+        return None
+    return np.arange(lo, hi)
+
+
+def window_linear(template: Template, y: np.ndarray, u: np.ndarray, ramp: np.ndarray):
+    """Per window: least-squares ``(A, a, b, c)`` of ``A·g(u) + a + b·ramp + c·ramp²`` at fixed positions.
+
+    The baseline terms carry the DC offset, hum and the droop of earlier edges over the window.
+    """
+    g, dg = template.evaluate(u)
+    ramp = np.broadcast_to(ramp, g.shape)
+    cols = np.stack([g, np.ones_like(g), ramp, ramp * ramp], axis=-1)
+    normal = np.einsum("elp,elq->epq", cols, cols)
+    lin = np.linalg.solve(normal, np.einsum("elp,el->ep", cols, y)[:, :, None])[:, :, 0]
+    return lin, cols, dg, normal
+
+
+def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray,
+                     falling: np.ndarray) -> TrainFit:
+    """Fit template and line to the windows of a calibration train.
+
+    Parameters
+    ----------
+    y : (edges, len(WINDOW)) samples ``centre + WINDOW`` of each train edge, in train order (none skipped)
+    centre : (edges,) coarse sample index of each edge
+    seed_samples : (edges,) absolute seed positions from any simple estimator (only the line's start)
+    falling : (edges,) bool, the edge falls (in the signal's own polarity)
+
+    Each window's baseline (offset, slope, curvature: DC, hum, droop of the edge before) is solved jointly
+    with the template; the stretch before the support, where the edge has no effect yet, keeps the
+    template from trading shape against baselines.
+    """
+    n, length = y.shape
+    template = Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES)
+    v = np.stack([np.ones(n), np.arange(n, dtype=np.float64), falling.astype(np.float64)], axis=1)
+    line = np.linalg.lstsq(v, seed_samples, rcond=None)[0]
+    m = WINDOW.astype(np.float64)
+    ramp = m / WINDOW[-1]
+    nuisance = np.linalg.qr(np.stack([np.ones(length), ramp, ramp * ramp], axis=1))[0]
+    for iteration in range(MAX_ITERATIONS):
+        u = m[None, :] - (v @ line - centre)[:, None]
+        lin, _, _, _ = window_linear(template, y, u, ramp)
+        template = template.refit(u, np.broadcast_to(lin[:, :1], u.shape), y, nuisance)
+        # line update by variable projection: per edge, the τ information left after the linear terms
+        lin, cols, dg, n_ll = window_linear(template, y, u, ramp)
+        resid = y - np.einsum("elp,ep->el", cols, lin)
+        j_tau = -lin[:, :1] * dg
+        n_lt = np.einsum("elp,el->ep", cols, j_tau)
+        proj = np.linalg.solve(n_ll, n_lt[:, :, None])[:, :, 0]
+        info = np.sum(j_tau * j_tau, axis=1) - np.sum(n_lt * proj, axis=1)
+        grad = np.sum(j_tau * resid, axis=1) - np.sum(proj * np.einsum("elp,el->ep", cols, resid), axis=1)
+        step = np.linalg.solve((v * info[:, None]).T @ v, v.T @ grad)
+        line = line + step
+        # t₀ trades off against the template's origin and creeps slowly; it does not matter, P and δ do
+        if iteration + 1 >= MIN_ITERATIONS and abs(step[1]) * n < TOLERANCE_SAMPLES \
+                and abs(step[2]) < TOLERANCE_SAMPLES:
+            break
+    rms = float(np.sqrt(np.mean(resid * resid)))
+    final = template.normalized()
+    shift = final.origin - template.origin  # edge times move with the origin
+    return TrainFit(final, float(line[0] + shift), float(line[1]), float(line[2]), n, rms)

@@ -1,0 +1,128 @@
+"""WAV captures: open with checks, then read in overlapping blocks (memory bounded, any length).
+
+A capture is a 192 kHz stereo recording: left = measurement pin, right = 1 s clock reference. Every check
+fails with one line naming the file and what is wrong with it.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from pintime.errors import PintimeError
+
+SAMPLE_RATE_HZ = 192000  # the only rate the edge locators and their tests are built for
+CHANNELS = 2  # left = measurement pin, right = clock reference
+_PCM_BITS = {"PCM_U8": 8, "PCM_S8": 8, "PCM_16": 16, "PCM_24": 24, "PCM_32": 32}
+
+
+@dataclass(frozen=True)
+class WavInfo:
+    """What the checks found out about a capture."""
+
+    path: Path
+    samplerate_hz: int
+    frames: int
+    subtype: str
+    clip_level: float  # |sample| at or above this is clipped (largest positive code of the format)
+
+    @property
+    def duration_s(self) -> float:
+        return self.frames / self.samplerate_hz
+
+
+def open_wav(path: str | Path) -> WavInfo:
+    """Check that ``path`` is a complete 192 kHz stereo recording and describe it.
+
+    Raises
+    ------
+    PintimeError
+        Not audio, wrong sample rate, not stereo, empty, or truncated (the data chunk is shorter than its
+        header says: libsndfile would silently read only what is there).
+    """
+    path = Path(path)
+    try:
+        info = sf.info(str(path))
+    except (sf.SoundFileError, RuntimeError) as err:
+        raise PintimeError(f"{path}: not an audio file libsndfile can read ({err})") from None
+    if info.samplerate != SAMPLE_RATE_HZ:
+        raise PintimeError(f"{path}: sample rate is {info.samplerate} Hz, pintime needs {SAMPLE_RATE_HZ} Hz")
+    if info.channels != CHANNELS:
+        kind = "mono" if info.channels == 1 else f"{info.channels}-channel"
+        raise PintimeError(f"{path}: {kind} recording; pintime needs stereo "
+                           "(left = measurement pin, right = 1 s clock reference)")
+    if info.frames == 0:
+        raise PintimeError(f"{path}: recording has no samples")
+    missing = _missing_riff_bytes(path)
+    if missing > 0:
+        raise PintimeError(f"{path}: truncated file: {missing} bytes of audio data missing at the end")
+    bits = _PCM_BITS.get(info.subtype)
+    clip_level = 1.0 if bits is None else 1.0 - 2.0 ** (1 - bits)
+    return WavInfo(path, info.samplerate, info.frames, info.subtype, clip_level)
+
+
+def _missing_riff_bytes(path: Path) -> int:
+    """Bytes the RIFF/WAVE ``data`` chunk declares beyond the end of the file (0 if complete or not RIFF)."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        head = f.read(12)
+        if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+            return 0  # another container (RF64, W64, FLAC...): trust libsndfile
+        pos = 12
+        while pos + 8 <= size:
+            f.seek(pos)
+            chunk_id, chunk_len = struct.unpack("<4sI", f.read(8))
+            if chunk_id == b"data":
+                if chunk_len == 0xFFFFFFFF:  # size unknown (streamed recording)
+                    return 0
+                return max(0, pos + 8 + chunk_len - size)
+            pos += 8 + chunk_len + (chunk_len & 1)  # chunks are padded to even length
+    return 0
+
+
+@dataclass(frozen=True)
+class Block:
+    """Samples ``data[i]`` are frames ``first + i``; edges are *owned* by the block in [own_lo, own_hi)."""
+
+    first: int
+    data: np.ndarray  # float32 (frames, 2); 24-bit PCM is exact in float32
+    own_lo: int
+    own_hi: int
+
+
+def iter_blocks(info: WavInfo, block_frames: int, pad_frames: int,
+                start_frame: int = 0, stop_frame: int | None = None) -> Iterator[Block]:
+    """Read frames [start_frame, stop_frame) in blocks of ``block_frames`` with ``pad_frames`` on each side.
+
+    Each block carries the padding from its neighbours so that anything within ``pad_frames`` of its owned
+    range is visible in it: an edge owned by one block is never cut by a block boundary. The file is read
+    once, sequentially; memory use is ``block_frames + 2 pad_frames`` frames.
+    """
+    stop = info.frames if stop_frame is None else min(stop_frame, info.frames)
+    with sf.SoundFile(str(info.path)) as f:
+        read_lo = max(0, start_frame - pad_frames)
+        f.seek(read_lo)
+        buf = np.empty((0, CHANNELS), dtype=np.float32)
+        buf_first = read_lo
+        own_lo = start_frame
+        read_hi = read_lo
+        while own_lo < stop:
+            own_hi = min(own_lo + block_frames, stop)
+            want_hi = min(own_hi + pad_frames, info.frames)
+            if want_hi > read_hi:
+                new = f.read(want_hi - read_hi, dtype="float32", always_2d=True)
+                if len(new) != want_hi - read_hi:
+                    raise PintimeError(f"{info.path}: truncated file: audio ends at frame "
+                                       f"{read_hi + len(new)} of {info.frames}")
+                buf = np.concatenate([buf, new])
+                read_hi = want_hi
+            yield Block(buf_first, buf, own_lo, own_hi)
+            keep_from = max(buf_first, own_hi - pad_frames)
+            buf = buf[keep_from - buf_first:]
+            buf_first = keep_from
+            own_lo = own_hi
