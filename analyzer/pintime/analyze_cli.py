@@ -154,9 +154,9 @@ def check_output(capture: str, output: str | None) -> None:
 def run(args: argparse.Namespace) -> int:
     check_output(args.capture, args.json)
     a = analyze(args.capture, args.method)
-    print(format_summary(a))
     if args.json:
         Path(args.json).write_text(json.dumps(summary_json(a), indent=2) + "\n")
+    print(format_summary(a))
     if args.plots:
         from pintime.plots import write_plots
         for p in write_plots(a, Path(args.plots)):

@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     out = compare(a, exact)
     out["truth"] = str(truth_path)
     out["edges"] = edge_errors(Path(args.capture), exact)
-    print(format_validation(out))
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+    print(format_validation(out))
     return 0
