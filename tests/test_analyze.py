@@ -253,3 +253,17 @@ def test_inverted_capture_is_analysed_and_reported(capsys, tmp_path, truth):
     assert result["frames"]["polarity_inverted"] and result["frames"]["rejected"] == 0
     for r in result["table1"]:
         assert r["mean_us"] == pytest.approx(expected_us(r["technique"], r["n"], truth["f_cpu_hz"]), abs=1e-9)
+
+
+@pytest.mark.parametrize("profile,method", [("default", "template"), ("noisy", "inflection")])
+def test_wav_captures_go_through_the_same_pipeline(capsys, tmp_path, profile, method):
+    """The committed example WAVs (captures/README.md: RUN, CAL and two repetitions) via the WAV edge
+    locator: every frame decodes, whatever the edge method and the card (the noisy card inverts)."""
+    result = run_json(capsys, tmp_path, "analyze", str(ROOT / "captures" / f"table1-{profile}.wav"),
+                      "--method", method)
+    assert result["frames"] | {"reasons": None} == {"decoded": 28, "rejected": 0, "incomplete": 0,
+                                                      "missing": None, "reasons": None,
+                                                      "polarity_inverted": False}
+    assert [r["count"] for r in result["table1"]] == [2] * len(PAPER_TABLE1)
+    line20 = next(r for r in result["table1"] if r["technique"] == "line_fit" and r["n"] == 20)
+    assert abs(line20["mean_us"] - 100) < (0.001 if method == "template" else 0.1)
