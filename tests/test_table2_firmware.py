@@ -1,0 +1,189 @@
+"""The table2 program in simavr (issue 5): frames as FORMAT.md §4/§7 says, and every pulse exactly the static
+cost of the visits the harness counted in it, plus ε (firmware/TABLE2.md §3–§4).
+
+Small builds in a temporary directory (`make sim PROGRAMS=table2` with few rounds): at 1 MHz two measurements
+of 200 rounds; at 16 MHz one of 150, so its last frame holds a partial batch. Frames are decoded by the
+analyzer's decoder; the visits are rebuilt with pintime.cfg from the harness's per-pulse counts
+(`--watch`), against the CFG that `pintime cfg` reads from the same ELF.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from adpcm_build import build_rounds_elf
+from pintime.cfg import (
+    Cfg,
+    disassemble,
+    function_cfg,
+    instruction_cycles,
+    visits_from_histogram,
+    watch_addresses,
+)
+from test_firmware import US, Run, header_cycles, load_run
+
+ROOT = Path(__file__).resolve().parents[1]
+BATCH_ROUNDS = 100  # rounds per TABLE2 frame (FORMAT.md §7)
+CALL_CYCLES = 5  # CALL on the ATmega2560 (22-bit PC), datasheet instruction set summary
+MEAS_PINA_IO = 0x00  # PINA in I/O space: `out 0x00, r` toggles the measurement pin (pins.h)
+BUILDS = {"1MHz": (1_000_000, 2, 200), "16MHz": (16_000_000, 1, 150)}  # F_CPU, MEASUREMENTS, ROUNDS
+
+
+@dataclass
+class Table2Run:
+    run: Run  # edges, summary and decoded frames (test_firmware.load_run)
+    elf: Path
+    measurements: int
+    rounds: int
+    cfg: Cfg
+    watch: np.ndarray  # watched byte addresses, in the watch file's (= visits columns') order
+    visits: np.ndarray  # visits.csv rows: pulse, rise_cycle, width_cycles, then count, cycles per address
+
+
+@pytest.fixture(scope="module", params=list(BUILDS))
+def t2(request, tmp_path_factory) -> Table2Run:
+    f_cpu_hz, measurements, rounds = BUILDS[request.param]
+    build = tmp_path_factory.mktemp(f"table2_{request.param}")
+    subprocess.run(["make", "-s", "-C", str(ROOT), f"BUILD={build}", f"F_CPU={f_cpu_hz}",
+                    f"MEASUREMENTS={measurements}", f"ROUNDS={rounds}", "PROGRAMS=table2", "sim"],
+                   check=True, capture_output=True, text=True)
+    prefix = build / "sim" / "table2"
+    elf = build / "firmware" / "table2.elf"
+    watch = np.array([int(line, 16) for line in Path(f"{prefix}.watch").read_text().split()], dtype=np.int64)
+    visits = np.loadtxt(f"{prefix}.visits.csv", delimiter=",", skiprows=1, dtype=np.int64, ndmin=2)
+    return Table2Run(load_run(prefix, 0), elf, measurements, rounds, function_cfg(elf, "adpcm_coder"), watch,
+                     visits)
+
+
+def schedule(t2: Table2Run) -> list[tuple[str, dict[str, int]]]:
+    """The frames of a table2 run, in order (FORMAT.md §7)."""
+    info = t2.run.info
+    frames = [("run", {"f_cpu_hz": info["f_cpu_hz"], "revision": info["revision"], "program": 2}),
+              ("cal", {"period_cycles": US["cal_period"] * info["f_cpu_hz"] // 10**6, "count": 1000})]
+    for m in range(t2.measurements):
+        frames += [("table2", {"measurement": m, "first_round": first,
+                               "count": min(BATCH_ROUNDS, t2.rounds - first)})
+                   for first in range(0, t2.rounds, BATCH_ROUNDS)]
+    return frames + [("end", {"frames": len(frames)})]
+
+
+def epsilon_cycles(elf: Path) -> int:
+    """ε from the listing: adpcm_pulse's rising `out`, then only `call adpcm_coder`, then the falling `out`
+    (whose start ends the pulse). The coder's RET is part of its own block costs."""
+    code = disassemble(elf, "adpcm_pulse")
+    toggles = [k for k, i in enumerate(code) if i.mnemonic == "out" and int(i.operands.split(",")[0], 0) == MEAS_PINA_IO]
+    assert len(toggles) == 2, [str(i) for i in code]
+    rise, fall = toggles
+    (call,) = code[rise + 1:fall]
+    assert call.mnemonic == "call" and call.target() == function_cfg(elf, "adpcm_coder").address
+    assert code[rise].operands == code[fall].operands  # the same mask register for both edges
+    return instruction_cycles(code[rise]) + CALL_CYCLES
+
+
+def test_run_ends_and_records_its_truth_files(t2: Table2Run):
+    info = t2.run.info
+    assert info["end"] == "firmware_done"
+    sim = t2.run.prefix.parent
+    assert info["visits"] == {"file": f"{t2.run.prefix}.visits.csv", "watch": f"{t2.run.prefix}.watch",
+                              "blocks": f"{t2.run.prefix}.blocks.json", "addresses": len(t2.watch),
+                              "pulses": t2.measurements * t2.rounds, "watched_outside_pulses": 0}
+    blocks = json.loads((sim / "table2.blocks.json").read_text())
+    assert blocks["watch"] == t2.watch.tolist() == watch_addresses(t2.cfg)
+    assert [b["name"] for b in blocks["blocks"]] == [b.name for b in t2.cfg.blocks]
+
+
+def test_frames_follow_the_table2_schedule(t2: Table2Run):
+    d = t2.run.decode
+    assert (d.rejected, d.incomplete, d.inverted) == (0, 0, False)
+    assert [(f.kind, f.fields) for f in d.frames] == schedule(t2)
+
+
+def test_headers_settle_and_gaps_exact(t2: Table2Run):
+    """Every header edge and the SETTLE exact (the group's lead before its first edge included), every
+    pulse rising then falling, every GAP exactly 300 µs (FORMAT.md §3)."""
+    t, level = t2.run.cycle[0], t2.run.level[0]
+    per_us = t2.run.info["f_cpu_hz"] // 10**6
+    assert level[0] == 1 and level[-1] == 0 and np.all(level[1:] != level[:-1])
+    for f in t2.run.decode.frames:
+        expected = header_cycles(f.kind, f.fields, per_us)
+        n = len(expected) if len(f.group) else len(expected) - 1
+        assert list(np.diff(t[f.start:f.start + n + 1])) == expected[:n], f"{f.kind} {f.fields}"
+        assert f.start == 0 or t[f.start] - t[f.start - 1] >= US["quiet"] * per_us
+        if f.kind == "table2":
+            assert np.all(level[f.group[0::2]] == 1) and np.all(level[f.group[1::2]] == 0)
+            assert np.all(t[f.group[2::2]] - t[f.group[1:-1:2]] == US["gap"] * per_us)
+
+
+def test_epsilon_is_six_cycles(t2: Table2Run):
+    assert epsilon_cycles(t2.elf) == 6
+
+
+def test_every_pulse_is_its_visits_cost_plus_epsilon(t2: Table2Run):
+    """The end-to-end truth check of TABLE2.md §4: one visits row per TABLE2 pulse, in order, at its edges,
+    and its width = Σ exit counts × exit costs (pintime.cfg) + ε, exactly, for every pulse."""
+    t = t2.run.cycle[0]
+    rising = np.concatenate([f.group[0::2] for f in t2.run.decode.of_kind("table2")])
+    pulse, rise_cycle, width = t2.visits[:, :3].T
+    np.testing.assert_array_equal(pulse, rising // 2)  # pulse p = measurement-pin edges 2p, 2p + 1
+    np.testing.assert_array_equal(rise_cycle, t[rising])
+    np.testing.assert_array_equal(width, t[rising + 1] - t[rising])
+    eps = epsilon_cycles(t2.elf)
+    costs = [visits_from_histogram(t2.cfg, t2.watch, row[3::2], row[4::2]).cycles(t2.cfg) + eps
+             for row in t2.visits]
+    np.testing.assert_array_equal(costs, width)
+
+
+def block_counts(t2: Table2Run) -> np.ndarray:
+    """Rounds × blocks visit counts, rows in pulse order."""
+    return np.array([visits_from_histogram(t2.cfg, t2.watch, row[3::2], row[4::2]).block_counts
+                     for row in t2.visits])
+
+
+def test_counts_vary_except_once_per_call_blocks(t2: Table2Run):
+    """In every measurement each block's count varies across rounds, except blocks run exactly once per
+    call; the count matrix has the rank TABLE2.md §5 reports (11, with or without the ε column)."""
+    counts = block_counts(t2)
+    for m in range(t2.measurements):
+        a = counts[m * t2.rounds:(m + 1) * t2.rounds]
+        constant = a.min(axis=0) == a.max(axis=0)
+        assert (a[:, constant] == 1).all()
+        assert [t2.cfg.blocks[k].name for k in np.flatnonzero(constant)] == ["BB0", "BB2", "BB33", "BB35"]
+        assert np.linalg.matrix_rank(a) == 11
+        assert np.linalg.matrix_rank(np.column_stack([a, np.ones(len(a))])) == 11
+
+
+def test_coder_compiled_as_in_the_cfg_tests(t2: Table2Run, tmp_path: Path):
+    """adpcm_coder in table2.elf has the instructions and block costs of tests/adpcm_build.py's build,
+    whose costs test_cfg.py checks against simavr instruction by instruction."""
+    reference = function_cfg(build_rounds_elf(tmp_path, rounds=1, seed=1, max_len=24), "adpcm_coder")
+
+    def shape(cfg: Cfg) -> list:
+        return [([i.mnemonic for i in b.instructions], [e.cycles for e in b.exits]) for b in cfg.blocks]
+
+    assert shape(t2.cfg) == shape(reference)
+
+
+def harness(t2: Table2Run, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(t2.run.prefix.parent / "harness"), str(t2.elf), "-o", str(tmp_path / "x"), *args],
+                          capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize("content, line", [("0x5a4\nzz\n", 2), ("0x5a5\n", 1), ("0x5a4\n0x5a4\n", 2),
+                                           ("0x4000000\n", 1)])
+def test_harness_rejects_bad_watch_file(t2: Table2Run, tmp_path: Path, content: str, line: int):
+    watch = tmp_path / "bad.watch"
+    watch.write_text(content)
+    result = harness(t2, tmp_path, "--watch", str(watch))
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"harness: {watch}:{line}: expected a new even hex byte address inside "
+                                     "the flash image")
+
+
+def test_harness_blocks_needs_watch(t2: Table2Run, tmp_path: Path):
+    result = harness(t2, tmp_path, "--blocks", "x.json")
+    assert (result.returncode, result.stderr.strip()) == (2, "harness: --blocks needs --watch")
