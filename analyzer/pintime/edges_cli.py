@@ -1,0 +1,50 @@
+"""``pintime edges CAPTURE``: every edge of a capture with its time, channel, polarity and uncertainty."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from pintime.errors import PintimeError
+from pintime.locate import METHODS, locate_capture
+from pintime.sources import load_edges, sniff
+
+HEADER = "time_s,channel,polarity,sigma_s"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("capture", help="WAV recording (or a simavr VCD / edge-list CSV: exact edges)")
+    parser.add_argument("--method", choices=METHODS, default="template",
+                        help="edge locator for WAV captures (default: template)")
+    parser.add_argument("--csv", metavar="FILE", help="write the edges here instead of standard output")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.csv and Path(args.csv).resolve() == Path(args.capture).resolve():
+        raise PintimeError(f"{args.csv}: refusing to overwrite the capture")
+    if sniff(args.capture) == "wav":
+        result = locate_capture(args.capture, args.method, progress=sys.stderr.isatty())
+        edges = result.edges
+        inverted = {None: "undetermined (no quiet interval)", True: "inverted (undone)", False: "normal"}
+        learned = ("calibration train" if result.train is not None
+                   else "blind, from isolated edges (no calibration train: may carry sub-sample bias)")
+        print(f"{len(edges.time)} edges, method {result.method}, polarity {inverted[result.inverted]}, "
+              f"template {learned}, noise {result.noise_rms[0]:.3g}/{result.noise_rms[1]:.3g} FS, "
+              f"median CRLB {np.median(result.crlb_s) * 1e9:.3g} ns", file=sys.stderr)
+    else:
+        edges = load_edges(args.capture)
+        if edges.unit_s is None:
+            raise PintimeError(f"{args.capture}: edge list times are MCU cycles with no known F_CPU; "
+                               "they are already exact edges")
+    scale = edges.unit_s
+    rows = np.column_stack([edges.time * scale, edges.channel, edges.polarity, edges.sigma * scale])
+    out = open(args.csv, "w") if args.csv else sys.stdout
+    try:
+        np.savetxt(out, rows, fmt=["%.12f", "%d", "%d", "%.3e"], delimiter=",", header=HEADER, comments="")
+    finally:
+        if args.csv:
+            out.close()
+    return 0
