@@ -1,0 +1,85 @@
+"""Bad WAV captures give one clear line and exit status 2 (``pintime edges``), never a traceback."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from pintime import soundcard as sc
+from pintime.cli import main
+from pintime.synth import synthesize
+
+FS = sc.SAMPLE_RATE_HZ
+
+
+def run_edges(capsys, path: Path) -> str:
+    """Run ``pintime edges`` expecting failure; the single stderr line."""
+    assert main(["edges", str(path), "--csv", str(path.with_suffix(".csv"))]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pintime: error: ")
+    return err[0]
+
+
+def noise(seconds: float, channels: int = 2, level: float = 1e-5) -> np.ndarray:
+    return np.random.default_rng(0).normal(0, level, (int(seconds * FS), channels)).squeeze()
+
+
+def test_not_audio(capsys, tmp_path):
+    path = tmp_path / "notes.wav"
+    path.write_text("these are my notes, not a recording\n" * 20)
+    assert "not a capture" in run_edges(capsys, path)
+
+
+def test_garbage_riff(capsys, tmp_path):
+    path = tmp_path / "garbage.wav"
+    path.write_bytes(b"RIFF\x00\x10\x00\x00WAVEjunk" + bytes(range(256)) * 4)
+    assert "not an audio file" in run_edges(capsys, path)
+
+
+def test_wrong_sample_rate(capsys, tmp_path):
+    path = tmp_path / "cd.wav"
+    sf.write(path, noise(0.2), 44100, subtype="PCM_24")
+    assert "sample rate is 44100 Hz" in run_edges(capsys, path)
+
+
+def test_mono(capsys, tmp_path):
+    path = tmp_path / "mono.wav"
+    sf.write(path, noise(0.2, channels=1), FS, subtype="PCM_24")
+    assert "mono recording" in run_edges(capsys, path)
+
+
+def test_silence(capsys, tmp_path):
+    path = tmp_path / "silence.wav"
+    sf.write(path, noise(1.0), FS, subtype="PCM_24")
+    assert "no edges on the measurement (left) channel" in run_edges(capsys, path)
+
+
+def excerpt(tmp_path: Path, cycles: int) -> Path:
+    """A short simavr edge list (cycle,channel,level) of a few pulses on both channels."""
+    path = tmp_path / "few.edges.csv"
+    rows = []
+    for k in range(40):
+        rows += [(10_000 + 3_000 * k, 0, 1), (10_000 + 3_000 * k + 1_001, 0, 0)]
+    rows += [(cycles, 1, 1)]
+    path.write_text("cycle,channel,level\n" + "".join(f"{c},{ch},{lv}\n" for c, ch, lv in sorted(rows)))
+    return path
+
+
+def test_truncated(capsys, tmp_path):
+    edges = excerpt(tmp_path, 60_000)
+    wav = synthesize(edges, tmp_path / "full.wav", "default", 1, f_cpu_hz=1e6).wav_path
+    data = wav.read_bytes()
+    cut = tmp_path / "cut.wav"
+    cut.write_bytes(data[:len(data) * 2 // 3])
+    assert "truncated file" in run_edges(capsys, cut)
+
+
+def test_clipped(capsys, tmp_path):
+    edges = excerpt(tmp_path, 60_000)
+    loud = replace(sc.PROFILES["default"], name="loud", attenuator_ratio=0.6)  # step 1.06 FS: clips
+    wav = synthesize(edges, tmp_path / "loud.wav", loud, 1, f_cpu_hz=1e6).wav_path
+    line = run_edges(capsys, wav)
+    assert "clipped signal at 0.0" in line and "left channel" in line
