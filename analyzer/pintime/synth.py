@@ -127,8 +127,8 @@ class _Channel:
 
     x[n] = Σₖ aₖ ([n > pₖ] + d(n + jₙ − pₖ)) with d(x) = s(x) − [x > 0] the step's deviation from an ideal
     step (zero outside 0 < x < support): the pin level plus a correction on the W samples after each edge.
-    Jitter enters to first order, d(x + j) ≈ d(x) + d′(x)·j (the next term, d″j²/2, is below 1e-7 of the
-    step for 300 ps of jitter).
+    Jitter enters to first order through the slope of the table cell the sample falls in,
+    d(x + j) ≈ d(x) + d′(x)·j (the next term, d″j²/2, is below 1e-7 of the step for 300 ps of jitter).
     """
 
     def __init__(self, positions: np.ndarray, polarity: np.ndarray, profile: Profile):
@@ -140,8 +140,6 @@ class _Channel:
         self.width = int(np.ceil(self.support)) + 1  # samples after an edge that need the table
         # per polarity (index 0: rising, 1: falling), signed: a falling edge is −1 · its step response
         self.deviation = np.stack([pol * _polyphase(tables[pol].values - 1.0, self.width) for pol in (1, -1)])
-        self.slope = np.stack([pol * _polyphase(np.gradient(tables[pol].values) * TABLE_STEPS_PER_SAMPLE,
-                                                self.width) for pol in (1, -1)])
         self.table_index = (self.polarity < 0).astype(np.int64)
         self.base = np.floor(self.pos).astype(np.int64) + 1  # first sample after each edge
         self.level = 0  # pin level (in steps, from the start) of the edges before the current block
@@ -150,15 +148,16 @@ class _Channel:
         self.hp = (b, a, np.zeros(max(len(a), len(b)) - 1))
 
     def render(self, n0: int, n: int, jitter: np.ndarray | None) -> np.ndarray:
-        """Samples n0 … n0+n−1 (call with consecutive blocks)."""
+        """Samples n0 … n0+n−1 (call with consecutive blocks); ``jitter`` in samples, or None."""
         lo, hi = np.searchsorted(self.base, [n0, n0 + n])
-        steps = np.bincount(self.base[lo:hi] - n0, weights=self.polarity[lo:hi], minlength=n)
-        x = (self.level + np.cumsum(steps)).astype(np.float64)
-        self.level += int(self.polarity[lo:hi].sum())
+        levels = self.level + np.concatenate([[0], np.cumsum(self.polarity[lo:hi])])
+        runs = np.diff(np.concatenate([[0], self.base[lo:hi] - n0, [n]]))
+        x = np.repeat(levels * self.gain, runs)  # the pin level, sample by sample
+        self.level = int(levels[-1])
         lo, hi = np.searchsorted(self.base, [n0 - self.width, n0 + n])
-        x += self._deviation(lo, hi, n0, n, jitter)
+        x += self._deviation(lo, hi, n0, n, jitter) * self.gain
         b, a, zi = self.hp
-        y, zi = signal.lfilter(b, a, x * self.gain, zi=zi)
+        y, zi = signal.lfilter(b, a, x, zi=zi)
         self.hp = (b, a, zi)
         return y
 
@@ -169,19 +168,18 @@ class _Channel:
         is dropped (the neighbouring block computes it again).
         """
         w = self.width
-        if jitter is not None:
-            jitter = np.concatenate([np.zeros(w), jitter, np.zeros(w)])
         k = (self.base[lo:hi] - self.pos[lo:hi]) * TABLE_STEPS_PER_SAMPLE  # f0 in table steps, (0, STEPS]
         row = np.minimum(k.astype(np.int64), TABLE_STEPS_PER_SAMPLE - 1)
-        frac = (k - row)[:, None]
+        frac = (k - row)[:, None]  # position inside the table cell, the same for all W samples of an edge
         which = self.table_index[lo:hi]
-        dev = self.deviation
-        values = dev[which, row] + (dev[which, row + 1] - dev[which, row]) * frac
+        below = self.deviation[which, row]
+        cell = self.deviation[which, row + 1] - below
         idx = (self.base[lo:hi] - (n0 - w))[:, None] + np.arange(w)
-        if jitter is not None:
-            slope = self.slope
-            values += (slope[which, row] + (slope[which, row + 1] - slope[which, row]) * frac) * jitter[idx]
-        out = np.bincount(idx.ravel(), weights=values.ravel(), minlength=n + 2 * w)
+        if jitter is not None:  # each sample's own offset, in table steps
+            steps = np.concatenate([np.zeros(w), jitter * TABLE_STEPS_PER_SAMPLE, np.zeros(w)])
+            frac = frac + steps[idx]
+        below += cell * frac
+        out = np.bincount(idx.ravel(), weights=below.ravel(), minlength=n + 2 * w)
         return out[w : w + n]
 
 
@@ -280,7 +278,9 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
                                                  disable=not progress, desc="synth") as bar:
         for n0 in range(0, n_samples, BLOCK_SAMPLES):
             n = min(BLOCK_SAMPLES, n_samples - n0)
-            jitter = rng_jitter.standard_normal(n) * jitter_samples if jitter_samples else None
+            jitter = None
+            if jitter_samples:
+                jitter = rng_jitter.standard_normal(n, dtype=np.float32) * np.float32(jitter_samples)
             common = _hum(profile, n0, n, hum_phases) + profile.dc_offset_fs
             block = np.empty((n, 2), dtype=np.int32)
             for c, channel in enumerate(channels):
