@@ -174,3 +174,15 @@ def test_overdetermined_singular_system_refused():
     k = np.arange(1, 6)
     with pytest.raises(ValueError, match="singular"):
         est.overdetermined(np.ones((2, 5)), k, k + 1)  # M = N + 1 everywhere: columns dependent
+
+
+def test_fit_line_rejects_only_a_small_number():
+    """Errors that take two values (like the inflection method's) are no sporadic outliers (§4.1)."""
+    x = np.arange(1, 11, dtype=float)
+    y = 100 * x + 1 + np.array([0, 0, 2.2, 2.2, 0, 0, 0, 2.2, 2.2, 0]) + RNG.normal(0, 0.01, 10)
+    assert est.fit_line(x, y).kept.all()
+    # two far points in twenty: still "a small number"
+    x20 = np.arange(1, 21, dtype=float)
+    y20 = 100 * x20 + 1 + RNG.normal(0, 0.01, 20)
+    y20[[3, 12]] += 40.0
+    assert list(np.flatnonzero(~est.fit_line(x20, y20).kept)) == [3, 12]

@@ -19,6 +19,10 @@ TRIM_FRACTION = 0.1  # trimmed mean of the differential technique: drop 10 % at 
 # (costing a little precision, no bias); a point 15 σ off is rejected in ≥ 98 % of fits (simulated).
 OUTLIER_FACTOR = 10.0
 OUTLIER_FLOOR_US = 1e-6  # …and beyond 1 ps, far above float rounding, so exact data never has outliers
+# "one (or a small number)" of points (§4.1): at most 10 % of a fit's points (at least one) are rejected; when
+# more lie beyond the threshold the spread is not sporadic (e.g. the bimodal error of the inflection method)
+# and none is.
+OUTLIER_MAX_FRACTION = 0.1
 
 
 @dataclass(frozen=True)
@@ -108,7 +112,8 @@ def fit_line(x: np.ndarray, y_us: np.ndarray) -> LineFitRep:
     rest. The deviations are measured from a Theil–Sen line (median of the pairwise slopes), which the
     outliers cannot pull: the least-squares line of all points leans toward an outlier so much that, at
     either end of a 1×–10× line, no single outlier, however large, ever exceeds 4.8 × the median
-    deviation from it. R² and the residual RMS are those of the final fit.
+    deviation from it. When more than ``OUTLIER_MAX_FRACTION`` of the points (and more than one) lie
+    beyond the threshold, none is rejected. R² and the residual RMS are those of the final fit.
     """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y_us, dtype=np.float64)
@@ -116,6 +121,8 @@ def fit_line(x: np.ndarray, y_us: np.ndarray) -> LineFitRep:
     deviation = np.abs(y - slope_ts * x - float(np.median(y - slope_ts * x)))
     threshold = max(OUTLIER_FACTOR * float(np.median(deviation)), OUTLIER_FLOOR_US)
     kept = deviation <= threshold
+    if np.count_nonzero(~kept) > max(1, int(OUTLIER_MAX_FRACTION * len(x))):
+        kept[:] = True
     design = np.column_stack([x, np.ones_like(x)])
     # least squares for [a, b] minimizing Σ (a x_k + b − y_k)², the solution eq. 4–5 write in closed form
     everything = np.linalg.lstsq(design, y, rcond=None)[0]
