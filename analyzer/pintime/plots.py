@@ -69,16 +69,22 @@ def fig7_executing_error(a: Analysis, out: Path) -> Path:
     m = max(a.table.line_fits)
     fit = a.table.line_fits[m]
     t_e, eps = fit.slope.mean_us, fit.intercept.mean_us
+    te_half = (fit.slope.ci95_us[1] - fit.slope.ci95_us[0]) / 2
     rows = [r for r in a.table.rows if r.technique in ("direct", "executing")]
     n = np.array([r.n for r in rows], dtype=float)
     err = np.array([abs(r.estimate.mean_us - t_e) for r in rows])
     fig, ax = plt.subplots(figsize=(6, 4))
+    half = np.array([(r.estimate.ci95_us[1] - r.estimate.ci95_us[0]) / 2 for r in rows])
     shown = err > 0
-    ax.loglog(n[shown], err[shown], "o", label="|Executing N× − $T_e$| (ours)")
+    ax.errorbar(n[shown], err[shown], yerr=np.nan_to_num(half[shown]), fmt="o", capsize=3,
+                label="|Executing N× − $T_e$| (ours, 95 % CI)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
     grid = np.geomspace(1, max(n.max(), 2), 50)
     ax.loglog(grid, abs(eps) / grid, "-", label=f"ε/N, ε = {eps:.3f} µs")
     ax.set(xlabel="N (executions per pulse)", ylabel="error (µs)",
-           title=f"Error of Executing N× against ε/N (Fig. 7)\n$T_e$ = {t_e:.3f} µs from line fit 1×–{m}×")
+           title=f"Error of Executing N× against ε/N (Fig. 7)\n$T_e$ = {t_e:.3f} µs "
+                 f"(95 % CI ±{te_half:.2g}) from line fit 1×–{m}×")
     ax.legend()
     return _save(fig, out / "fig7_executing_error.png")
 
