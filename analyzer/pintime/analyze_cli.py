@@ -17,6 +17,7 @@ from pintime.errors import PintimeError
 from pintime.frames import FORMAT_VERSION, PROGRAMS, Frame, FrameDecode, decode_frames
 from pintime.sources import load_edges
 from pintime.table1 import Table1, build_table1, format_table1, table1_json
+from pintime.table2 import Table2, format_table2, table2_from_capture, table2_json
 
 METHODS = ("template", "inflection", "threshold")
 
@@ -34,6 +35,7 @@ class Analysis:
     missing: int | None  # frames the END frame counts that were neither decoded nor rejected
     cal_ppm: tuple[float, float] | None  # calibration-train period error after calibration, ppm ± 1σ
     table: Table1
+    table2: Table2 | None = None  # table2 captures: the block-time system of paper §5.1 (Table 2)
 
 
 def _run_fields(path: Path, decode: FrameDecode) -> dict[str, int]:
@@ -53,9 +55,6 @@ def _run_fields(path: Path, decode: FrameDecode) -> dict[str, int]:
     run = dict(next(iter(runs)))
     if run["program"] not in PROGRAMS:
         raise PintimeError(f"{path}: unknown program {run['program']} in RUN frame")
-    if PROGRAMS[run["program"]] != "table1":
-        raise PintimeError(f"{path}: program {PROGRAMS[run['program']]}: "
-                           "analyze handles table1 captures only")
     if run["f_cpu_hz"] <= 0:
         raise PintimeError(f"{path}: RUN frame gives no MCU clock frequency")
     return run
@@ -70,7 +69,7 @@ def _calibration_check(frames: list[Frame], time_us: np.ndarray, polarity: np.nd
     return clk.calibration_train_ppm(time_us[g], polarity[g], cal[0].fields["period_cycles"], f_cpu_hz)
 
 
-def analyze(path: str | Path, method: str | None = None) -> Analysis:
+def analyze(path: str | Path, method: str | None = None, visits: str | None = None) -> Analysis:
     """Run the whole pipeline on one capture (WAV, VCD or edge list)."""
     path = Path(path)
     with tqdm(total=4, desc="analyze", unit="step", leave=False, disable=None) as bar:
@@ -91,12 +90,14 @@ def analyze(path: str | Path, method: str | None = None) -> Analysis:
         bar.update()
         bar.set_postfix_str("estimates")
         table = build_table1(decode.frames, meas.time, clock.us_per_unit)
+        table2 = (table2_from_capture(path, visits, run, decode.frames, meas.time, clock.us_per_unit)
+                  if PROGRAMS[run["program"]] == "table2" else None)
         bar.update()
     ends = decode.of_kind("end")
     seen = sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
     missing = max(ends[-1].fields["frames"] - seen, 0) if ends else None
     cal = _calibration_check(decode.frames, time_us, polarity, run["f_cpu_hz"])
-    return Analysis(path, edges, clock, decode, time_us, run, missing, cal, table)
+    return Analysis(path, edges, clock, decode, time_us, run, missing, cal, table, table2)
 
 
 def summary_json(a: Analysis) -> dict[str, Any]:
@@ -116,6 +117,7 @@ def summary_json(a: Analysis) -> dict[str, Any]:
                    "incomplete": a.decode.incomplete, "missing": a.missing,
                    "reasons": a.decode.reasons, "polarity_inverted": a.decode.inverted},
         **table1_json(a.table),
+        **({} if a.table2 is None else table2_json(a.table2)),
     }
 
 
@@ -134,7 +136,8 @@ def format_summary(a: Analysis) -> str:
               + ("; measurement polarity was inverted (undone)" if d.inverted else ""))
     run = (f"{a.path}: program {PROGRAMS[a.run['program']]}, F_CPU {a.run['f_cpu_hz']} Hz, "
            f"firmware {a.run['revision']:08x}")
-    return "\n".join([run, ppm, frames, "", format_table1(a.table)])
+    table = format_table1(a.table) if a.table2 is None else format_table2(a.table2)
+    return "\n".join([run, ppm, frames, "", table])
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -143,6 +146,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plots", metavar="DIR", help="write the paper's figures from this capture")
     parser.add_argument("--method", choices=METHODS, default=None,
                         help="edge locator for WAV captures (default: template)")
+    parser.add_argument("--visits", metavar="FILE", default=None,
+                        help="table2: simavr per-pulse visits (default: PREFIX.visits.csv beside the edges)")
 
 
 def check_output(capture: str, output: str | None) -> None:
@@ -153,12 +158,15 @@ def check_output(capture: str, output: str | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output(args.capture, args.json)
-    a = analyze(args.capture, args.method)
+    a = analyze(args.capture, args.method, args.visits)
     if args.json:
         Path(args.json).write_text(json.dumps(summary_json(a), indent=2) + "\n")
     print(format_summary(a))
     if args.plots:
         from pintime.plots import write_plots
-        for p in write_plots(a, Path(args.plots)):
+        from pintime.table2_plots import write_table2_plots
+        plots = write_plots(a, Path(args.plots)) if a.table2 is None else write_table2_plots(a.table2,
+                                                                                             Path(args.plots))
+        for p in plots:
             print(f"wrote {p}")
     return 0

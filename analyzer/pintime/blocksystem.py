@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-import scipy.linalg
 
 from pintime.errors import PintimeError
 
@@ -78,10 +77,11 @@ class Reduction:
 
 def identical_groups(counts: np.ndarray) -> list[list[int]]:
     """Groups of equal columns (every column in exactly one group), ordered by their first column."""
-    _, first, inverse = np.unique(counts.T, axis=0, return_index=True, return_inverse=True)
-    inverse = np.asarray(inverse).reshape(-1)
-    groups = [np.flatnonzero(inverse == g).tolist() for g in np.argsort(first, kind="stable")]
-    return groups
+    columns = np.ascontiguousarray(np.asarray(counts).T)
+    groups: dict[bytes, list[int]] = {}
+    for c, column in enumerate(columns):
+        groups.setdefault(column.tobytes(), []).append(c)
+    return list(groups.values())  # dicts keep insertion order: by first column
 
 
 def reduce_columns(counts: np.ndarray, names: list[str] | tuple[str, ...]) -> Reduction:
@@ -107,23 +107,26 @@ def reduce_columns(counts: np.ndarray, names: list[str] | tuple[str, ...]) -> Re
         if np.linalg.matrix_rank(trial) > len(basis):
             basis.append(group[0])
     basis.sort()
-    b = counts[:, basis].astype(np.float64)
-    coefficients = [_combination(counts, basis, b, c, names) for c in range(counts.shape[1])]
+    # least-squares coefficients of every column in the basis, then made exact (rational) and checked
+    approx = np.linalg.lstsq(counts[:, basis].astype(np.float64), counts.astype(np.float64), rcond=None)[0]
+    coefficients = [_combination(counts, basis, approx[:, c], c, names) for c in range(counts.shape[1])]
     return Reduction(tuple(names), tuple(basis), tuple(coefficients),
                      tuple(tuple(g) for g in nonzero), tuple(c for g in zero for c in g))
 
 
-def _combination(counts: np.ndarray, basis: list[int], b: np.ndarray, c: int,
+def _combination(counts: np.ndarray, basis: list[int], approx: np.ndarray, c: int,
                  names: list[str] | tuple[str, ...]) -> tuple[Fraction, ...]:
-    """Exact coefficients of column ``c`` in the basis columns, checked in integer arithmetic."""
+    """Exact coefficients of column ``c`` in the basis columns from their least-squares values
+    ``approx``, checked in integer arithmetic."""
     if c in basis:
         return tuple(Fraction(int(c == k)) for k in basis)
-    x = scipy.linalg.lstsq(b, counts[:, c].astype(np.float64))[0]
-    coef = [Fraction(float(v)).limit_denominator(MAX_DENOMINATOR) for v in x]
+    coef = [Fraction(float(v)).limit_denominator(MAX_DENOMINATOR) for v in approx]
     denominator = math.lcm(*(f.denominator for f in coef))
-    numerators = np.array([int(f * denominator) for f in coef], dtype=object)
-    lhs = counts[:, c].astype(object) * denominator
-    if not np.array_equal(counts[:, basis].astype(object) @ numerators, lhs):
+    numerators = [int(f * denominator) for f in coef]
+    largest = int(np.abs(counts).max()) * max(sum(abs(n) for n in numerators), denominator)
+    exact = np.int64 if largest < 2 ** 62 else object  # int64 unless the products could overflow it
+    lhs = counts[:, c].astype(exact) * denominator
+    if not np.array_equal(counts[:, basis].astype(exact) @ np.array(numerators, dtype=exact), lhs):
         raise PintimeError(f"count column {names[c]} is nearly but not exactly a combination of "
                            f"{', '.join(names[k] for k in basis)}: cannot name the unknowns")
     return tuple(coef)
@@ -139,12 +142,12 @@ class Fit:
 
 
 def solve(counts: np.ndarray, times: np.ndarray, reduction: Reduction) -> Fit:
-    """Solve ``N_basis · x = T`` in the least-squares sense (eq. 10; SVD-based, not eq. 8's normal
-    equations, which square the condition number). ``counts`` are all columns; the basis is taken."""
+    """Solve ``N_basis · x = T`` in the least-squares sense (eq. 10; LAPACK's SVD-based gelsd, not eq. 8's
+    normal equations, which square the condition number). ``counts`` are all columns; the basis is taken."""
     a = np.asarray(counts, dtype=np.float64)[:, list(reduction.basis)]
     t = np.asarray(times, dtype=np.float64)
-    x, _, rank, _ = scipy.linalg.lstsq(a, t)
+    x, _, rank, singular = np.linalg.lstsq(a, t, rcond=None)
     if rank < a.shape[1]:
         raise PintimeError(f"the basis columns are rank {rank} < {a.shape[1]} in this measurement")
     residual = t - a @ x
-    return Fit(x, float(np.sqrt(np.mean(residual ** 2))), float(np.linalg.cond(a)))
+    return Fit(x, float(np.sqrt(np.mean(residual ** 2))), float(singular[0] / singular[-1]))
