@@ -62,6 +62,10 @@ def compare(a: Analysis, exact: Analysis) -> dict[str, Any]:
         row["truth_us"] = None if t is None else t["mean_us"]
         row["error_us"] = None if t is None else row["mean_us"] - t["mean_us"]
         row["routine_us"] = routine_us
+    for key in ("table2", "table2_exits"):  # truth: the CFG's exact costs (+ ε), in µs (pintime.table2)
+        for row in out.get(key, []):
+            row["truth_us"] = row["truth_cycles"] * a.table2.us_per_cycle if a.table2 else None
+            row["error_us"] = row["mean_us"] - row["truth_us"]
     if "overdetermined" in out and "overdetermined" in exact_out:
         truth_od = exact_out["overdetermined"]
         for name in ("t_e", "t_i", "epsilon"):
@@ -91,6 +95,12 @@ def format_validation(out: dict[str, Any]) -> str:
             lines.append(f"{label:<22} {p['mean_us']:>14.6f} {p['truth_us']:>14.6f} {p['error_us']:>+12.2e}")
     lines.append(f"(routine ref100 = {REF100_CYCLES} cycles = {out['table1'][0]['routine_us']:g} µs)"
                  if out["table1"] else "")
+    for key, title in (("table2", "Basic Block"), ("table2_exits", "CFG edge")):
+        if key in out:
+            lines.append(f"{title:<22} {'ours (µs)':>14} {'± 95 % CI':>10} {'truth (µs)':>14} "
+                         f"{'error (µs)':>12}")
+            lines += [f"{r['label']:<22} {r['mean_us']:>14.6f} {r['ci95_half_us']:>10.2e} "
+                      f"{r['truth_us']:>14.6f} {r['error_us']:>+12.2e}" for r in out[key]]
     for method, e in out["edges"].items():
         lines.append(f"edges [{method}]: RMS {e['rms_ns']:.3g} ns, bias rise {e['bias_rise_ns']:+.3g} ns, "
                      f"fall {e['bias_fall_ns']:+.3g} ns, max {e['max_ns']:.3g} ns, "
@@ -104,15 +114,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="simavr truth: build/sim/<program>.json")
     parser.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
     parser.add_argument("--method", choices=METHODS, default=None, help="edge locator for WAV captures")
+    parser.add_argument("--visits", metavar="FILE", default=None,
+                        help="table2: simavr per-pulse visits (default: PREFIX.visits.csv beside the truth)")
 
 
 def run(args: argparse.Namespace) -> int:
     check_output(args.capture, args.json)
     truth_path = Path(args.truth)
     truth, exact_edges = read_truth(truth_path)
-    a = analyze(args.capture, args.method)
+    visits = args.visits or (exact_edges.with_name(truth_path.name.removesuffix(".json") + ".visits.csv")
+                             if truth["program"] == "table2" else None)
+    a = analyze(args.capture, args.method, visits)
     _check_same_run(a, truth, truth_path)
-    exact = analyze(exact_edges)
+    exact = analyze(exact_edges, visits=visits)
     out = compare(a, exact)
     out["truth"] = str(truth_path)
     out["edges"] = edge_errors(Path(args.capture), exact)
