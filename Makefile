@@ -92,6 +92,8 @@ $(BUILD)/sim/%.watch $(BUILD)/sim/%.blocks.json: $(FW_BUILD)/%.elf | deps
 	$(PINTIME) cfg $< --watch $(BUILD)/sim/$*.watch --json $(BUILD)/sim/$*.blocks.json > $(BUILD)/sim/$*.blocks.txt
 $(BUILD)/sim/table2.json: $(BUILD)/sim/table2.watch $(BUILD)/sim/table2.blocks.json
 $(BUILD)/sim/table2.json: HARNESS_FLAGS = --watch $(BUILD)/sim/table2.watch --blocks $(BUILD)/sim/table2.blocks.json
+# the CFG JSON's format is pintime.cfg.describe: regenerate when it changes
+$(BUILD)/sim/table2.blocks.json: analyzer/pintime/cfg.py
 
 sim: deps firmware $(PROGRAMS:%=$(BUILD)/sim/%.json)
 
