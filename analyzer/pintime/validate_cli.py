@@ -59,8 +59,7 @@ def compare(a: Analysis, exact: Analysis) -> dict[str, Any]:
     routine_us = REF100_CYCLES * 1e6 / a.run["f_cpu_hz"]
     for row in out["table1"]:
         t = truth_rows.get((row["technique"], row["n"]))
-        row["truth_us"] = None if t is None else t["mean_us"]
-        row["error_us"] = None if t is None else row["mean_us"] - t["mean_us"]
+        _add_truth(row, None if t is None else t["mean_us"])
         row["routine_us"] = routine_us
     for key in ("table2", "table2_exits"):  # truth: the CFG's exact costs (+ ε), in µs (pintime.table2)
         for row in out.get(key, []):
@@ -69,10 +68,17 @@ def compare(a: Analysis, exact: Analysis) -> dict[str, Any]:
     if "overdetermined" in out and "overdetermined" in exact_out:
         truth_od = exact_out["overdetermined"]
         for name in ("t_e", "t_i", "epsilon"):
-            part = out["overdetermined"][name]
-            part["truth_us"] = truth_od[name]["mean_us"]
-            part["error_us"] = part["mean_us"] - part["truth_us"]
+            _add_truth(out["overdetermined"][name], truth_od[name]["mean_us"])
     return out
+
+
+def _add_truth(estimate: dict[str, Any], truth_us: float | None) -> None:
+    """Add ``truth_us``, ``error_us`` and ``error_se`` (the error in standard errors of the mean)."""
+    estimate["truth_us"] = truth_us
+    estimate["error_us"] = None if truth_us is None else estimate["mean_us"] - truth_us
+    std, count = estimate["std_us"], estimate["count"]
+    se = None if std is None or count < 2 else std / count ** 0.5
+    estimate["error_se"] = None if estimate["error_us"] is None or not se else estimate["error_us"] / se
 
 
 def edge_errors(capture: Path, exact: Analysis) -> dict[str, Any]:
@@ -83,16 +89,18 @@ def edge_errors(capture: Path, exact: Analysis) -> dict[str, Any]:
 
 
 def format_validation(out: dict[str, Any]) -> str:
-    lines = [f"{'Technique':<22} {'ours (µs)':>14} {'truth (µs)':>14} {'error (µs)':>12} {'std (µs)':>10}"]
-    for row in out["table1"]:
+    lines = [f"{'Technique':<22} {'ours (µs)':>14} {'truth (µs)':>14} {'error (µs)':>12} {'std (µs)':>10} "
+             f"{'error/SE':>9}"]
+    rows = [(row["label"], row) for row in out["table1"]]
+    if "overdetermined" in out:
+        parts = (("t_e", "Overdet. T_e"), ("t_i", "Overdet. T_i"), ("epsilon", "Overdet. ε"))
+        rows += [(label, out["overdetermined"][name]) for name, label in parts]
+    for label, row in rows:
         err = "—" if row["error_us"] is None else f"{row['error_us']:+.2e}"
         truth = "—" if row["truth_us"] is None else f"{row['truth_us']:.6f}"
         std = "—" if row["std_us"] is None else f"{row['std_us']:.2e}"
-        lines.append(f"{row['label']:<22} {row['mean_us']:>14.6f} {truth:>14} {err:>12} {std:>10}")
-    if "overdetermined" in out:
-        for name, label in (("t_e", "Overdet. T_e"), ("t_i", "Overdet. T_i"), ("epsilon", "Overdet. ε")):
-            p = out["overdetermined"][name]
-            lines.append(f"{label:<22} {p['mean_us']:>14.6f} {p['truth_us']:>14.6f} {p['error_us']:>+12.2e}")
+        z = "—" if row["error_se"] is None else f"{row['error_se']:+.1f}"
+        lines.append(f"{label:<22} {row['mean_us']:>14.6f} {truth:>14} {err:>12} {std:>10} {z:>9}")
     lines.append(f"(routine ref100 = {REF100_CYCLES} cycles = {out['table1'][0]['routine_us']:g} µs)"
                  if out["table1"] else "")
     for key, title in (("table2", "Basic Block"), ("table2_exits", "CFG edge")):
