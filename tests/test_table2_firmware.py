@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from adpcm_build import build_rounds_elf
+from adpcm_build import build_rounds_elf, run_check_elf
 from pintime.cfg import (
     Cfg,
     disassemble,
@@ -157,15 +157,33 @@ def test_counts_vary_except_once_per_call_blocks(t2: Table2Run):
         assert np.linalg.matrix_rank(np.column_stack([a, np.ones(len(a))])) == 11
 
 
-def test_coder_compiled_as_in_the_cfg_tests(t2: Table2Run, tmp_path: Path):
+@pytest.fixture(scope="module")
+def check_rounds(t2: Table2Run, tmp_path_factory) -> tuple[Path, list[tuple[str, int, int, int]]]:
+    """tests/adpcm_build.py's rounds firmware on measurement 0's rounds (generator seed 1): its ELF and,
+    per round, the coder's output, end state and Timer1 cycles around the call, from simavr."""
+    elf = build_rounds_elf(tmp_path_factory.mktemp("check"), rounds=t2.rounds, seed=1, max_len=24)
+    return elf, run_check_elf(elf, t2.rounds)
+
+
+def test_coder_compiled_as_in_the_cfg_tests(t2: Table2Run, check_rounds):
     """adpcm_coder in table2.elf has the instructions and block costs of tests/adpcm_build.py's build,
     whose costs test_cfg.py checks against simavr instruction by instruction."""
-    reference = function_cfg(build_rounds_elf(tmp_path, rounds=1, seed=1, max_len=24), "adpcm_coder")
+    reference = function_cfg(check_rounds[0], "adpcm_coder")
 
     def shape(cfg: Cfg) -> list:
         return [([i.mnemonic for i in b.instructions], [e.cycles for e in b.exits]) for b in cfg.blocks]
 
     assert shape(t2.cfg) == shape(reference)
+
+
+def test_rounds_are_the_generators(t2: Table2Run, check_rounds):
+    """Measurement 0 runs the rounds of the generator seeded with 1 (FORMAT.md §7): its pulse widths follow
+    the call times of the check firmware round by round (one constant apart), whose outputs test_adpcm.py
+    proves bit-identical to the host build's."""
+    widths = t2.visits[:t2.rounds, 2]
+    call_cycles = np.array([cycles for *_, cycles in check_rounds[1]])
+    offset = call_cycles - widths
+    assert np.all(offset == offset[0]), offset
 
 
 def harness(t2: Table2Run, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
