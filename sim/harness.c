@@ -417,6 +417,9 @@ int main(int argc, char **argv)
 	printf("harness: %s: %" PRIu64 " cycles (%.3f s of MCU time) in %.2f s wall = %.1f M cycles/s; "
 	       "edges %" PRIu64 " + %" PRIu64 "; %s\n", program, avr->cycle, (double)avr->cycle / fw.frequency,
 	       wall_s, cycles_per_s / 1e6, rec.edges[0], rec.edges[1], end);
+	if (watch.n)
+		printf("harness: %s: visits of %" PRIu32 " watched addresses in %" PRIu64 " pulses -> %s.visits.csv\n",
+		       program, watch.n, watch.rows, prefix);
 	if (rec.out_of_order) {
 		fprintf(stderr, "harness: %s: edges were recorded out of cycle order (harness bug)\n", program);
 		return 1;
