@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm  # type: ignore[import-untyped]
 
 from pintime import clock as clk
 from pintime.edges import MEASUREMENT_CHANNEL, Edges
@@ -72,27 +72,18 @@ def _calibration_check(frames: list[Frame], time_us: np.ndarray, polarity: np.nd
 def analyze(path: str | Path, method: str | None = None, visits: str | None = None) -> Analysis:
     """Run the whole pipeline on one capture (WAV, VCD or edge list)."""
     path = Path(path)
-    with tqdm(total=4, desc="analyze", unit="step", leave=False, disable=None) as bar:
-        bar.set_postfix_str("edges")
-        edges = load_edges(path, method)
-        bar.update()
-        bar.set_postfix_str("clock")
-        clock = clk.calibrate(edges)
-        bar.update()
-        bar.set_postfix_str("frames")
-        meas = edges.on(MEASUREMENT_CHANNEL)
-        time_us = clock.to_us(meas.time)
-        decode = decode_frames(time_us, meas.polarity, start_us=0.0)
-        run = _run_fields(path, decode)
-        if clock.unit_s is None:  # a cycle time base: now the MCU clock is known
-            clock = clock.with_unit(1.0 / run["f_cpu_hz"])
-        polarity = -meas.polarity if decode.inverted else meas.polarity
-        bar.update()
-        bar.set_postfix_str("estimates")
-        table = build_table1(decode.frames, meas.time, clock.us_per_unit)
-        table2 = (table2_from_capture(path, visits, run, decode.frames, meas.time, clock.us_per_unit)
-                  if PROGRAMS[run["program"]] == "table2" else None)
-        bar.update()
+    edges = load_edges(path, method, progress=sys.stderr.isatty())  # the only long step: WAV edges
+    clock = clk.calibrate(edges)
+    meas = edges.on(MEASUREMENT_CHANNEL)
+    time_us = clock.to_us(meas.time)
+    decode = decode_frames(time_us, meas.polarity, start_us=0.0)
+    run = _run_fields(path, decode)
+    if clock.unit_s is None:  # a cycle time base: now the MCU clock is known
+        clock = clock.with_unit(1.0 / run["f_cpu_hz"])
+    polarity = -meas.polarity if decode.inverted else meas.polarity
+    table = build_table1(decode.frames, meas.time, clock.us_per_unit)
+    table2 = (table2_from_capture(path, visits, run, decode.frames, meas.time, clock.us_per_unit)
+              if PROGRAMS[run["program"]] == "table2" else None)
     ends = decode.of_kind("end")
     seen = sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
     missing = max(ends[-1].fields["frames"] - seen, 0) if ends else None

@@ -13,7 +13,8 @@ from pintime.errors import PintimeError
 from pintime.vcd import read_vcd
 
 # WAV captures are located by the edge-finding module (``pintime edges``): it provides
-# ``locate_edges(path, method) -> Edges`` with times in seconds of the capture clock.
+# ``locate_capture(path, method, progress) -> CaptureEdges`` whose ``.edges`` are in seconds of the
+# capture clock, with a progress bar over the recording when ``progress`` is true.
 WAV_LOCATOR = "pintime.locate"
 
 
@@ -37,10 +38,11 @@ def sniff(path: str | Path) -> str:
     raise PintimeError(f"{path}: not a capture (expected a WAV, a simavr VCD or an edge-list CSV)")
 
 
-def load_edges(path: str | Path, method: str | None = None) -> Edges:
+def load_edges(path: str | Path, method: str | None = None, progress: bool = False) -> Edges:
     """Every edge of a capture, whatever its kind; ``method`` picks the WAV edge locator.
 
-    VCDs and edge lists hold exact edges, so ``method`` does not apply to them.
+    VCDs and edge lists hold exact edges, so ``method`` does not apply to them. ``progress`` shows a
+    progress bar while a WAV is being located (the long step of an analysis).
     """
     kind = sniff(path)
     if kind == "vcd":
@@ -50,4 +52,4 @@ def load_edges(path: str | Path, method: str | None = None) -> Edges:
     if importlib.util.find_spec(WAV_LOCATOR) is None:
         raise PintimeError(f"{path}: WAV analysis not available yet (no {WAV_LOCATOR} module)")
     locator = importlib.import_module(WAV_LOCATOR)
-    return locator.locate_edges(path, method)
+    return locator.locate_capture(path, method, progress=progress).edges
