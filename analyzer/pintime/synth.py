@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 from scipy import signal
+from tqdm import tqdm
 
 from pintime.edgelist import read_edge_list
 from pintime.edges import REFERENCE_CHANNEL
@@ -80,16 +81,16 @@ def _read_sim_json(edges_csv: Path) -> dict:
 
 
 def wander_phase(times_s: np.ndarray, adev_1s: float, rng: np.random.Generator) -> np.ndarray:
-    """Accumulated time error (s) of the card clock at ``times_s`` (sorted, from 0) from its wander.
+    """Accumulated time error (s) of the card clock at ``times_s`` (≥ 0) from its wander.
 
-    The fractional frequency y is piecewise constant on a WANDER_STEP_S grid: white FM (Allan deviation
-    ``adev_1s`` at 1 s, falling as τ^-1/2) plus random-walk FM (rising as τ^1/2, equal at
-    WANDER_CROSSOVER_S): flat-ish in between, like a real oscillator's flicker floor. The phase is the
-    exact integral of y, so it is piecewise linear.
+    The fractional frequency y of the clock ratio is piecewise constant on a WANDER_STEP_S grid: white FM
+    (Allan deviation ``adev_1s`` at 1 s, falling as τ^-1/2) dominates below WANDER_CROSSOVER_S, random-walk
+    FM (slow drift such as temperature, rising as τ^1/2) above: a crude stand-in for a real oscillator's
+    flicker floor. The phase is the exact integral of y, so it is piecewise linear.
     """
     if adev_1s == 0 or len(times_s) == 0:
         return np.zeros(len(times_s))
-    n = int(np.ceil(times_s[-1] / WANDER_STEP_S)) + 1
+    n = int(np.ceil(np.max(times_s) / WANDER_STEP_S)) + 1
     white = rng.standard_normal(n) * adev_1s * np.sqrt(1.0 / WANDER_STEP_S)
     # random walk of step σ: Allan variance ≈ σ²τ/(3Δ); equal to adev_1s²/τ_c at τ_c
     walk_step = adev_1s * np.sqrt(3 * WANDER_STEP_S) / WANDER_CROSSOVER_S
@@ -188,7 +189,8 @@ def _output(y: np.ndarray, profile: Profile, rng_dither: np.random.Generator) ->
     code = y  # y is this block's own array: scale, dither, round and clip in place
     code *= FULL_SCALE_CODE
     if profile.dither:  # TPDF: sum of two uniform ±½ LSB
-        code += rng_dither.random(code.shape) - rng_dither.random(code.shape)
+        code += rng_dither.random(code.shape, dtype=np.float32)
+        code -= rng_dither.random(code.shape, dtype=np.float32)
     np.rint(code, out=code)
     clipped = int(np.count_nonzero(code < -FULL_SCALE_CODE) + np.count_nonzero(code > FULL_SCALE_CODE - 1))
     np.clip(code, -FULL_SCALE_CODE, FULL_SCALE_CODE - 1, out=code)
@@ -196,13 +198,65 @@ def _output(y: np.ndarray, profile: Profile, rng_dither: np.random.Generator) ->
 
 
 def _hum(profile: Profile, n0: int, n: int, phases: np.ndarray) -> np.ndarray | float:
+    """Mains hum on samples n0 … n0+n−1: the fundamental and odd harmonics at ``profile.hum_dbfs``."""
     if not profile.hum_hz:
         return 0.0
     t = (n0 + np.arange(n)) / SAMPLE_RATE_HZ
     out = np.zeros(n)
-    for i, (level_dbfs, phase) in enumerate(zip(profile.hum_dbfs, phases, strict=False)):
+    for i, (level_dbfs, phase) in enumerate(zip(profile.hum_dbfs, phases, strict=True)):
         out += 10 ** (level_dbfs / 20) * np.sin(2 * np.pi * profile.hum_hz * (2 * i + 1) * t + phase)
     return out
+
+
+def _check_paths(edges_csv: Path, wav_path: Path) -> None:
+    protected = {edges_csv.resolve(), sim_json_path(edges_csv).resolve()}
+    if wav_path.resolve() in protected or sidecar_path(wav_path).resolve() in protected:
+        raise PintimeError(f"{wav_path}: refusing to overwrite the input {edges_csv} or its simulation JSON")
+    if wav_path.suffix.lower() != ".wav":
+        raise PintimeError(f"{wav_path}: the output must be a .wav file")
+
+
+def _check_numbers(seed: int, f_cpu_hz: float | None, duration_s: float | None, sim_json: Path) -> float:
+    """Validate the numeric arguments; returns F_CPU."""
+    if not (isinstance(seed, int | np.integer) and seed >= 0):
+        raise PintimeError(f"seed must be a non-negative integer, got {seed!r}")
+    if duration_s is not None and not (np.isfinite(duration_s) and duration_s * SAMPLE_RATE_HZ >= 1):
+        raise PintimeError(f"the duration must be at least one sample (5.2 µs), got {duration_s} s")
+    if f_cpu_hz is None:
+        raise PintimeError(f"F_CPU unknown: give --f-cpu-hz or put f_cpu_hz in {sim_json}")
+    if not (np.isfinite(float(f_cpu_hz)) and float(f_cpu_hz) > 0):
+        raise PintimeError(f"F_CPU must be a positive number of Hz, got {f_cpu_hz}")
+    return float(f_cpu_hz)
+
+
+def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile: Profile,
+               rngs: dict[str, np.random.Generator], progress: bool) -> int:
+    """Stream both channels into ``wav_path`` block by block; returns the number of clipped samples."""
+    hum_phases = rngs["hum"].uniform(0, 2 * np.pi, len(profile.hum_dbfs))
+    noise_rms = 0.0 if profile.noise_dbfs is None else 10 ** (profile.noise_dbfs / 20)
+    jitter_samples = profile.jitter_rms_s * SAMPLE_RATE_HZ
+    clipped = 0
+    wav_path.parent.mkdir(parents=True, exist_ok=True)
+    with sf.SoundFile(wav_path, "w", samplerate=SAMPLE_RATE_HZ, channels=2, subtype="PCM_24",
+                      format="WAV") as out, tqdm(total=n_samples, unit="sample", unit_scale=True,
+                                                 disable=not progress, desc="synth") as bar:
+        for n0 in range(0, n_samples, BLOCK_SAMPLES):
+            n = min(BLOCK_SAMPLES, n_samples - n0)
+            jitter = None  # one sample clock for both channels
+            if jitter_samples:
+                jitter = rngs["jitter"].standard_normal(n, dtype=np.float32) * np.float32(jitter_samples)
+            common = _hum(profile, n0, n, hum_phases) + profile.dc_offset_fs
+            block = np.empty((n, 2), dtype=np.int32)
+            for c, channel in enumerate(channels):
+                y = channel.render(n0, n, jitter)
+                y += common
+                if noise_rms:
+                    y += rngs["noise"].standard_normal(n, dtype=np.float32) * np.float32(noise_rms)
+                block[:, c], clips = _output(y, profile, rngs["dither"])
+                clipped += clips
+            out.write(block)
+            bar.update(n)
+    return clipped
 
 
 def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | str = "default",
@@ -217,10 +271,11 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
     Parameters
     ----------
     edges_csv : path of the edge list; F_CPU comes from ``f_cpu_hz`` or else the sibling simulation JSON
-        (:func:`sim_json_path`, key ``f_cpu_hz``).
+        (:func:`sim_json_path`, key ``f_cpu_hz``), whose ``revision`` goes into the sidecar.
     wav_path : output WAV; must not be the edge list or the simulation JSON (nor have them as sidecar).
     profile : a :class:`~pintime.soundcard.Profile` or the name of one in ``PROFILES``.
     seed : non-negative integer; the same seed gives a byte-identical file.
+    f_cpu_hz : the MCU clock the edge list's cycles count.
     duration_s : length of the recording (it starts PREROLL_S before cycle 0); default: until every edge
         has settled, plus POSTROLL_S. Edges after the end are simply not recorded.
     progress : show a progress bar (tqdm) on stderr.
@@ -233,74 +288,38 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
     started = time.perf_counter()
     profile = get_profile(profile) if isinstance(profile, str) else profile
     edges_csv, wav_path = Path(edges_csv), Path(wav_path)
-    side = sidecar_path(wav_path)
-    if not (isinstance(seed, int | np.integer) and seed >= 0):
-        raise PintimeError(f"seed must be a non-negative integer, got {seed!r}")
-    protected = {edges_csv.resolve(), sim_json_path(edges_csv).resolve()}
-    if wav_path.resolve() in protected or side.resolve() in protected:
-        raise PintimeError(f"{wav_path}: refusing to overwrite the input {edges_csv} or its simulation JSON")
-    if duration_s is not None and not (np.isfinite(duration_s) and duration_s > 0):
-        raise PintimeError(f"the duration must be a positive number of seconds, got {duration_s}")
-    if wav_path.suffix.lower() != ".wav":
-        raise PintimeError(f"{wav_path}: the output must be a .wav file")
+    _check_paths(edges_csv, wav_path)
     sim = _read_sim_json(edges_csv)
-    f_cpu_hz = f_cpu_hz if f_cpu_hz is not None else sim.get("f_cpu_hz")
-    if f_cpu_hz is None:
-        raise PintimeError(f"F_CPU unknown: give --f-cpu-hz or put f_cpu_hz in {sim_json_path(edges_csv)}")
-    if not (np.isfinite(float(f_cpu_hz)) and float(f_cpu_hz) > 0):
-        raise PintimeError(f"F_CPU must be positive, got {f_cpu_hz}")
+    f_cpu_hz = _check_numbers(seed, f_cpu_hz if f_cpu_hz is not None else sim.get("f_cpu_hz"), duration_s,
+                              sim_json_path(edges_csv))
     edges = read_edge_list(edges_csv)
 
-    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(6)]
-    rng_start, rng_wander, rng_jitter, rng_noise, rng_hum, rng_dither = rngs
-    times_s = edges.time / float(f_cpu_hz)
-    start_s = min(0.0, float(times_s[0])) - PREROLL_S - rng_start.random() / SAMPLE_RATE_HZ
-    wander_s = wander_phase(times_s - start_s, profile.wander_adev_1s, rng_wander)
+    names = ("start", "wander", "jitter", "noise", "hum", "dither")  # one stream per effect
+    rngs = dict(zip(names, (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(6)),
+                    strict=True))
+    times_s = edges.time / f_cpu_hz
+    start_s = min(0.0, float(times_s[0])) - PREROLL_S - rngs["start"].random() / SAMPLE_RATE_HZ
+    wander_s = wander_phase(times_s - start_s, profile.wander_adev_1s, rngs["wander"])
     positions = edge_positions(times_s, edges.polarity, edges.channel, profile, start_s, wander_s)
     channels = [_Channel(positions[edges.channel == c], edges.polarity[edges.channel == c], profile)
                 for c in (0, 1)]
-    n_samples = int(np.ceil(positions.max() + channels[0].support + POSTROLL_S * SAMPLE_RATE_HZ))
-    if duration_s is not None:
-        n_samples = int(round(duration_s * SAMPLE_RATE_HZ))
-        if n_samples < 1:
-            raise PintimeError(f"a duration of {duration_s} s is shorter than one sample")
+    if duration_s is None:
+        n_samples = int(np.ceil(positions.max() + channels[0].support + POSTROLL_S * SAMPLE_RATE_HZ))
+    else:
+        n_samples = round(duration_s * SAMPLE_RATE_HZ)
     if n_samples * 6 > WAV_MAX_BYTES:
         raise PintimeError(f"capture of {n_samples / SAMPLE_RATE_HZ:.0f} s exceeds the 4 GiB WAV limit")
-    hum_phases = rng_hum.uniform(0, 2 * np.pi, len(profile.hum_dbfs))
-    noise_rms = 0.0 if profile.noise_dbfs is None else 10 ** (profile.noise_dbfs / 20)
-    jitter_samples = profile.jitter_rms_s * SAMPLE_RATE_HZ
-    clipped = 0
-    from tqdm import tqdm  # only needed here; keeps `import pintime.synth` light
-
-    wav_path.parent.mkdir(parents=True, exist_ok=True)
-    with sf.SoundFile(wav_path, "w", samplerate=SAMPLE_RATE_HZ, channels=2, subtype="PCM_24",
-                      format="WAV") as out, tqdm(total=n_samples, unit="sample", unit_scale=True,
-                                                 disable=not progress, desc="synth") as bar:
-        for n0 in range(0, n_samples, BLOCK_SAMPLES):
-            n = min(BLOCK_SAMPLES, n_samples - n0)
-            jitter = None
-            if jitter_samples:
-                jitter = rng_jitter.standard_normal(n, dtype=np.float32) * np.float32(jitter_samples)
-            common = _hum(profile, n0, n, hum_phases) + profile.dc_offset_fs
-            block = np.empty((n, 2), dtype=np.int32)
-            for c, channel in enumerate(channels):
-                y = channel.render(n0, n, jitter)
-                y += common
-                if noise_rms:
-                    y += rng_noise.standard_normal(n, dtype=np.float32) * np.float32(noise_rms)
-                block[:, c], clips = _output(y, profile, rng_dither)
-                clipped += clips
-            out.write(block)
-            bar.update(n)
-    side.write_text(json.dumps({
+    clipped = _write_wav(wav_path, channels, n_samples, profile, rngs, progress)
+    sidecar_path(wav_path).write_text(json.dumps({
         "what": "pintime synthetic capture (informational: the analyzer never reads this file)",
         "source_edges": str(edges_csv),
-        "firmware_revision": sim.get("firmware_revision", sim.get("revision")),
+        "firmware_revision": sim.get("revision"),
         "profile": profile.name,
         "seed": int(seed),
         "pintime_version": _version(),
     }, indent=2) + "\n")
-    return SynthResult(wav_path, side, n_samples, start_s, clipped, time.perf_counter() - started)
+    return SynthResult(wav_path, sidecar_path(wav_path), n_samples, start_s, clipped,
+                       time.perf_counter() - started)
 
 
 def _version() -> str:
