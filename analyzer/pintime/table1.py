@@ -43,6 +43,8 @@ class Row:
 
 @dataclass(frozen=True)
 class Table1:
+    """Table 1 rows in the paper's order, the per-repetition line fits behind them, and the §5 system."""
+
     rows: list[Row]
     line_fits: dict[int, est.LineFit]  # by M, for the figures
     line_points: dict[int, np.ndarray]  # by M: pulse widths (R, M) the line fits were made from, µs
