@@ -60,7 +60,7 @@ class DecimationFilter:
     attenuation_db: float  # stopband attenuation (and passband ripple of the Kaiser design)
 
 
-# AKM AK5385A (the paper's card) and most AKM/Cirrus single-speed filters: 0.4535 fs / 0.546 fs, 100 dB.
+# AKM's sharp roll-off filters (AK5385A ADC of the paper's card, AK4385): 0.4535 fs / 0.546 fs, 100 dB.
 SHARP = DecimationFilter("sharp", 0.4535, 0.546, 100.0)
 # Cirrus CS5361/CS5381 in quad-speed mode (100-216 kHz): 0.24 fs / 0.78 fs, 97 dB, group delay 5/fs.
 WIDE = DecimationFilter("wide", 0.24, 0.78, 97.0)
@@ -87,7 +87,7 @@ class Profile:
     # 4. sample clock
     clock_ppm: float  # card rate vs MCU clock, parts per million
     wander_adev_1s: float  # Allan deviation of the clock ratio at 1 s
-    jitter_rms_s: float  # white jitter of each output sample instant
+    jitter_rms_s: float  # white jitter of each output sample (modulator jitter after decimation averaging)
     # 5. analog front end
     frontend_poles_hz: tuple[float, ...]
     # 6. polarity
@@ -236,7 +236,8 @@ def decimation_fir(spec: DecimationFilter, oversampling: int) -> np.ndarray:
     """Taps of the linear-phase decimation FIR at the modulator rate ``oversampling · fs``; DC gain 1.
 
     Kaiser-window design (odd length, type I): the transition band is ``spec``'s passband → stopband,
-    the cutoff their midpoint, the attenuation (and passband ripple) ``spec.attenuation_db``.
+    the cutoff their midpoint, the attenuation (and passband ripple) ``spec.attenuation_db``. A one-stage
+    equivalent of the chip's multi-stage decimator: it meets the datasheet's band edges, not its taps.
     """
     nyquist_fs = oversampling / 2  # modulator Nyquist frequency in units of fs
     numtaps, beta = signal.kaiserord(spec.attenuation_db, (spec.stopband_fs - spec.passband_fs) / nyquist_fs)

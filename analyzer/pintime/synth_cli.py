@@ -16,6 +16,7 @@ T = TypeVar("T", int, float)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = "profiles: " + "; ".join(f"{p.name} = {p.description}" for p in PROFILES.values())
     parser.add_argument("edges", metavar="EDGES.csv", help="edge list from the simavr harness")
     parser.add_argument("-o", "--output", metavar="CAPTURE.wav", required=True,
                         help="output WAV (192 kHz, 24-bit, stereo); CAPTURE.json sidecar next to it")
