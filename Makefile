@@ -28,7 +28,8 @@ FW_BUILD    := $(BUILD)/firmware
 FW_COMMON   := clock.c frames.c pinwave.S ref100.S
 table1_SRCS := table1.c groups.S
 table2_SRCS := table2.c table2_group.S adpcm.c adpcm_input.c adpcm_pulse.S
-FW_REVISION := 0x$(or $(shell git rev-parse HEAD 2>/dev/null | cut -c1-8),0)
+# The last commit that changed firmware/: analyzer-only commits keep the revision (and captures valid).
+FW_REVISION := 0x$(or $(shell git log -1 --format=%H -- $(FW_DIR) 2>/dev/null | cut -c1-8),0)
 PORT        ?= /dev/ttyACM0
 # simavr's avr_mcu_section.h (the .mmcu section); evaluated after `deps` has installed libsimavr-dev.
 SIMAVR_AVR_INC = $(patsubst -I%,%,$(firstword $(shell pkg-config --cflags-only-I simavr)))/avr
