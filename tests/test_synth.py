@@ -67,9 +67,10 @@ def edge_fit_error_s(tmp_path, profile, cycle, level):
 
 @pytest.mark.parametrize("profile", [QUIET, QUIET_WIDE], ids=["sharp", "wide"])
 @pytest.mark.parametrize("level", [1, 0], ids=["rising", "falling"])
-def test_isolated_edge_sits_at_its_input_time(tmp_path, profile, level):
-    # 0.2000004375 s: 38400.084 samples after cycle 0, plus the capture's random start fraction
-    error_s = edge_fit_error_s(tmp_path, profile, 3_200_007, level)
+@pytest.mark.parametrize("cycle", [3_200_007, 3_200_031, 3_200_050])
+def test_isolated_edge_sits_at_its_input_time(tmp_path, profile, level, cycle):
+    # 38400.084, .372 and .6 samples after cycle 0, plus the capture's random start fraction
+    error_s = edge_fit_error_s(tmp_path, profile, cycle, level)
     assert abs(error_s) < 0.1e-9
 
 
