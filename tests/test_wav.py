@@ -6,7 +6,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import pytest
 import soundfile as sf
 from pintime import soundcard as sc
 from pintime.cli import main

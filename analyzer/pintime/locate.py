@@ -163,7 +163,7 @@ def _learn_blind(pos: np.ndarray, y: np.ndarray, seeds: np.ndarray) -> Template:
         u = m[None, :] - tau[:, None]
         amp = train.window_linear(template, y, u, ramp)[0][:, :1]
         template = template.refit(u, np.broadcast_to(amp, u.shape), y, nuisance).normalized()
-        tau = fit_isolated(TemplateTable.build(template), y[:, centre], tau).phase
+        tau = fit_isolated(TemplateTable.build(template), y[:, centre], tau, 1.0).phase
     return template
 
 
@@ -189,7 +189,7 @@ def _locate_isolated(method: str, table: TemplateTable, noise: float, y_simple: 
     if method == "inflection":
         phase, sigma = locate_inflection(y_simple, noise)
         return phase - SIMPLE_HALF, sigma, amp
-    fit = fit_isolated(table, y_fit, _seeds(y_simple, noise))
+    fit = fit_isolated(table, y_fit, _seeds(y_simple, noise), noise)
     return fit.phase, fit.sigma, fit.amp
 
 
@@ -225,10 +225,10 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
             phase, sigma, amp = np.empty(len(pos)), np.empty(len(pos)), np.empty(len(pos))
             y_fit = y_simple[:, SIMPLE_HALF + fit_off]
             seeds = _seeds(y_simple, noise[ch])
-            fit = fit_isolated(table, y_fit[alone], seeds[alone])
+            fit = fit_isolated(table, y_fit[alone], seeds[alone], noise[ch])
             phase[alone], sigma[alone], amp[alone] = fit.phase, fit.sigma, fit.amp
             if (~alone).any():
-                fit = fit_groups(table, y_fit[~alone], pos[~alone], seeds[~alone])
+                fit = fit_groups(table, y_fit[~alone], pos[~alone], seeds[~alone], noise[ch])
                 phase[~alone], sigma[~alone], amp[~alone] = fit.phase, fit.sigma, fit.amp
         else:
             phase, sigma, amp = _locate_isolated(method, table, noise[ch], y_simple, y_simple)

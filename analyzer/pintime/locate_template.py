@@ -46,15 +46,17 @@ class TemplateTable:
         n_phase = int((hi - lo) * PHASES_PER_SAMPLE)
         phase = lo + (np.arange(n_phase) + 0.5) / PHASES_PER_SAMPLE
         m = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1, dtype=np.float64)
-        g, dg = template.evaluate(m[None, :] - phase[:, None])
+        u = m[None, :] - phase[:, None]
+        g, dg = template.evaluate(u)
         # columns: A·g, then (A·δ)·(−g′) for the first-order phase step, then offset and slope
-        jac = np.stack([g, -dg, np.ones_like(g), np.broadcast_to(m / FIT_HALF_SAMPLES, g.shape)], axis=1)
+        ramp = np.broadcast_to(m / FIT_HALF_SAMPLES, g.shape)
+        jac = np.stack([g, -dg, np.ones_like(g), ramp], axis=1)
         gram = np.einsum("qil,qjl->qij", jac, jac)
         cov = np.linalg.inv(gram)
         return cls(template, np.einsum("qij,qjl->qil", cov, jac), gram, cov)
 
     def response(self, u: np.ndarray, amp: np.ndarray) -> np.ndarray:
-        """Fitted contribution ``A·g(u)`` of edges at ``u`` samples from them."""
+        """Fitted response ``A·g(u)`` of edges at ``u`` samples from them, for subtracting neighbours."""
         return amp * self.template.evaluate(u)[0]
 
 
@@ -69,8 +71,13 @@ class EdgeFit:
     converged: np.ndarray
 
 
-def fit_isolated(table: TemplateTable, y: np.ndarray, phase0: np.ndarray) -> EdgeFit:
-    """Fit one edge per window; ``y`` is (edges, 2W+1) centred on each edge's coarse sample."""
+def fit_isolated(table: TemplateTable, y: np.ndarray, phase0: np.ndarray, noise_rms: float) -> EdgeFit:
+    """Fit one edge per window; ``y`` is (edges, 2W+1) centred on each edge's coarse sample.
+
+    The uncertainty uses the capture's noise ``noise_rms`` (measured on quiet stretches; a window's own
+    residual, from 2W+1 − 4 degrees of freedom, would make it scatter by ±20 %). ``rms`` reports the
+    residual, which exceeds the noise where the model does not fit.
+    """
     lo, hi = PHASE_RANGE
     n_phase = table.pinv.shape[0]
     phase = phase0.astype(np.float64).copy()
@@ -83,13 +90,14 @@ def fit_isolated(table: TemplateTable, y: np.ndarray, phase0: np.ndarray) -> Edg
     rss = np.maximum(np.einsum("el,el->e", y, y) - np.einsum("ei,eij,ej->e", theta, table.gram[q], theta), 0)
     var = rss / (y.shape[1] - table.pinv.shape[1])
     # var(A·δ)/A²: the amplitude is known far better than the timing term, its error is second order
-    sigma = np.sqrt(var * table.cov[q, 1, 1]) / np.abs(amp)
+    sigma = noise_rms * np.sqrt(table.cov[q, 1, 1]) / np.abs(amp)
     cell = lo + (q + 0.5) / PHASES_PER_SAMPLE
     converged = (np.abs(phase - cell) <= 1.0 / PHASES_PER_SAMPLE) & (phase > lo) & (phase < hi)
     return EdgeFit(phase, sigma, amp, np.sqrt(var), converged)
 
 
-def fit_groups(table: TemplateTable, y: np.ndarray, centre: np.ndarray, phase0: np.ndarray) -> EdgeFit:
+def fit_groups(table: TemplateTable, y: np.ndarray, centre: np.ndarray, phase0: np.ndarray,
+               noise_rms: float) -> EdgeFit:
     """Fit edges whose neighbours reach into their windows, subtracting the neighbours' fitted responses.
 
     Parameters
@@ -97,7 +105,7 @@ def fit_groups(table: TemplateTable, y: np.ndarray, centre: np.ndarray, phase0: 
     y : (edges, 2W+1) windows centred on each edge's coarse sample ``centre`` (absolute, sorted)
     phase0 : seeds, relative to ``centre``
     """
-    fit = fit_isolated(table, y, phase0)
+    fit = fit_isolated(table, y, phase0, noise_rms)
     m = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
     reach = table.template.half_samples + FIT_HALF_SAMPLES + 2
     for _ in range(SWEEPS):
@@ -109,5 +117,5 @@ def fit_groups(table: TemplateTable, y: np.ndarray, centre: np.ndarray, phase0: 
             for a, b in ((i, i + shift), (i + shift, i)):
                 u = (centre[a] - centre[b] - fit.phase[b])[:, None] + m[None, :]
                 others[a] += table.response(u, fit.amp[b, None])
-        fit = fit_isolated(table, y - others, fit.phase)
+        fit = fit_isolated(table, y - others, fit.phase, noise_rms)
     return fit

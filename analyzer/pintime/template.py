@@ -17,6 +17,8 @@ import numpy as np
 from scipy import sparse
 
 N_ZERO = 3  # coefficients forced to 0 at the left end: the response is exactly 0 before the support
+ENV_HALF, ENV_KNOT = 6.0, 0.25  # support and knots of the ripple envelopes (where the ADC filter is large)
+ENV_COEFS = int(round(2 * ENV_HALF / ENV_KNOT)) + 3
 ENERGY_PHASES = 256  # the Cramér–Rao energy is tabulated over the sub-sample phase (smooth, periodic)
 
 
@@ -29,6 +31,15 @@ def _weights(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return w, dw
 
 
+def _envelope_basis(u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cubic B-spline basis of the ripple envelopes on ``[−ENV_HALF, ENV_HALF]`` (zero outside)."""
+    n_int = ENV_COEFS - 3
+    x = np.clip((u + ENV_HALF) / ENV_KNOT, 0.0, n_int)
+    j = np.minimum(x.astype(np.int64), n_int - 1)
+    w, dw = _weights(x - j)
+    return j, w, dw / ENV_KNOT
+
+
 @dataclass(frozen=True)
 class Template:
     """Cubic B-spline response over ``[-half_samples, half_samples]``, knots every ``knot_samples``."""
@@ -37,6 +48,8 @@ class Template:
     knot_samples: float
     coef: np.ndarray  # N_ZERO zeros, then the free coefficients
     origin: float = 0.0  # u = 0 lies this far (samples) from the middle of the spline's support
+    carrier_per_sample: float = 0.0  # M: modulator-rate ripple cos/sin(2πMu) (0: none)
+    envelope: np.ndarray | None = None  # (2, n) B-spline coefficients of the ripple's cos and sin envelopes
 
     @classmethod
     def initial(cls, half_samples: float, knot_samples: float) -> Template:
@@ -76,24 +89,50 @@ class Template:
         a3 = (c3 - c0 + 3 * (c1 - c2)) / 6
         g = a0 + t * (a1 + t * (a2 + t * a3))
         dg = (a1 + t * (2 * a2 + t * 3 * a3)) / self.knot_samples
-        return g + np.maximum(u - self.half_samples, 0.0) * dg, dg
+        g = g + np.maximum(u - self.half_samples, 0.0) * dg
+        if self.envelope is not None:
+            j, w, dw = _envelope_basis(u)
+            omega = 2 * np.pi * self.carrier_per_sample
+            cos, sin = np.cos(omega * u), np.sin(omega * u)
+            env = [(np.sum(w * e[j[..., None] + np.arange(4)], axis=-1),
+                    np.sum(dw * e[j[..., None] + np.arange(4)], axis=-1)) for e in self.envelope]
+            (ec, dec), (es, des) = env
+            g = g + ec * cos + es * sin
+            dg = dg + dec * cos + des * sin + omega * (es * cos - ec * sin)
+        return g, dg
 
     def refit(self, u: np.ndarray, gain: np.ndarray, target: np.ndarray,
-              nuisance: np.ndarray | None = None) -> Template:
+              nuisance: np.ndarray | None = None, carrier_per_sample: float | None = None) -> Template:
         """The template minimising ``Σ (target − gain·g(u) − baseline)²``.
 
         ``u``, ``gain`` and ``target`` are (windows, L). ``nuisance`` (L, p), orthonormal columns, spans a
         baseline that each window may add freely (offset, slope, curvature); it is projected out, which
         solves for the template and every window's baseline at once. Linear in the coefficients: the
         normal equations are ``DᵀD − (QᵀD)ᵀ(QᵀD)`` with ``D`` the sparse design (4 basis functions per
-        sample) and ``QᵀD`` its baseline part per window.
+        sample, 12 with a ripple) and ``QᵀD`` its baseline part per window. ``carrier_per_sample``
+        (default: this template's) adds the modulator ripple, cos/sin(2πMu) with spline envelopes.
         """
+        carrier = self.carrier_per_sample if carrier_per_sample is None else carrier_per_sample
         n_win, length = u.shape
+        flat_u, flat_gain = u.ravel() + self.origin, gain.ravel()
         i, w, _ = self.basis(u.ravel())
-        rows = np.repeat(np.arange(len(i)), 4)
-        cols = (i[:, None] + np.arange(4)).ravel()
-        design = sparse.csr_matrix(((w * gain.ravel()[:, None]).ravel(), (rows, cols)),
-                                   shape=(len(i), len(self.coef)))[:, N_ZERO:].tocsr()
+        n_smooth = len(self.coef)
+        blocks = [((w * flat_gain[:, None]), i)]
+        if carrier:
+            j, we, _ = _envelope_basis(flat_u)
+            phase = 2 * np.pi * carrier * flat_u
+            blocks += [(we * (flat_gain * np.cos(phase))[:, None], j + n_smooth),
+                       (we * (flat_gain * np.sin(phase))[:, None], j + n_smooth + ENV_COEFS)]
+        n_all = n_smooth + (2 * ENV_COEFS if carrier else 0)
+        vals = np.concatenate([b[0] for b in blocks], axis=1).ravel()
+        cols = np.concatenate([b[1][:, None] + np.arange(4) for b in blocks], axis=1).ravel()
+        rows = np.repeat(np.arange(len(i)), 4 * len(blocks))
+        free = np.ones(n_all, dtype=bool)
+        free[:N_ZERO] = False
+        if carrier:  # envelopes vanish at both ends of their support
+            for start in (n_smooth, n_smooth + ENV_COEFS):
+                free[start:start + N_ZERO] = free[start + ENV_COEFS - N_ZERO:start + ENV_COEFS] = False
+        design = sparse.csr_matrix((vals, (rows, cols)), shape=(len(i), n_all))[:, free].tocsr()
         normal = (design.T @ design).toarray()
         if nuisance is not None:
             p = nuisance.shape[1]
@@ -105,14 +144,17 @@ class Template:
             qd = (q_block @ design).toarray()
             normal -= qd.T @ qd
             target = target - (target @ nuisance) @ nuisance.T
-        coef = np.zeros(len(self.coef))
-        coef[N_ZERO:] = np.linalg.solve(normal, design.T @ target.ravel())
-        return Template(self.half_samples, self.knot_samples, coef, self.origin)
+        sol = np.zeros(n_all)
+        sol[free] = np.linalg.solve(normal, design.T @ target.ravel())
+        envelope = sol[n_smooth:].reshape(2, ENV_COEFS) if carrier else None
+        return Template(self.half_samples, self.knot_samples, sol[:n_smooth], self.origin, carrier, envelope)
 
     def normalized(self) -> Template:
         """The same shape scaled to ``g(U) = 1`` and with its origin moved to where ``g = 1/2``."""
         top = self.evaluate(np.array([self.half_samples]))[0][0]
-        scaled = Template(self.half_samples, self.knot_samples, self.coef / top, self.origin)
+        envelope = None if self.envelope is None else self.envelope / top
+        scaled = Template(self.half_samples, self.knot_samples, self.coef / top, self.origin,
+                          self.carrier_per_sample, envelope)
         u = np.linspace(-self.half_samples, self.half_samples, int(64 * self.half_samples) + 1)
         g, _ = scaled.evaluate(u)
         k = int(np.argmin(np.abs(g - 0.5)))
@@ -120,7 +162,8 @@ class Template:
         for _ in range(4):  # Newton on g(u0) = 1/2 from the nearest grid point
             val, slope = scaled.evaluate(np.array([u0]))
             u0 -= (val[0] - 0.5) / slope[0]
-        return Template(self.half_samples, self.knot_samples, scaled.coef, self.origin + u0)
+        return Template(self.half_samples, self.knot_samples, scaled.coef, self.origin + u0,
+                        self.carrier_per_sample, scaled.envelope)
 
     def energy(self, frac: np.ndarray) -> np.ndarray:
         """``Σₙ g′(n − φ)²`` over the support for edges at sub-sample phases ``frac`` (Cramér–Rao bound)."""

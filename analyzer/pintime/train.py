@@ -17,11 +17,13 @@ from pintime.template import Template
 MIN_TRAIN_EDGES = 100  # fewer evenly spaced edges are not a calibration train
 SPACING_TOLERANCE_SAMPLES = 2.0  # coarse positions are whole samples: spacing wobbles by ±1
 TEMPLATE_HALF_SAMPLES = 40  # U: longer than the anti-alias ringing of common ADC decimation filters
-KNOT_SAMPLES = 0.125  # spline knots: a sharp filter's ringing near fs/2 needs 8 per sample
+KNOT_SAMPLES = 0.0625  # spline knots: a sharp filter's edge needs 16 per sample to stay below the noise
 BASELINE_SAMPLES = 24  # window samples before the template's support: they pin each window's baseline
 # learning window around an edge's coarse sample: the baseline stretch, the support, a little droop after
 WINDOW = np.arange(-(TEMPLATE_HALF_SAMPLES + BASELINE_SAMPLES), TEMPLATE_HALF_SAMPLES + 5)
 MIN_ITERATIONS, MAX_ITERATIONS = 3, 20
+RIPPLE_RATES = (32, 64, 128, 256)  # delta-sigma modulator rates, multiples of fs
+RIPPLE_POWER = 100.0  # a ripple must carry this many times the power noise would put at its rate
 TOLERANCE_SAMPLES = 1e-6  # stop when period (over the train) and δ move less than this (~5 ps)
 
 
@@ -69,6 +71,22 @@ def window_linear(template: Template, y: np.ndarray, u: np.ndarray, ramp: np.nda
     return lin, cols, dg, normal
 
 
+def modulator_ripple(u: np.ndarray, resid: np.ndarray) -> float:
+    """Rate M (per sample) of a ripple cos/sin(2πMu) left in the residuals near the edges, or 0.
+
+    A delta-sigma ADC samples at M·fs (M = 32 … 256) and its decimation filter passes that grid's images,
+    so its step response carries a fine ripple of period 1/M sample that a smooth template cannot follow.
+    The residuals (signed by each edge's polarity) are projected on each candidate rate; a rate is kept
+    when its power stands far above what noise alone gives (exponentially distributed, mean 1).
+    """
+    near = np.abs(u) < 2.0
+    uu, rr = u[near], resid[near]
+    noise_power = np.mean(rr * rr) * len(rr)
+    power = {m: abs(np.sum(rr * np.exp(-2j * np.pi * m * uu))) ** 2 / noise_power * 2 for m in RIPPLE_RATES}
+    best = max(power, key=power.get)
+    return float(best) if power[best] > RIPPLE_POWER else 0.0
+
+
 def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray,
                      falling: np.ndarray) -> TrainFit:
     """Fit template and line to the windows of a calibration train.
@@ -91,24 +109,30 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     m = WINDOW.astype(np.float64)
     ramp = m / WINDOW[-1]
     nuisance = np.linalg.qr(np.stack([np.ones(length), ramp, ramp * ramp], axis=1))[0]
-    for iteration in range(MAX_ITERATIONS):
-        u = m[None, :] - (v @ line - centre)[:, None]
-        lin, _, _, _ = window_linear(template, y, u, ramp)
-        template = template.refit(u, np.broadcast_to(lin[:, :1], u.shape), y, nuisance)
-        # line update by variable projection: per edge, the τ information left after the linear terms
-        lin, cols, dg, n_ll = window_linear(template, y, u, ramp)
-        resid = y - np.einsum("elp,ep->el", cols, lin)
-        j_tau = -lin[:, :1] * dg
-        n_lt = np.einsum("elp,el->ep", cols, j_tau)
-        proj = np.linalg.solve(n_ll, n_lt[:, :, None])[:, :, 0]
-        info = np.sum(j_tau * j_tau, axis=1) - np.sum(n_lt * proj, axis=1)
-        grad = np.sum(j_tau * resid, axis=1) - np.sum(proj * np.einsum("elp,el->ep", cols, resid), axis=1)
-        step = np.linalg.solve((v * info[:, None]).T @ v, v.T @ grad)
-        line = line + step
-        # t₀ trades off against the template's origin and creeps slowly; it does not matter, P and δ do
-        if iteration + 1 >= MIN_ITERATIONS and abs(step[1]) * n < TOLERANCE_SAMPLES \
-                and abs(step[2]) < TOLERANCE_SAMPLES:
-            break
+    carrier = 0.0
+    for stage in ("smooth", "ripple"):
+        for iteration in range(MAX_ITERATIONS):
+            u = m[None, :] - (v @ line - centre)[:, None]
+            lin, _, _, _ = window_linear(template, y, u, ramp)
+            template = template.refit(u, np.broadcast_to(lin[:, :1], u.shape), y, nuisance, carrier)
+            # line update by variable projection: per edge, the τ information left after the linear terms
+            lin, cols, dg, n_ll = window_linear(template, y, u, ramp)
+            resid = y - np.einsum("elp,ep->el", cols, lin)
+            j_tau = -lin[:, :1] * dg
+            n_lt = np.einsum("elp,el->ep", cols, j_tau)
+            proj = np.linalg.solve(n_ll, n_lt[:, :, None])[:, :, 0]
+            info = np.sum(j_tau * j_tau, axis=1) - np.sum(n_lt * proj, axis=1)
+            grad = np.sum(j_tau * resid, axis=1) - np.sum(proj * np.einsum("elp,el->ep", cols, resid), axis=1)
+            step = np.linalg.solve((v * info[:, None]).T @ v, v.T @ grad)
+            line = line + step
+            # t₀ trades off against the template's origin and creeps slowly; it does not matter, P and δ do
+            if iteration + 1 >= MIN_ITERATIONS and abs(step[1]) * n < TOLERANCE_SAMPLES \
+                    and abs(step[2]) < TOLERANCE_SAMPLES:
+                break
+        if stage == "smooth":
+            carrier = modulator_ripple(u, resid * np.sign(lin[:, :1]))
+            if not carrier:
+                break
     rms = float(np.sqrt(np.mean(resid * resid)))
     final = template.normalized()
     shift = final.origin - template.origin  # edge times move with the origin
