@@ -67,7 +67,8 @@ def write_plots(directory: Path, profile: Profile) -> list[Path]:
                 half_s *= 1e-6
                 fine = np.linspace(mid_s - half_s, mid_s + half_s, 4000)
                 shown = np.abs(t - mid_s) <= half_s
-                ax.plot(fine * 1e6, sign * step_response(card, fine), lw=1, label="model (continuous)")
+                curve = sign * step_response(card, fine) + card.dc_offset_fs
+                ax.plot(fine * 1e6, curve, lw=1, label="model (continuous, noise-free, no hum)")
                 ax.plot(t[shown] * 1e6, samples[shown], "o", ms=3.5, label="rendered samples (192 kHz)")
                 ax.axvline(0, color="grey", lw=0.8, ls=":")
                 ax.set_xlabel("time after the pin edge (µs)")
@@ -75,7 +76,7 @@ def write_plots(directory: Path, profile: Profile) -> list[Path]:
                 ax.grid(alpha=0.3)
             axes[0].set_title(f"{card.name}: one rising edge through the {kind} decimation filter "
                               f"({card.decimation.passband_fs}-{card.decimation.stopband_fs} fs)")
-            axes[0].legend(loc="lower right")
+            axes[0].legend(loc="center left")
             axes[1].set_title("zoom on the transition (the dotted line is the true edge instant)")
             fig.tight_layout()
             written.append(directory / f"edge-{kind}.png")
