@@ -81,6 +81,7 @@ class Table2:
     rounds: int
     block: Model
     exit: Model
+    capture_epsilon: est.Estimate | None  # ε of the capture's pulses, µs (see capture_epsilon)
 
 
 def exit_names(cfg: Cfg) -> list[str]:
@@ -127,15 +128,28 @@ def fit_model(kind: str, counts: np.ndarray, names: list[str], rounds: Rounds) -
                  skipped, truth_residual)
 
 
+def capture_epsilon(model: Model, epsilon_cycles: int, us_per_cycle: float) -> est.Estimate | None:
+    """The capture's own ε (µs, per measurement, summarized): the unknown holding ε minus the simavr truth
+    of its blocks. It differs from simavr's ε when the capture times rising and falling edges differently
+    (a systematic error every pulse shares, paper eq. 6); None if no unknown holds ε alone."""
+    eps_column = model.reduction.names.index(EPSILON)
+    for u, unknown in enumerate(model.unknowns):
+        coef = float(model.reduction.coefficients[eps_column][u])
+        if coef:
+            blocks_us = (unknown.truth_cycles - coef * epsilon_cycles) * us_per_cycle
+            return est.summarize((model.values_us[:, u] - blocks_us) / coef)
+    return None
+
+
 def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float) -> Table2:
     """Both models of Table 2 from matched rounds (see :class:`Rounds`)."""
     if len(rounds.width_us) == 0:
         raise PintimeError("no TABLE2 round in the capture")
     eps = epsilon_cycles(cfg, rounds.exit_counts, rounds.width_cycles)
-    blocks = [b.name for b in cfg.blocks]
-    return Table2(cfg.function, us_per_cycle, eps, len(rounds.width_us),
-                  fit_model("block", rounds.block_counts, blocks, rounds),
-                  fit_model("exit", rounds.exit_counts, exit_names(cfg), rounds))
+    block = fit_model("block", rounds.block_counts, [b.name for b in cfg.blocks], rounds)
+    return Table2(cfg.function, us_per_cycle, eps, len(rounds.width_us), block,
+                  fit_model("exit", rounds.exit_counts, exit_names(cfg), rounds),
+                  capture_epsilon(block, eps, us_per_cycle))
 
 
 def table2_from_capture(capture: Path, visits: str | Path | None, run: dict[str, int], frames: list[Frame],
@@ -178,6 +192,9 @@ def table2_json(t: Table2) -> dict[str, Any]:
     return {"table2": _rows(t.block, t.us_per_cycle), "table2_exits": _rows(t.exit, t.us_per_cycle),
             "table2_fit": {"function": t.function, "rounds": t.rounds, "us_per_cycle": t.us_per_cycle,
                            "epsilon_cycles": t.epsilon_cycles,
+                           "capture_epsilon_us": None if t.capture_epsilon is None else {
+                               "mean_us": t.capture_epsilon.mean_us,
+                               "ci95_us": list(t.capture_epsilon.ci95_us)},
                            "block": _fit_json(t.block), "exit": _fit_json(t.exit)}}
 
 
@@ -209,6 +226,12 @@ def format_table2(t: Table2) -> str:
                          f"Table 2: {t.function} basic blocks, {t.rounds} rounds "
                          f"(≈{per:.0f} per measurement); ± = 95 % CI over measurements; truth from simavr "
                          f"(ε = {t.epsilon_cycles} cycles per pulse)")
+    if t.capture_epsilon is not None:
+        e = t.capture_epsilon
+        lines.append(f"  ε of this capture: {e.mean_us:.4f} ± {_half(e):.4f} µs (the unknown holding ε "
+                     f"minus its blocks' simavr truth); simavr's pin ε: {t.epsilon_cycles} cycles = "
+                     f"{t.epsilon_cycles * t.us_per_cycle:.4f} µs; a difference is the capture's own "
+                     "systematic error (e.g. rising vs falling edge timing)")
     lines += [""] + _model_lines(t.exit, t.us_per_cycle,
                                  "Exit model (beyond the paper): unknowns are CFG edges, each a whole number "
                                  "of cycles")
