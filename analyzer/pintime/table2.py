@@ -132,13 +132,13 @@ def capture_epsilon(model: Model, epsilon_cycles: int, us_per_cycle: float) -> e
     """The capture's own ε (µs, per measurement, summarized): the unknown holding ε minus the simavr truth
     of its blocks. It differs from simavr's ε when the capture times rising and falling edges differently
     (a systematic error every pulse shares, paper eq. 6); None if no unknown holds ε alone."""
-    eps_column = model.reduction.names.index(EPSILON)
-    for u, unknown in enumerate(model.unknowns):
-        coef = float(model.reduction.coefficients[eps_column][u])
-        if coef:
-            blocks_us = (unknown.truth_cycles - coef * epsilon_cycles) * us_per_cycle
-            return est.summarize((model.values_us[:, u] - blocks_us) / coef)
-    return None
+    eps_row = model.reduction.coefficients[model.reduction.names.index(EPSILON)]
+    holders = [u for u, coef in enumerate(eps_row) if coef]
+    if len(holders) != 1:
+        return None
+    u, coef = holders[0], float(eps_row[holders[0]])
+    blocks_us = (model.unknowns[u].truth_cycles - coef * epsilon_cycles) * us_per_cycle
+    return est.summarize((model.values_us[:, u] - blocks_us) / coef)
 
 
 def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float) -> Table2:
