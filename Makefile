@@ -133,3 +133,4 @@ example-captures: sim
 
 bench: deps sim
 	$(PY) bench/bench_synth.py
+	$(PY) bench/bench_table2.py --json $(BUILD)/bench/table2.json

@@ -1,0 +1,96 @@
+"""Benchmark of the whole Table 2 pipeline (issue 5): simulate, synthesize, analyze — time and accuracy.
+
+Builds and simulates the table2 program (``make sim PROGRAMS=table2`` into a scratch BUILD), renders the
+run with ``pintime synth`` for each profile, analyzes every capture with each edge method, and checks the
+issue's targets on the ``table2`` (block model) and ``table2_exits`` (exit model) rows of ``--json``:
+
+- every unknown within its 95 % CI of the simavr truth (the unknown holding ε is listed apart: its truth
+  is simavr's pin ε, while a capture adds its own rising/falling edge asymmetry to ε);
+- the widest CI at most the paper's ±0.044 µs;
+- every unknown rounds to its true whole number of cycles.
+
+Usage: ``python bench/bench_table2.py [--f-cpu-hz 1000000] [--measurements 100] [--rounds 1000]
+[--profiles default paper] [--methods template inflection] [--json build/bench/table2.json]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PINTIME = ROOT / ".venv" / "bin" / "pintime"
+PAPER_WIDEST_CI_US = 0.044  # Table 2 of the paper: BB0 et al. 52.01 ± 0.044 µs
+
+
+def timed(command: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def check(result: dict) -> dict:
+    """The issue's targets on one analysis JSON."""
+    us_per_cycle = result["table2_fit"]["us_per_cycle"]
+    out: dict = {}
+    for key in ("table2", "table2_exits"):
+        rows = result[key]
+        plain = [r for r in rows if "ε" not in r["blocks"]]
+        eps = [r for r in rows if "ε" in r["blocks"]]
+        outside = [r["label"] for r in plain
+                   if not r["ci95_us"][0] <= r["truth_cycles"] * us_per_cycle <= r["ci95_us"][1]]
+        out[key] = {
+            "outside_ci": outside,
+            "widest_ci_us": max(r["ci95_half_us"] for r in rows),
+            "max_error_cycles": max(abs(r["mean_cycles"] - r["truth_cycles"]) for r in plain),
+            "rounds_to_truth": all(round(r["mean_cycles"]) == round(r["truth_cycles"]) for r in rows),
+            "epsilon_row_error_cycles": [r["mean_cycles"] - r["truth_cycles"] for r in eps],
+        }
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--f-cpu-hz", type=int, default=1_000_000)
+    p.add_argument("--measurements", type=int, default=100)
+    p.add_argument("--rounds", type=int, default=1000)
+    p.add_argument("--profiles", nargs="+", default=["default", "paper"])
+    p.add_argument("--methods", nargs="+", default=["template", "inflection"])
+    p.add_argument("--json", type=Path, default=None)
+    args = p.parse_args()
+    report: dict = {"f_cpu_hz": args.f_cpu_hz, "measurements": args.measurements, "rounds": args.rounds,
+                    "captures": []}
+    with tempfile.TemporaryDirectory(prefix="bench_table2_") as tmp:
+        build = Path(tmp)
+        report["simulate_s"] = timed(["make", "-s", "-C", str(ROOT), f"BUILD={build}", f"F_CPU={args.f_cpu_hz}",
+                                      f"MEASUREMENTS={args.measurements}", f"ROUNDS={args.rounds}",
+                                      "PROGRAMS=table2", "sim"])
+        edges = build / "sim" / "table2.edges.csv"
+        print(f"simulated in {report['simulate_s']:.1f} s", flush=True)
+        for profile in args.profiles:
+            wav = build / f"table2-{profile}.wav"
+            synth_s = timed([str(PINTIME), "synth", str(edges), "-o", str(wav), "--profile", profile])
+            for method in args.methods:
+                out = build / f"{profile}-{method}.json"
+                entry = {"profile": profile, "method": method, "synth_s": synth_s}
+                try:
+                    entry["analyze_s"] = timed([str(PINTIME), "analyze", str(wav), "--method", method,
+                                                "--json", str(out)])
+                    entry.update(check(json.loads(out.read_text())))
+                except subprocess.CalledProcessError as err:
+                    entry["error"] = f"pintime analyze exited {err.returncode}"
+                report["captures"].append(entry)
+                print(json.dumps(entry), flush=True)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
