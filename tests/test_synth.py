@@ -305,3 +305,10 @@ def test_renderer_with_jitter_matches_the_response_at_the_jittered_instants():
     assert np.abs(rendered - exact).max() < 3e-7 * card.step_fs
     no_jitter = _Channel(positions, polarity, card).render(0, 2000, None)
     assert np.abs(rendered - no_jitter).max() > 3e-5 * card.step_fs  # the jitter does show (s′·j)
+
+
+def test_crosstalk_leaks_the_other_channel_at_the_configured_level(tmp_path):
+    leaky = replace(DC_COUPLED, name="leaky", crosstalk_db=-60.0)
+    samples, _ = render(tmp_path, [(F_CPU // 10, 1, 1)], leaky, name="leak")  # an edge on the right only
+    assert samples[-1, 1] == pytest.approx(leaky.step_fs, abs=2**-23)
+    assert samples[-1, 0] == pytest.approx(1e-3 * leaky.step_fs, abs=2**-23)

@@ -19,7 +19,8 @@ The model is a chain of named physical effects, applied in this order to each ch
 7. **ADC** — the delta-sigma modulator samples the analog signal at ``modulator_oversampling · fs``; a
    linear-phase decimation FIR (``SHARP`` or ``WIDE``, designed at the modulator rate) produces one output
    per card sample. Evaluated at the card's instants this passes whatever lies above fs/2 into the samples
-   (aliasing), as the wide quad-speed filters do.
+   (aliasing), as the wide quad-speed filters do. Interchannel ``crosstalk_db``: each channel carries a
+   copy of the other's signal at that level.
 8. **AC coupling** — analog high-pass corners ``ac_coupling_hz`` and the ADC's digital high-pass
    ``digital_highpass_hz``: long pulses droop toward zero. Both are first-order sections applied at the
    card rate (bilinear transform; for corners ≤ 20 Hz the difference from the continuous-time filter is
@@ -95,6 +96,7 @@ class Profile:
     # 7. ADC
     decimation: DecimationFilter
     modulator_oversampling: int  # modulator rate / fs
+    crosstalk_db: float | None  # each channel picks up the other at this level; None = off
     # 8. AC coupling
     ac_coupling_hz: tuple[float, ...]  # analog first-order high-pass corners
     digital_highpass_hz: float | None
@@ -123,7 +125,7 @@ class Profile:
     def quiet(self) -> Profile:
         """The same card without any random or additive effect (for tests and plots)."""
         return replace(self, wander_adev_1s=0.0, jitter_rms_s=0.0, noise_dbfs=None, hum_hz=None,
-                       dc_offset_fs=0.0, dither=False)
+                       dc_offset_fs=0.0, crosstalk_db=None, dither=False)
 
 
 _ARDUINO = dict(
@@ -152,6 +154,7 @@ PROFILES: dict[str, Profile] = {
             inverted=False,
             decimation=SHARP,
             modulator_oversampling=64,  # AK5385A: MCLK 128 fs in quad speed; modulator assumed 64 fs
+            crosstalk_db=-110.0,  # interchannel isolation of good stereo ADCs: 100-120 dB; assumed
             ac_coupling_hz=(1.6,),  # 10 µF into 10 kΩ
             digital_highpass_hz=4.0,  # AK5385A/CS5381: ~1 Hz at 48 kHz, scales with fs
             noise_dbfs=-108.0,  # AK5385A DR 114 dB (A-wt, 20 kHz) → ≈ -105 dB re sine over 96 kHz
@@ -172,6 +175,7 @@ PROFILES: dict[str, Profile] = {
             inverted=False,
             decimation=SHARP,  # AK5385: 0.4535 / 0.546 fs, 100 dB (DESIGN §5)
             modulator_oversampling=64,
+            crosstalk_db=-100.0,  # assumed
             ac_coupling_hz=(1.6,),
             digital_highpass_hz=4.0,
             noise_dbfs=-105.0,  # consumer PCB around an AK5385 (DR 114 dB)
@@ -192,6 +196,7 @@ PROFILES: dict[str, Profile] = {
             inverted=False,
             decimation=WIDE,  # CS5381 quad speed: 0.24 / 0.78 fs, 97 dB
             modulator_oversampling=32,  # 6.144 MHz modulator; assumed
+            crosstalk_db=-110.0,  # assumed
             ac_coupling_hz=(1.6,),
             digital_highpass_hz=4.0,  # CS5381: 1 Hz at 48 kHz, scales with fs
             noise_dbfs=-108.0,  # CS5381 DR 120 dB (A-wt), less in 96 kHz and with the card's analog stage
@@ -212,6 +217,7 @@ PROFILES: dict[str, Profile] = {
             inverted=True,  # some cards invert (DESIGN §5)
             decimation=SHARP,
             modulator_oversampling=64,
+            crosstalk_db=-80.0,  # cheap codec, shared ground; assumed
             ac_coupling_hz=(20.0,),  # 1 µF into 8 kΩ: the upper end of 1-20 Hz (DESIGN §5)
             digital_highpass_hz=None,  # HPF disabled, so the DC offset stays
             noise_dbfs=-90.0,

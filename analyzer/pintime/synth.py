@@ -247,8 +247,11 @@ def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile
                 jitter = rngs["jitter"].standard_normal(n, dtype=np.float32) * np.float32(jitter_samples)
             common = _hum(profile, n0, n, hum_phases) + profile.dc_offset_fs
             block = np.empty((n, 2), dtype=np.int32)
-            for c, channel in enumerate(channels):
-                y = channel.render(n0, n, jitter)
+            ys = [channel.render(n0, n, jitter) for channel in channels]
+            if profile.crosstalk_db is not None:  # both channels share the high-pass: leak after it
+                leak = 10 ** (profile.crosstalk_db / 20)
+                ys = [ys[0] + leak * ys[1], ys[1] + leak * ys[0]]
+            for c, y in enumerate(ys):
                 y += common
                 if noise_rms:
                     y += rngs["noise"].standard_normal(n, dtype=np.float32) * np.float32(noise_rms)
