@@ -50,20 +50,12 @@ def edge_threshold(s: np.ndarray, swing: float | None) -> float | None:
     With a known ``swing`` (typical edge strength so far) the threshold is half of it; otherwise half the
     block's largest strength, provided that stands out of the noise.
     """
-    peak = float(np.max(np.abs(s)))
-    floor = NOISE_FLOOR * strength_noise(s)
     if swing is not None:
-        return max(0.5 * swing, floor)
-    if peak <= floor or peak == 0.0:
+        return 0.5 * swing
+    peak = float(np.max(np.abs(s)))
+    if peak == 0.0 or peak <= NOISE_FLOOR * strength_noise(s):
         return None
     return 0.5 * peak
-
-
-def clusters(pos: np.ndarray, join_samples: float) -> np.ndarray:
-    """Index of the first edge of each group of edges closer than ``join_samples`` to their neighbour."""
-    if pos.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    return np.flatnonzero(np.diff(pos, prepend=-np.inf) >= join_samples)
 
 
 def capture_inverted(time_s: np.ndarray, signal_polarity: np.ndarray) -> bool | None:

@@ -195,33 +195,27 @@ def _locate_isolated(method: str, table: TemplateTable, noise: float, y_simple: 
 
 def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Block, info: WavInfo,
                   noise: tuple[float, float]) -> list[np.ndarray]:
-    """Located edges owned by one block: position (samples), sigma, amplitude, channel, signal sign."""
+    """Located edges owned by one block: position (samples), sigma, amplitude, channel, signal sign.
+
+    Template method: edges with a neighbour within reach are fitted together with all their neighbours,
+    those in the block's padding included (an owned edge's neighbours are always in the block's data);
+    only the owned edges are kept, the others are owned, and fitted again, by the next or previous block.
+    """
     simple_off = np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1)
     fit_off = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
     reach = table.template.half_samples + FIT_HALF_SAMPLES + 2
     out = []
     for ch in (0, 1):
         pos, sign = det.steps(block, ch)
-        if method == "template":
-            group = np.cumsum(np.diff(pos, prepend=np.iinfo(np.int64).min // 2) >= reach)
-            first = pos[np.searchsorted(group, group, side="left")]
-            own = (first >= block.own_lo) & (first < block.own_hi)
-            last_of_owned = np.flatnonzero(own)[-1] if own.any() else -1
-            if own.any() and last_of_owned + 1 == len(pos) and block.own_hi < info.frames \
-                    and pos[last_of_owned] >= block.own_hi + PAD_FRAMES - MARGIN - reach:
-                raise PintimeError(f"{info.path}: edges closer than {reach:.0f} samples run on beyond "
-                                   f"{pos[last_of_owned] / info.samplerate_hz:.3f} s (channel {ch}): too "
-                                   "dense to locate")
-        else:
-            own = (pos >= block.own_lo) & (pos < block.own_hi)
-        pos, sign = pos[own], sign[own]
-        if pos.size == 0:
+        own = (pos >= block.own_lo) & (pos < block.own_hi)
+        if method != "template":
+            pos, sign = pos[own], sign[own]
+        if not own.any():
             continue
         y_simple = _windows(block, ch, pos, simple_off, info)
         if method == "template":
-            group = group[own]
-            size = np.bincount(group - group[0])[group - group[0]]
-            alone = size == 1
+            gap = np.diff(pos)
+            alone = np.concatenate([[True], gap >= reach]) & np.concatenate([gap >= reach, [True]])
             phase, sigma, amp = np.empty(len(pos)), np.empty(len(pos)), np.empty(len(pos))
             y_fit = y_simple[:, SIMPLE_HALF + fit_off]
             seeds = _seeds(y_simple, noise[ch])
@@ -230,6 +224,7 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
             if (~alone).any():
                 fit = fit_groups(table, y_fit[~alone], pos[~alone], seeds[~alone], noise[ch])
                 phase[~alone], sigma[~alone], amp[~alone] = fit.phase, fit.sigma, fit.amp
+            pos, sign, phase, sigma, amp = pos[own], sign[own], phase[own], sigma[own], amp[own]
         else:
             phase, sigma, amp = _locate_isolated(method, table, noise[ch], y_simple, y_simple)
         out.append(np.stack([pos + phase, sigma, amp, np.full(len(pos), ch), sign]))

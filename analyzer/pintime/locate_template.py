@@ -27,8 +27,8 @@ from pintime.template import Template
 FIT_HALF_SAMPLES = 8  # W: the fit uses 2W+1 samples, where nearly all of s′² (the timing information) is
 PHASES_PER_SAMPLE = 1024  # grid of tabulated phases; first-order error at half a cell is ~1e-7 of A
 PHASE_RANGE = (-1.0, 2.0)  # phases relative to the window centre the table covers
-STEPS = 4  # Gauss–Newton steps from a seed within ~0.1 sample: enough to stay in one grid cell
-SWEEPS = 3  # Gauss–Seidel sweeps over the edges of a close group
+STEPS = 3  # Gauss–Newton steps from a seed within ~0.1 sample (threshold method): then in one grid cell
+SWEEPS = 2  # Gauss–Seidel sweeps over close edges: a neighbour's ringing is a small part of a window
 
 
 @dataclass(frozen=True)
