@@ -197,15 +197,27 @@ def _output(y: np.ndarray, profile: Profile, rng_dither: np.random.Generator) ->
     return code.astype(np.int32) << 8, clipped
 
 
-def _hum(profile: Profile, n0: int, n: int, phases: np.ndarray) -> np.ndarray | float:
-    """Mains hum on samples n0 … n0+n−1: the fundamental and odd harmonics at ``profile.hum_dbfs``."""
-    if not profile.hum_hz:
-        return 0.0
-    t = (n0 + np.arange(n)) / SAMPLE_RATE_HZ
-    out = np.zeros(n)
-    for i, (level_dbfs, phase) in enumerate(zip(profile.hum_dbfs, phases, strict=True)):
-        out += 10 ** (level_dbfs / 20) * np.sin(2 * np.pi * profile.hum_hz * (2 * i + 1) * t + phase)
-    return out
+class _Hum:
+    """Mains hum: the fundamental and odd harmonics at ``profile.hum_dbfs``, each with a random phase.
+
+    Each harmonic is Im(A·e^{i(ωn/fs + φ)}); a block is the phasor at its first sample times a table of
+    e^{iωk/fs}, k < BLOCK_SAMPLES, computed once (no sine per sample, no accumulated phase error).
+    """
+
+    def __init__(self, profile: Profile, rng: np.random.Generator):
+        levels_dbfs = profile.hum_dbfs if profile.hum_hz else ()
+        self.phase = rng.uniform(0, 2 * np.pi, len(levels_dbfs))
+        self.amplitude = [10 ** (level / 20) for level in levels_dbfs]
+        self.omega = [2 * np.pi * (profile.hum_hz or 0.0) * (2 * i + 1) / SAMPLE_RATE_HZ
+                      for i in range(len(levels_dbfs))]
+        self.tables = [np.exp(1j * w * np.arange(BLOCK_SAMPLES)) for w in self.omega]
+
+    def block(self, n0: int, n: int) -> np.ndarray | float:
+        """Hum on samples n0 … n0+n−1 (0.0 when the profile has none)."""
+        out: np.ndarray | float = 0.0
+        for w, amp, phi, table in zip(self.omega, self.amplitude, self.phase, self.tables, strict=True):
+            out = out + (amp * np.exp(1j * (w * n0 + phi)) * table[:n]).imag
+        return out
 
 
 def _check_paths(edges_csv: Path, wav_path: Path) -> None:
@@ -232,7 +244,7 @@ def _check_numbers(seed: int, f_cpu_hz: float | None, duration_s: float | None, 
 def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile: Profile,
                rngs: dict[str, np.random.Generator], progress: bool) -> int:
     """Stream both channels into ``wav_path`` block by block; returns the number of clipped samples."""
-    hum_phases = rngs["hum"].uniform(0, 2 * np.pi, len(profile.hum_dbfs))
+    hum = _Hum(profile, rngs["hum"])
     noise_rms = 0.0 if profile.noise_dbfs is None else 10 ** (profile.noise_dbfs / 20)
     jitter_samples = profile.jitter_rms_s * SAMPLE_RATE_HZ
     clipped = 0
@@ -245,7 +257,7 @@ def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile
             jitter = None  # one sample clock for both channels
             if jitter_samples:
                 jitter = rngs["jitter"].standard_normal(n, dtype=np.float32) * np.float32(jitter_samples)
-            common = _hum(profile, n0, n, hum_phases) + profile.dc_offset_fs
+            common = hum.block(n0, n) + profile.dc_offset_fs
             block = np.empty((n, 2), dtype=np.int32)
             ys = [channel.render(n0, n, jitter) for channel in channels]
             if profile.crosstalk_db is not None:  # both channels share the high-pass: leak after it
