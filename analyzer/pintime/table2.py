@@ -168,6 +168,12 @@ def _half(e: est.Estimate) -> float:
     return (e.ci95_us[1] - e.ci95_us[0]) / 2
 
 
+def _ci(e: est.Estimate) -> str:
+    """The ± figure: 4 decimals like the paper's, or 2 significant digits below 0.001 µs."""
+    half = _half(e)
+    return f"{half:.4f}" if not half < 1e-3 else f"{half:.1e}"
+
+
 def _rows(model: Model, us_per_cycle: float) -> list[dict[str, Any]]:
     return [{"label": u.label, "blocks": [n for n, _ in u.members],
              "coefficients": [c for _, c in u.members], "formula": u.formula,
@@ -205,7 +211,7 @@ def _model_lines(model: Model, us_per_cycle: float, title: str) -> list[str]:
     for u in model.unknowns:
         e = u.estimate
         truth_us = u.truth_cycles * us_per_cycle
-        lines.append(f"{u.label:<22} {e.mean_us:>13.4f} ± {_half(e):<8.4f} {truth_us:>11.4f} "
+        lines.append(f"{u.label:<22} {e.mean_us:>13.4f} ± {_ci(e):<8} {truth_us:>11.4f} "
                      f"{e.mean_us / us_per_cycle:>10.4f} {u.truth_cycles:>6.0f}  {u.formula}")
     skipped = f", {len(model.skipped)} skipped (rank-deficient)" if model.skipped else ""
     lines.append(f"  {len(model.unknowns)} unknowns, {len(model.measurements)} measurements{skipped}; "
@@ -228,7 +234,7 @@ def format_table2(t: Table2) -> str:
                          f"(ε = {t.epsilon_cycles} cycles per pulse)")
     if t.capture_epsilon is not None:
         e = t.capture_epsilon
-        lines.append(f"  ε of this capture: {e.mean_us:.4f} ± {_half(e):.4f} µs (the unknown holding ε "
+        lines.append(f"  ε of this capture: {e.mean_us:.4f} ± {_ci(e)} µs (the unknown holding ε "
                      f"minus its blocks' simavr truth); simavr's pin ε: {t.epsilon_cycles} cycles = "
                      f"{t.epsilon_cycles * t.us_per_cycle:.4f} µs; a difference is the capture's own "
                      "systematic error (e.g. rising vs falling edge timing)")
