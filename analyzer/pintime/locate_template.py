@@ -28,6 +28,7 @@ FIT_HALF_SAMPLES = 8  # W: the fit uses 2W+1 samples, where nearly all of s′²
 PHASES_PER_SAMPLE = 1024  # grid of tabulated phases; first-order error at half a cell is ~1e-7 of A
 PHASE_RANGE = (-1.0, 2.0)  # phases relative to the window centre the table covers
 STEPS = 3  # Gauss–Newton steps from a seed within ~0.1 sample (threshold method): then in one grid cell
+SETTLED_SAMPLES = 4.0  # the template's last samples, where only a straight line (level, droop) is left
 SWEEPS = 2  # Gauss–Seidel sweeps over close edges: a neighbour's ringing is a small part of a window
 
 
@@ -56,8 +57,17 @@ class TemplateTable:
         return cls(template, np.einsum("qij,qjl->qil", cov, jac), gram, cov)
 
     def response(self, u: np.ndarray, amp: np.ndarray) -> np.ndarray:
-        """Fitted response ``A·g(u)`` of edges at ``u`` samples from them, for subtracting neighbours."""
-        return amp * self.template.evaluate(u)[0]
+        """The part of a neighbour's response ``A·g(u)`` a window must lose: all of it before the edge,
+        after it only the ringing about its final straight line (the line itself, offset plus droop, is
+        taken by the window's own offset and slope, and is only as good as the template's end).
+        Neighbours are never within the window, so ``u`` is far from 0 here.
+        """
+        end = self.template.half_samples
+        settled = np.linspace(end - SETTLED_SAMPLES, end, 64)  # the straight line the response ends on
+        slope, offset = np.polyfit(settled, self.template.evaluate(settled)[0], 1)
+        g, _ = self.template.evaluate(u)
+        ringing = np.where(u < end, g - (offset + slope * u), 0.0)
+        return amp * np.where(u > 0, ringing, g)
 
 
 @dataclass(frozen=True)

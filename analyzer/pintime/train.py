@@ -16,11 +16,12 @@ from pintime.template import Template
 
 MIN_TRAIN_EDGES = 100  # fewer evenly spaced edges are not a calibration train
 SPACING_TOLERANCE_SAMPLES = 2.0  # coarse positions are whole samples: spacing wobbles by ±1
-TEMPLATE_HALF_SAMPLES = 40  # U: longer than the anti-alias ringing of common ADC decimation filters
+TEMPLATE_HALF_SAMPLES = 48  # U: well beyond the anti-alias ringing of common ADC decimation filters
 KNOT_SAMPLES = 0.0625  # spline knots: a sharp filter's edge needs 16 per sample to stay below the noise
 BASELINE_SAMPLES = 24  # window samples before the template's support: they pin each window's baseline
-# learning window around an edge's coarse sample: the baseline stretch, the support, a little droop after
-WINDOW = np.arange(-(TEMPLATE_HALF_SAMPLES + BASELINE_SAMPLES), TEMPLATE_HALF_SAMPLES + 5)
+# learning window around an edge's coarse sample: the baseline stretch, then the support and two samples
+# more (data beyond the support would let the template's end trade its slope against the baselines)
+WINDOW = np.arange(-(TEMPLATE_HALF_SAMPLES + BASELINE_SAMPLES), TEMPLATE_HALF_SAMPLES + 2)
 MIN_ITERATIONS, MAX_ITERATIONS = 3, 20
 RIPPLE_RATES = (32, 64, 128, 256)  # delta-sigma modulator rates, multiples of fs
 RIPPLE_POWER = 100.0  # a ripple must carry this many times the power noise would put at its rate
