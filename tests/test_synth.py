@@ -312,3 +312,16 @@ def test_crosstalk_leaks_the_other_channel_at_the_configured_level(tmp_path):
     samples, _ = render(tmp_path, [(F_CPU // 10, 1, 1)], leaky, name="leak")  # an edge on the right only
     assert samples[-1, 1] == pytest.approx(leaky.step_fs, abs=2**-23)
     assert samples[-1, 0] == pytest.approx(1e-3 * leaky.step_fs, abs=2**-23)
+
+
+@pytest.mark.parametrize("spec, oversampling", [(sc.SHARP, 64), (sc.WIDE, 32)], ids=["sharp", "wide"])
+def test_decimation_filter_meets_its_datasheet_band_edges(spec, oversampling):
+    from scipy import signal
+
+    taps = sc.decimation_fir(spec, oversampling)
+    assert np.allclose(taps, taps[::-1])  # linear phase
+    freqs_fs = np.linspace(0, oversampling / 2, 100_001)
+    _, response = signal.freqz(taps, worN=freqs_fs, fs=oversampling)
+    gain_db = 20 * np.log10(np.abs(response) + 1e-300)
+    assert np.abs(gain_db[freqs_fs <= spec.passband_fs]).max() < 0.01
+    assert gain_db[freqs_fs >= spec.stopband_fs].max() < 0.1 - spec.attenuation_db

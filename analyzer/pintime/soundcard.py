@@ -247,10 +247,16 @@ def decimation_fir(spec: DecimationFilter, oversampling: int) -> np.ndarray:
     """
     nyquist_fs = oversampling / 2  # modulator Nyquist frequency in units of fs
     numtaps, beta = signal.kaiserord(spec.attenuation_db, (spec.stopband_fs - spec.passband_fs) / nyquist_fs)
-    numtaps |= 1
     cutoff_fs = (spec.passband_fs + spec.stopband_fs) / 2
-    taps = signal.firwin(numtaps, cutoff_fs / nyquist_fs, window=("kaiser", beta))
-    return taps / taps.sum()
+    stopband = np.linspace(spec.stopband_fs, nyquist_fs, 20_000)
+    while True:  # kaiserord's length is an estimate: lengthen until the stopband meets the spec (± 0.1 dB)
+        numtaps |= 1
+        taps = signal.firwin(numtaps, cutoff_fs / nyquist_fs, window=("kaiser", beta))
+        taps /= taps.sum()
+        _, response = signal.freqz(taps, worN=stopband, fs=oversampling)
+        if 20 * np.log10(np.abs(response).max()) <= 0.1 - spec.attenuation_db:
+            return taps
+        numtaps += 2
 
 
 def frontend_step(profile: Profile, x: np.ndarray, ramp_s: float) -> np.ndarray:
