@@ -133,4 +133,5 @@ example-captures: sim
 
 bench: deps sim
 	$(PY) bench/bench_synth.py
+	$(PY) bench/bench_edges.py --json $(BUILD)/bench/edges.json
 	$(PY) bench/bench_table2.py --json $(BUILD)/bench/table2.json
