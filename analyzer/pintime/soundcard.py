@@ -157,7 +157,7 @@ PROFILES: dict[str, Profile] = {
             crosstalk_db=-110.0,  # interchannel isolation of good stereo ADCs: 100-120 dB; assumed
             ac_coupling_hz=(1.6,),  # 10 µF into 10 kΩ
             digital_highpass_hz=4.0,  # AK5385A/CS5381: ~1 Hz at 48 kHz, scales with fs
-            noise_dbfs=-108.0,  # AK5385A DR 114 dB (A-wt, 20 kHz) → ≈ -105 dB re sine over 96 kHz
+            noise_dbfs=-108.0,  # AK5385A DR 114 dB (A-wt, 20 kHz): ≈ -105 dB re FS sine over 96 kHz
             hum_hz=None, hum_dbfs=(), dc_offset_fs=0.0,  # digital HPF removes offset
             dither=False,  # noise ≫ 1 LSB (-138 dBFS)
         ),
@@ -166,7 +166,7 @@ PROFILES: dict[str, Profile] = {
             description="the paper's setting: HT Omega Claro Halo (AKM AK5385 ADC), 192 kHz / 24 bit",
             **_ARDUINO,
             attenuator_ratio=0.2,  # paper gives no wiring; 5 V → 1 V, step 0.35 FS
-            full_scale_v=2.83,
+            full_scale_v=2.83,  # 2 Vrms assumed
             right_delay_s=0.0,
             clock_ppm=-37.0,  # paper §6: crystals deviate "no more than 100 or 200 ppm"
             wander_adev_1s=1e-8,
@@ -209,7 +209,7 @@ PROFILES: dict[str, Profile] = {
             **_ARDUINO,
             attenuator_ratio=0.05,  # 5 V → 0.25 V: step 0.09 FS
             full_scale_v=2.83,
-            right_delay_s=1.3e-6,  # two mono ADCs; illustrative value, not a measured one
+            right_delay_s=1.3e-6,  # channels sampled 1.3 µs apart (two ADCs); illustrative, not measured
             clock_ppm=-48.0,  # near the ±50 ppm limit
             wander_adev_1s=5e-8,  # top of 1e-9 … 5e-8 (DESIGN §5)
             jitter_rms_s=300e-12,
