@@ -325,3 +325,23 @@ def test_decimation_filter_meets_its_datasheet_band_edges(spec, oversampling):
     gain_db = 20 * np.log10(np.abs(response) + 1e-300)
     assert np.abs(gain_db[freqs_fs <= spec.passband_fs]).max() < 0.01
     assert gain_db[freqs_fs >= spec.stopband_fs].max() < 0.1 - spec.attenuation_db
+
+
+def test_rendered_edges_carry_the_clock_wander(tmp_path):
+    from pintime.synth import wander_phase
+
+    card = replace(DC_COUPLED, name="wander", wander_adev_1s=5e-8)
+    rows = [(1_000_003 + k * 8_000_017, 0, (k + 1) % 2) for k in range(20)]  # every 0.5 s for 10 s
+    samples, result = render(tmp_path, rows, card, seed=11, name="wander")
+    truth_s = np.array([c for c, _, _ in rows]) / F_CPU
+    # the renderer's wander stream is the second of the seed's six (white-box: the exact expected phase)
+    stream = np.random.default_rng(np.random.SeedSequence(11).spawn(6)[1])
+    wander_s = wander_phase(truth_s - result.start_s, card.wander_adev_1s, stream)
+    shifts = []
+    for (cycle, _, level), t_s in zip(rows, truth_s, strict=True):
+        local_s = t_s - result.start_s
+        n0 = int(local_s * FS) - 40
+        fitted = fit_edge(samples[n0 : n0 + 160, 0], local_s - n0 / FS + 1e-6, card, 1 if level else -1)
+        shifts.append(fitted - (local_s - n0 / FS))
+    assert np.ptp(wander_s) > 5e-9  # tens of ns over 10 s: visible
+    assert np.abs(np.array(shifts) - wander_s).max() < 0.1e-9
