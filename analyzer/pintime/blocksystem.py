@@ -137,17 +137,36 @@ class Fit:
     """Least-squares solution of one measurement's system (eq. 10 on the basis columns)."""
 
     values: np.ndarray  # one per unknown, in the unit of the times
-    residual_rms: float  # RMS of times − counts · values
-    condition: float  # 2-norm condition number of the rounds × unknowns matrix
+    residual_rms: float  # RMS of times − counts · values over the rounds kept
+    condition: float  # 2-norm condition number of the rounds × unknowns matrix kept
+    outliers: int  # rounds rejected
 
 
-def solve(counts: np.ndarray, times: np.ndarray, reduction: Reduction) -> Fit:
+def solve(counts: np.ndarray, times: np.ndarray, reduction: Reduction, outlier_factor: float | None = None,
+          outlier_floor: float = 0.0) -> Fit:
     """Solve ``N_basis · x = T`` in the least-squares sense (eq. 10; LAPACK's SVD-based gelsd, not eq. 8's
-    normal equations, which square the condition number). ``counts`` are all columns; the basis is taken."""
+    normal equations, which square the condition number). ``counts`` are all columns; the basis is taken.
+
+    With ``outlier_factor``, the paper's rule of §4.1 applies: after a fit of all rounds, a round whose
+    |residual| exceeds ``outlier_factor`` × the median |residual| (and ``outlier_floor``) is dropped and the
+    system solved again without it.
+    """
     a = np.asarray(counts, dtype=np.float64)[:, list(reduction.basis)]
     t = np.asarray(times, dtype=np.float64)
+    x, singular = _lstsq(a, t)
+    kept = np.ones(len(t), dtype=bool)
+    if outlier_factor is not None:
+        deviation = np.abs(t - a @ x)
+        kept = deviation <= max(outlier_factor * float(np.median(deviation)), outlier_floor)
+        if not kept.all():
+            x, singular = _lstsq(a[kept], t[kept])
+    residual = t[kept] - a[kept] @ x
+    return Fit(x, float(np.sqrt(np.mean(residual ** 2))), float(singular[0] / singular[-1]),
+               int(np.count_nonzero(~kept)))
+
+
+def _lstsq(a: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     x, _, rank, singular = np.linalg.lstsq(a, t, rcond=None)
     if rank < a.shape[1]:
         raise PintimeError(f"the basis columns are rank {rank} < {a.shape[1]} in this measurement")
-    residual = t - a @ x
-    return Fit(x, float(np.sqrt(np.mean(residual ** 2))), float(singular[0] / singular[-1]))
+    return x, singular

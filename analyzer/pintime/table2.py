@@ -3,7 +3,8 @@
 Each measurement (1000 rounds in the paper) is one overdetermined system ``N · t = T`` (eq. 9–10): a row per
 round, a column per block with the number of times it ran, and the pulse width as right-hand side. The
 systematic error ε of every pulse (paper eq. 6) is a column of ones. Columns that cannot be told apart are
-merged into named unknowns (:mod:`pintime.blocksystem`); each measurement is solved by least squares, and
+merged into named unknowns (:mod:`pintime.blocksystem`); each measurement is solved by least squares (with
+the paper's outlier rule of §4.1: a round far off the first fit is dropped and the system solved again), and
 each unknown is reported as the mean over measurements with its Student-t 95 % confidence interval, as in
 the paper.
 
@@ -70,6 +71,7 @@ class Model:
     residual_rms_us: np.ndarray  # per measurement
     condition: np.ndarray  # per measurement
     skipped: list[int]  # measurements whose basis columns were rank-deficient
+    outliers: int  # rounds rejected by the paper's outlier rule (§4.1), over all measurements
     truth_residual_cycles: float  # RMS of the exact widths' residual: 0 when the model is exact
 
 
@@ -109,7 +111,8 @@ def fit_model(kind: str, counts: np.ndarray, names: list[str], rounds: Rounds) -
     for m in np.unique(rounds.measurement).tolist():
         rows = rounds.measurement == m
         try:
-            fits.append(solve(columns[rows], rounds.width_us[rows], reduction))
+            fits.append(solve(columns[rows], rounds.width_us[rows], reduction,
+                              est.OUTLIER_FACTOR, est.OUTLIER_FLOOR_US))
             solved.append(m)
         except PintimeError:
             skipped.append(m)
@@ -125,7 +128,7 @@ def fit_model(kind: str, counts: np.ndarray, names: list[str], rounds: Rounds) -
                         est.summarize(values[:, u]), float(truth[u])) for u in range(len(reduction.basis))]
     return Model(kind, reduction, unknowns, np.array(solved), values,
                  np.array([f.residual_rms for f in fits]), np.array([f.condition for f in fits]),
-                 skipped, truth_residual)
+                 skipped, int(sum(f.outliers for f in fits)), truth_residual)
 
 
 def capture_epsilon(model: Model, epsilon_cycles: int, us_per_cycle: float) -> est.Estimate | None:
@@ -185,7 +188,8 @@ def _rows(model: Model, us_per_cycle: float) -> list[dict[str, Any]]:
 
 def _fit_json(model: Model) -> dict[str, Any]:
     return {"unknowns": len(model.unknowns), "measurements": len(model.measurements),
-            "skipped_measurements": model.skipped,
+            "skipped_measurements": model.skipped, "outlier_rounds": model.outliers,
+            "outlier_factor": est.OUTLIER_FACTOR,
             "residual_rms_us_mean": float(np.mean(model.residual_rms_us)),
             "condition_median": float(np.median(model.condition)),
             "condition_max": float(np.max(model.condition)),
@@ -214,7 +218,8 @@ def _model_lines(model: Model, us_per_cycle: float, title: str) -> list[str]:
         lines.append(f"{u.label:<22} {e.mean_us:>13.4f} ± {_ci(e):<8} {truth_us:>11.4f} "
                      f"{e.mean_us / us_per_cycle:>10.4f} {u.truth_cycles:>6.0f}  {u.formula}")
     skipped = f", {len(model.skipped)} skipped (rank-deficient)" if model.skipped else ""
-    lines.append(f"  {len(model.unknowns)} unknowns, {len(model.measurements)} measurements{skipped}; "
+    lines.append(f"  {len(model.unknowns)} unknowns, {len(model.measurements)} measurements{skipped}, "
+                 f"{model.outliers} outlier round(s) rejected (> {est.OUTLIER_FACTOR:g}× median |residual|); "
                  f"residual RMS {np.mean(model.residual_rms_us):.4g} µs per pulse (mean over measurements); "
                  f"condition number median {np.median(model.condition):.3g}, "
                  f"max {np.max(model.condition):.3g}; "
