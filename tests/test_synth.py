@@ -190,12 +190,18 @@ def test_sidecar_names_the_source_and_leaks_nothing(tmp_path):
     ({"wav": "e.edges.csv"}, "refusing to overwrite"),
     ({"wav": "e.wav"}, "refusing to overwrite"),  # its sidecar would be e.json, the simulation JSON
     ({"wav": "out.flac"}, ".wav"),
+    ({"wav": "a-file/out.wav"}, "cannot write"),  # its folder is a file
+    ({"edges": "missing.edges.csv"}, "edge list not found"),
+    ({"duration_s": 1e-9}, "at least one sample"),
 ])
 def test_bad_arguments_give_one_clear_error(tmp_path, kwargs, message):
     csv = write_edges(tmp_path, [(1_000_003, 0, 1)])
-    args = {"profile": "default", "seed": 0, "f_cpu_hz": F_CPU, "wav": "out.wav"} | kwargs
+    (tmp_path / "a-file").write_text("")
+    args = {"profile": "default", "seed": 0, "f_cpu_hz": F_CPU, "wav": "out.wav", "edges": csv.name,
+            "duration_s": None} | kwargs
     with pytest.raises(PintimeError, match=message):
-        synthesize(csv, tmp_path / args["wav"], args["profile"], args["seed"], args["f_cpu_hz"])
+        synthesize(tmp_path / args["edges"], tmp_path / args["wav"], args["profile"], args["seed"],
+                   args["f_cpu_hz"], args["duration_s"])
 
 
 def test_cli_renders_and_plots(tmp_path, capsys):

@@ -221,6 +221,8 @@ class _Hum:
 
 
 def _check_paths(edges_csv: Path, wav_path: Path) -> None:
+    if not edges_csv.is_file():
+        raise PintimeError(f"{edges_csv}: edge list not found")
     protected = {edges_csv.resolve(), sim_json_path(edges_csv).resolve()}
     if wav_path.resolve() in protected or sidecar_path(wav_path).resolve() in protected:
         raise PintimeError(f"{wav_path}: refusing to overwrite the input {edges_csv} or its simulation JSON")
@@ -248,10 +250,14 @@ def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile
     noise_rms = 0.0 if profile.noise_dbfs is None else 10 ** (profile.noise_dbfs / 20)
     jitter_samples = profile.jitter_rms_s * SAMPLE_RATE_HZ
     clipped = 0
-    wav_path.parent.mkdir(parents=True, exist_ok=True)
-    with sf.SoundFile(wav_path, "w", samplerate=SAMPLE_RATE_HZ, channels=2, subtype="PCM_24",
-                      format="WAV") as out, tqdm(total=n_samples, unit="sample", unit_scale=True,
-                                                 disable=not progress, desc="synth") as bar:
+    try:
+        wav_path.parent.mkdir(parents=True, exist_ok=True)
+        wav = sf.SoundFile(wav_path, "w", samplerate=SAMPLE_RATE_HZ, channels=2, subtype="PCM_24",
+                           format="WAV")
+    except (OSError, sf.LibsndfileError) as err:
+        raise PintimeError(f"{wav_path}: cannot write ({err})") from None
+    with wav as out, tqdm(total=n_samples, unit="sample", unit_scale=True, disable=not progress,
+                          desc="synth") as bar:
         for n0 in range(0, n_samples, BLOCK_SAMPLES):
             n = min(BLOCK_SAMPLES, n_samples - n0)
             jitter = None  # one sample clock for both channels

@@ -35,7 +35,8 @@ def _number(text: str, name: str, kind: Callable[[str], T]) -> T:
     try:
         return kind(text)
     except ValueError:
-        raise PintimeError(f"{name} must be a number, got '{text}'") from None
+        kind_name = "an integer" if kind is int else "a number"
+        raise PintimeError(f"{name} must be {kind_name}, got '{text}'") from None
 
 
 def run(args: argparse.Namespace) -> int:
