@@ -28,6 +28,7 @@ FIT_HALF_SAMPLES = 8  # W: the fit uses 2W+1 samples, where nearly all of s′²
 PHASES_PER_SAMPLE = 1024  # grid of tabulated phases; first-order error at half a cell is ~1e-7 of A
 PHASE_RANGE = (-1.0, 2.0)  # phases relative to the window centre the table covers
 STEPS = 3  # Gauss–Newton steps from a seed within ~0.1 sample (threshold method): then in one grid cell
+RINGING_PER_SAMPLE = 128  # neighbours' ringing is tabulated this finely (interpolation error ≪ noise)
 SETTLED_SAMPLES = 4.0  # the template's last samples, where only a straight line (level, droop) is left
 SWEEPS = 2  # Gauss–Seidel sweeps over close edges: a neighbour's ringing is a small part of a window
 
@@ -37,6 +38,8 @@ class TemplateTable:
     """Per tabulated phase: pseudo-inverse (P, L) and inverse normal matrix (P, P) of the linear model."""
 
     template: Template
+    ringing_u: np.ndarray  # fine grid of u (samples) ...
+    ringing: np.ndarray  # ... and a neighbour's response there, without its final straight line
     pinv: np.ndarray  # (phases, P, L)
     gram: np.ndarray  # (phases, P, P)
     cov: np.ndarray  # (phases, P, P) inverse of gram
@@ -54,20 +57,22 @@ class TemplateTable:
         jac = np.stack([g, -dg, np.ones_like(g), ramp], axis=1)
         gram = np.einsum("qil,qjl->qij", jac, jac)
         cov = np.linalg.inv(gram)
-        return cls(template, np.einsum("qij,qjl->qil", cov, jac), gram, cov)
+        end = template.half_samples
+        settled = np.linspace(end - SETTLED_SAMPLES, end, 64)  # the straight line the response ends on
+        slope, offset = np.polyfit(settled, template.evaluate(settled)[0], 1)
+        ringing_u = np.arange(-end - 1, end + 1, 1.0 / RINGING_PER_SAMPLE)
+        g_u, _ = template.evaluate(ringing_u)
+        ringing = np.where(ringing_u > 0, g_u - (offset + slope * ringing_u), g_u)
+        return cls(template, ringing_u, ringing, np.einsum("qij,qjl->qil", cov, jac), gram, cov)
 
     def response(self, u: np.ndarray, amp: np.ndarray) -> np.ndarray:
         """The part of a neighbour's response ``A·g(u)`` a window must lose: all of it before the edge,
         after it only the ringing about its final straight line (the line itself, offset plus droop, is
         taken by the window's own offset and slope, and is only as good as the template's end).
-        Neighbours are never within the window, so ``u`` is far from 0 here.
+        Neighbours are never within the window, so ``u`` is far from 0 here, where ``g`` is smooth
+        enough for linear interpolation in a fine table.
         """
-        end = self.template.half_samples
-        settled = np.linspace(end - SETTLED_SAMPLES, end, 64)  # the straight line the response ends on
-        slope, offset = np.polyfit(settled, self.template.evaluate(settled)[0], 1)
-        g, _ = self.template.evaluate(u)
-        ringing = np.where(u < end, g - (offset + slope * u), 0.0)
-        return amp * np.where(u > 0, ringing, g)
+        return amp * np.interp(u, self.ringing_u, self.ringing, left=0.0, right=0.0)
 
 
 @dataclass(frozen=True)
