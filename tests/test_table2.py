@@ -290,6 +290,8 @@ def test_missing_or_mismatched_visits_are_clear_errors(sim, tmp_path, capsys):
     Path(f"{prefix}.visits.csv").unlink()
     assert main(["analyze", f"{prefix}.edges.csv"]) == 2
     assert "no visits file" in capsys.readouterr().err
+    assert main(["analyze", f"{prefix}.edges.csv", "--visits", str(tmp_path / "none.visits.csv")]) == 2
+    assert "visits file not found" in capsys.readouterr().err
     data = json.loads(Path(f"{sim}.json").read_text())
     data["revision"] += 1  # visits of another firmware build than the capture's
     shutil.copy(f"{sim}.visits.csv", tmp_path / "table2.visits.csv")
