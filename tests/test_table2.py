@@ -209,6 +209,8 @@ def test_exact_edges_give_every_unknown_its_truth(sim):
     assert all(x.denominator == 1 for x in exact)
     assert [float(x) for x in exact] == [round(u.truth_cycles) for u in t2.exit.unknowns]
     assert all(c.denominator == 1 for row in t2.exit.reduction.coefficients for c in row)
+    # TABLE2.md §5: on adpcm_coder every exit count is a combination of block counts
+    assert t2.same_span and len(t2.block.unknowns) == len(t2.exit.unknowns) == 11
     # the once-per-call group holds ε, as in the paper's "BB0 et al."
     assert t2.block.unknowns[0].label == "BB0 et al. + ε"
     assert EPSILON in [n for n, _ in t2.block.unknowns[0].members]
