@@ -53,6 +53,10 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         from pintime.synth_plots import write_plots  # matplotlib only when asked
 
-        for path in write_plots(Path(args.plot), profile):
+        try:
+            paths = write_plots(Path(args.plot), profile)
+        except OSError as err:
+            raise PintimeError(f"{args.plot}: cannot write the plots ({err})") from None
+        for path in paths:
             print(f"plot: {path}")
     return 0
