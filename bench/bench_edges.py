@@ -2,9 +2,11 @@
 each method, and speed (× real time, and relative to merely decoding the WAV with soundfile).
 
 Captures: the full table1 run (``make sim``) rendered by the sound-card model with the ``paper`` and
-``default`` profiles (``build/captures/table1-<profile>.wav``, rendered here if missing, seed 1).
-Errors are measured after a piecewise-linear time map (``pintime.edgecheck``), which also follows the
-sample clock's wander. Targets (issue 4): template RMS ≤ 1.5× CRLB; analysis ≥ 100× real time.
+``default`` profiles (``build/captures/table1-<profile>.wav``, rendered here if missing, seed 1), and the
+same cards with a steady clock (``-steady``: no wander, all else equal). Errors are measured after a
+piecewise-linear time map (``pintime.edgecheck``, knots every 20 ms); the profiles' wander (frequency
+steps every 10 ms) is faster than that map follows, so the steady rows isolate the edge locator.
+Targets (issue 4): template RMS ≤ 1.5× CRLB; analysis ≥ 100× real time.
 
 Usage: ``python bench/bench_edges.py [--profiles paper default] [--json build/bench/edges.json]``
 """
@@ -14,9 +16,11 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import soundfile as sf
+from pintime import soundcard as sc
 from pintime.edgecheck import errors_of
 from pintime.edgelist import read_edge_list
 from pintime.locate import METHODS, locate_capture
@@ -26,10 +30,13 @@ ROOT = Path(__file__).resolve().parents[1]
 EDGES = ROOT / "build" / "sim" / "table1.edges.csv"
 
 
-def capture(profile: str) -> Path:
-    wav = ROOT / "build" / "captures" / f"table1-{profile}.wav"
+def capture(name: str) -> Path:
+    """``build/captures/table1-<name>.wav``; ``<profile>-steady`` is the profile without clock wander."""
+    wav = ROOT / "build" / "captures" / f"table1-{name}.wav"
     if not wav.exists() or wav.stat().st_mtime < EDGES.stat().st_mtime:
         print(f"rendering {wav.relative_to(ROOT)} …", flush=True)
+        base = name.removesuffix("-steady")
+        profile = sc.PROFILES[base] if base == name else replace(sc.PROFILES[base], wander_adev_1s=0.0)
         synthesize(EDGES, wav, profile, 1)
     return wav
 
@@ -45,12 +52,13 @@ def decode_s(wav: Path) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profiles", nargs="+", default=["paper", "default"])
+    parser.add_argument("--profiles", nargs="+",
+                        default=["paper", "default", "paper-steady", "default-steady"])
     parser.add_argument("--json", type=Path, default=ROOT / "build" / "bench" / "edges.json")
     args = parser.parse_args()
     truth = read_edge_list(EDGES)
     rows = []
-    print(f"{'profile':<8} {'method':<10} {'RMS ns':>9} {'CRLB ns':>8} {'RMS/CRLB':>8} {'rise ns':>8} "
+    print(f"{'profile':<15} {'method':<10} {'RMS ns':>9} {'CRLB ns':>8} {'RMS/CRLB':>8} {'rise ns':>8} "
           f"{'fall ns':>8} {'max ns':>9} {'edges':>7} {'time s':>7} {'×RT':>6} {'×decode':>7}")
     for profile in args.profiles:
         wav = capture(profile)
@@ -64,7 +72,7 @@ def main() -> int:
             row = dict(profile=profile, method=method, seconds=elapsed, capture_s=duration_s,
                        decode_s=decode, x_real_time=duration_s / elapsed, x_decode=elapsed / decode, **e)
             rows.append(row)
-            print(f"{profile:<8} {method:<10} {e['rms_ns']:>9.4g} {e['crlb_ns']:>8.3g} "
+            print(f"{profile:<15} {method:<10} {e['rms_ns']:>9.4g} {e['crlb_ns']:>8.3g} "
                   f"{e['rms_ns'] / e['crlb_ns']:>8.3g} {e['bias_rise_ns']:>+8.3g} {e['bias_fall_ns']:>+8.3g} "
                   f"{e['max_ns']:>9.4g} {e['matched']:>7} {elapsed:>7.2f} {row['x_real_time']:>6.0f} "
                   f"{row['x_decode']:>7.1f}", flush=True)

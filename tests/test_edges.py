@@ -146,3 +146,10 @@ def test_edges_cli_writes_csv(captures, tmp_path, capsys):
     data = np.loadtxt(out, delimiter=",", skiprows=1)
     assert np.all(np.diff(data[:, 0]) >= 0) and set(data[:, 2]) == {-1.0, 1.0}
     assert json.loads((SIM / "table1.json").read_text())["f_cpu_hz"] > 0
+
+
+def test_fig6_is_drawn(captures, tmp_path):
+    from pintime.plots_edges import fig6_edge
+
+    path = fig6_edge(captures["paper"], tmp_path)
+    assert path.name == "fig6_edge.png" and path.stat().st_size > 10_000

@@ -102,7 +102,7 @@ def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:
     return pos - SIMPLE_HALF
 
 
-def _learn(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple[float, float], list]:
+def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple[float, float], list]:
     """Learning pass: template, train fit, noise per channel, and the train's windows."""
     det = _Detector()
     stop = int(min(LEARN_MAX_S * info.samplerate_hz, info.frames))
@@ -171,7 +171,7 @@ def _method_rms(method: str, table: TemplateTable, noise: float, train_data: lis
     """RMS error of a method on the calibration train's edges against their best straight line, and the
     RMS of the uncertainties the method itself gave them (both in samples)."""
     pos, sign, y_simple, y = train_data
-    phase, sigma, _ = _locate_isolated(method, table, noise, y_simple, y[:, -int(train.WINDOW[0]) + np.arange(
+    phase, sigma, _ = locate_single(method, table, noise, y_simple, y[:, -int(train.WINDOW[0]) + np.arange(
         -FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)])
     est = pos + phase
     v = np.stack([np.ones(len(est)), np.arange(len(est), dtype=np.float64), (sign < 0).astype(np.float64)], 1)
@@ -179,7 +179,7 @@ def _method_rms(method: str, table: TemplateTable, noise: float, train_data: lis
     return float(np.sqrt(np.sum(resid ** 2) / (len(est) - 3))), float(np.sqrt(np.mean(sigma ** 2)))
 
 
-def _locate_isolated(method: str, table: TemplateTable, noise: float, y_simple: np.ndarray,
+def locate_single(method: str, table: TemplateTable, noise: float, y_simple: np.ndarray,
                      y_fit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Phase from the window centre, 1-sigma and amplitude of single edges by ``method``."""
     amp = np.mean(y_simple[:, -8:], axis=1) - np.mean(y_simple[:, :8], axis=1)
@@ -226,7 +226,7 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
                 phase[~alone], sigma[~alone], amp[~alone] = fit.phase, fit.sigma, fit.amp
             pos, sign, phase, sigma, amp = pos[own], sign[own], phase[own], sigma[own], amp[own]
         else:
-            phase, sigma, amp = _locate_isolated(method, table, noise[ch], y_simple, y_simple)
+            phase, sigma, amp = locate_single(method, table, noise[ch], y_simple, y_simple)
         out.append(np.stack([pos + phase, sigma, amp, np.full(len(pos), ch), sign]))
     return out
 
@@ -243,7 +243,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     if method not in METHODS:
         raise PintimeError(f"unknown edge method '{method}' (valid: {', '.join(METHODS)})")
     info = open_wav(path)
-    template, train_fit, noise, train_data = _learn(info)
+    template, train_fit, noise, train_data = learn_capture(info)
     table = TemplateTable.build(template)
     det = _Detector()
     parts: list[np.ndarray] = []

@@ -26,7 +26,7 @@ def fig6_edge(capture: str | Path, out: Path) -> Path:
     parabola crossing and the threshold crossing are shown against it, as in the paper's Fig. 6.
     """
     info = open_wav(capture)
-    template, _, noise, train_data = locate._learn(info)
+    template, _, noise, train_data = locate.learn_capture(info)
     if not train_data:
         raise PintimeError(f"{capture}: no calibration train to draw Fig. 6 from")
     pos, sign, y_simple, _ = (part[:1] for part in train_data)
@@ -34,7 +34,7 @@ def fig6_edge(capture: str | Path, out: Path) -> Path:
     fs = info.samplerate_hz
     centre = locate.SIMPLE_HALF
     y_fit = y_simple[:, centre - locate.FIT_HALF_SAMPLES:centre + locate.FIT_HALF_SAMPLES + 1]
-    times = {m: locate._locate_isolated(m, table, noise[0], y_simple, y_fit)[0][0] for m in locate.METHODS}
+    times = {m: locate.locate_single(m, table, noise[0], y_simple, y_fit)[0][0] for m in locate.METHODS}
     shown = np.arange(-SHOW_HALF, SHOW_HALF + 1)
     samples = y_simple[0, centre + shown]
     fig, ax = plt.subplots(figsize=(7, 4))
