@@ -354,3 +354,53 @@ def test_a_mismeasured_pulse_is_rejected_as_an_outlier(sim):
         truth = np.array([u.truth_cycles for u in model.unknowns])
         np.testing.assert_allclose(model.values_us / us_per_cycle, np.broadcast_to(truth, model.values_us.shape),
                                    atol=1e-6)
+
+
+def _toy_cfg():
+    """A loop in which BB1 and BB2 both branch to BB3 or BB4 at different costs (1 and 2 cycles more to
+    BB4): rounds taking BB1→BB3, BB2→BB4 or BB1→BB4, BB2→BB3 run the same blocks but cost differently."""
+    from pintime.cfg import Block, Cfg, Exit
+
+    edges = {0: [(6, 10)], 1: [(3, 3), (4, 4)], 2: [(3, 5), (4, 7)], 3: [(5, 2)], 4: [(5, 3)], 5: [(6, 1)],
+             6: [(1, 2), (7, 3)], 7: [(2, 2), (8, 3)], 8: [(None, 5)]}
+    blocks, index = [], 0
+    for source, outs in edges.items():
+        exits = tuple(Exit(index + k, source, target, k == 1, cycles) for k, (target, cycles) in enumerate(outs))
+        index += len(exits)
+        blocks.append(Block(source, (), exits))
+    return Cfg("toy", 0, 0, tuple(blocks))
+
+
+def test_exit_model_is_exact_where_the_block_model_cannot_be():
+    """On the toy CFG the exit counts leave the span of the block counts: the block model keeps a residual
+    on exact widths (its truth is only a least-squares value), the exit model recovers whole cycles."""
+    from pintime.table2 import build_table2, format_table2
+    from pintime.visits import Rounds
+
+    cfg = _toy_cfg()
+    rng = np.random.default_rng(4)
+    exit_of = {(e.source, e.target): e.index for e in cfg.exits}
+    rows = []
+    for _ in range(600):
+        exits = np.zeros(len(cfg.exits), dtype=np.int64)
+        block, steps = 0, 0
+        while block is not None:
+            options = cfg.blocks[block].successors
+            target = None if not options else (options[-1] if block == 7 and steps > 40
+                                               else options[rng.integers(len(options))])
+            exits[exit_of[(block, target)]] += 1
+            block, steps = target, steps + 1
+        rows.append(exits)
+    exit_counts = np.array(rows)
+    block_counts = np.array([exit_counts[:, [e.index for e in b.exits]].sum(axis=1) for b in cfg.blocks]).T
+    width_cycles = exit_counts @ np.array([e.cycles for e in cfg.exits]) + 6
+    t2 = build_table2(cfg, Rounds(np.repeat(np.arange(3), 200), width_cycles * 1.0, block_counts, exit_counts,
+                                  width_cycles), 1.0)
+    assert not t2.same_span
+    assert t2.block.truth_residual_cycles > 0.1 and np.all(t2.block.residual_rms_us > 0.1)
+    assert t2.exit.truth_residual_cycles < 1e-9
+    truth = np.array([u.truth_cycles for u in t2.exit.unknowns])
+    np.testing.assert_allclose(truth, np.round(truth), atol=1e-9)
+    np.testing.assert_allclose(t2.exit.values_us, np.broadcast_to(truth, t2.exit.values_us.shape), atol=1e-9)
+    assert t2.capture_epsilon.mean_us == pytest.approx(6, abs=1e-9)  # from the exact (exit) model
+    assert "cannot be exact" in format_table2(t2)
