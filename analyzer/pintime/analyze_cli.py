@@ -15,7 +15,7 @@ from pintime import clock as clk
 from pintime.edges import MEASUREMENT_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.frames import FORMAT_VERSION, PROGRAMS, Frame, FrameDecode, decode_frames
-from pintime.sources import load_edges
+from pintime.sources import load_edges, sniff
 from pintime.table1 import Table1, build_table1, format_table1, table1_json
 from pintime.table2 import Table2, format_table2, table2_from_capture, table2_json
 
@@ -27,6 +27,7 @@ class Analysis:
     """Everything ``analyze`` found in one capture."""
 
     path: Path
+    method: str  # edge locator used ("template", "inflection", "threshold"), or "exact" for VCD/edge lists
     edges: Edges
     clock: clk.Clock
     decode: FrameDecode
@@ -88,7 +89,8 @@ def analyze(path: str | Path, method: str | None = None, visits: str | None = No
     seen = sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
     missing = max(ends[-1].fields["frames"] - seen, 0) if ends else None
     cal = _calibration_check(decode.frames, time_us, polarity, run["f_cpu_hz"])
-    return Analysis(path, edges, clock, decode, time_us, run, missing, cal, table, table2)
+    used = (method or METHODS[0]) if sniff(path) == "wav" else "exact"
+    return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2)
 
 
 def summary_json(a: Analysis) -> dict[str, Any]:
@@ -96,6 +98,7 @@ def summary_json(a: Analysis) -> dict[str, Any]:
     c = a.clock
     return {
         "capture": str(a.path),
+        "method": a.method,
         "run": {"f_cpu_hz": a.run["f_cpu_hz"], "revision": f"{a.run['revision']:08x}",
                 "program": PROGRAMS[a.run["program"]]},
         "clock": {"ppm": c.rate_ppm, "ppm_sigma": c.rate_ppm_sigma,
@@ -154,10 +157,14 @@ def run(args: argparse.Namespace) -> int:
         Path(args.json).write_text(json.dumps(summary_json(a), indent=2) + "\n")
     print(format_summary(a))
     if args.plots:
-        from pintime.plots import write_plots
-        from pintime.table2_plots import write_table2_plots
-        plots = write_plots(a, Path(args.plots)) if a.table2 is None else write_table2_plots(a.table2,
-                                                                                             Path(args.plots))
-        for p in plots:
-            print(f"wrote {p}")
+        write_figures(a, Path(args.plots))
     return 0
+
+
+def write_figures(a: Analysis, directory: Path) -> None:
+    """The paper's figures for this capture (Table 1 or Table 2), each path printed."""
+    from pintime.plots import write_plots
+    from pintime.table2_plots import write_table2_plots
+    plots = write_plots(a, directory) if a.table2 is None else write_table2_plots(a.table2, directory)
+    for p in plots:
+        print(f"wrote {p}")

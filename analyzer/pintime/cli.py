@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("pintime.validate_cli", "compare a capture's estimates with the simavr truth"),
     "edges": ("pintime.edges_cli", "every edge of a capture: time, channel, polarity, uncertainty"),
     "cfg": ("pintime.cfg_cli", "basic blocks of a compiled AVR function with their cycle costs (Table 2)"),
+    "report": ("pintime.report", "one Markdown report from `pintime validate --json` results"),
 }
 
 

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pintime.analyze_cli import METHODS, Analysis, analyze, check_output, summary_json
+from pintime.analyze_cli import METHODS, Analysis, analyze, check_output, summary_json, write_figures
 from pintime.errors import PintimeError
 from pintime.frames import PROGRAMS
 from pintime.sources import sniff
@@ -124,6 +124,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", choices=METHODS, default=None, help="edge locator for WAV captures")
     parser.add_argument("--visits", metavar="FILE", default=None,
                         help="table2: simavr per-pulse visits (default: PREFIX.visits.csv beside the truth)")
+    parser.add_argument("--plots", metavar="DIR", help="also write the paper's figures from this capture")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,4 +142,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
     print(format_validation(out))
+    if args.plots:
+        write_figures(a, Path(args.plots))
     return 0
