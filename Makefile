@@ -108,10 +108,10 @@ lint: deps
 	$(VENV)/bin/mypy analyzer/pintime
 
 clean:
-	rm -rf $(BUILD) out
+	rm -rf $(BUILD) $(OUT)
 
 # --- synthetic captures (sound-card model: analyzer/pintime/soundcard.py) ---------------------------
-# Long captures of the whole table1 run, one per profile (not committed): make synth-captures [SEED=1]
+# Long captures of whole runs, one per program and profile (not committed): make synth-captures [SEED=1]
 SYNTH_PROFILES   := default paper wide-filter noisy
 EXAMPLE_PROFILES := default wide-filter noisy
 SEED             ?= 1
@@ -121,9 +121,13 @@ EXAMPLE_S        := 4.565
 
 synth-captures: $(SYNTH_PROFILES:%=$(BUILD)/captures/table1-%.wav)
 
-$(BUILD)/captures/table1-%.wav: $(BUILD)/sim/table1.json | deps
-	@mkdir -p $(@D)
-	$(PINTIME) synth $(BUILD)/sim/table1.edges.csv -o $@ --profile $* --seed $(SEED)
+define capture_rule
+$(BUILD)/captures/$(1)-%.wav: $(BUILD)/sim/$(1).json | deps
+	@mkdir -p $$(@D)
+	$(PINTIME) synth $(BUILD)/sim/$(1).edges.csv -o $$@ --profile $$* --seed $(SEED)
+endef
+$(foreach p,$(PROGRAMS),$(eval $(call capture_rule,$(p))))
+.PRECIOUS: $(BUILD)/captures/%.wav
 
 # Regenerate the short examples in captures/ (committed so a new user can run the analyzer at once).
 example-captures: sim
@@ -135,3 +139,35 @@ bench: deps sim
 	$(PY) bench/bench_synth.py
 	$(PY) bench/bench_edges.py --json $(BUILD)/bench/edges.json
 	$(PY) bench/bench_table2.py --json $(BUILD)/bench/table2.json
+
+# --- reproduction: the README's main command ---------------------------------------------------------
+# simavr truth → synthesized captures → `pintime validate` per capture and edge method → out/report.md.
+OUT            := out
+REPRO_PROFILES ?= paper default
+REPRO_METHODS  ?= template inflection
+REPRO_RESULTS  := $(PROGRAMS:%=$(OUT)/%.exact.json) \
+                  $(foreach p,$(PROGRAMS),$(foreach f,$(REPRO_PROFILES),\
+                    $(foreach m,$(REPRO_METHODS),$(OUT)/$(p)-$(f).$(m).json)))
+.PHONY: reproduce
+
+# Independent captures are analysed in parallel, one job per core.
+reproduce: deps sim
+	@$(MAKE) --no-print-directory -j$$(nproc) $(OUT)/report.md
+	@echo "reproduce: the report is $(OUT)/report.md (figures in $(OUT)/figures/)"
+
+$(OUT)/report.md: $(REPRO_RESULTS)
+	$(PINTIME) report $^ -o $@ --figures $(OUT)/figures
+
+# out/<program>.exact.json: the estimators on simavr's exact edges (every value must be the truth).
+$(OUT)/%.exact.json: $(BUILD)/sim/%.json | deps
+	@mkdir -p $(@D)
+	$(PINTIME) validate $(BUILD)/sim/$*.edges.csv --truth $< --json $@ > $(OUT)/$*.exact.txt
+
+# out/<program>-<profile>.<method>.json: one synthesized capture through one edge method.
+define validate_rule
+$(OUT)/$(1)-%.$(2).json: $(BUILD)/captures/$(1)-%.wav
+	@mkdir -p $$(@D)
+	$(PINTIME) validate $$< --truth $(BUILD)/sim/$(1).json --method $(2) --json $$@ \
+	  --plots $(OUT)/figures/$(1)-$$*.$(2) > $(OUT)/$(1)-$$*.$(2).txt
+endef
+$(foreach p,$(PROGRAMS),$(foreach m,template inflection threshold,$(eval $(call validate_rule,$(p),$(m)))))
