@@ -153,3 +153,22 @@ def test_fig6_is_drawn(captures, tmp_path):
 
     path = fig6_edge(captures["paper"], tmp_path)
     assert path.name == "fig6_edge.png" and path.stat().st_size > 10_000
+
+
+def test_without_calibration_train_the_template_is_learned_blind(tmp_path):
+    """No CAL frame: the template is learned from isolated edges, which is reported. Without known
+    positions it cannot tell shape from sub-sample bias and keeps its seed's (DESIGN.md §5): here the
+    threshold method's, ~200 ns, instead of ~0.05 ns with the train. Every edge is still found."""
+    rows = [(10_000 + 3_017 * k + d, 0, lv) for k in range(60) for d, lv in ((0, 1), (1_001, 0))]
+    rows += [(250_000 * k + 7, 1, k % 2) for k in range(1, 4)]  # the reference: relates cycles to seconds
+    csv = tmp_path / "blind.edges.csv"
+    csv.write_text("cycle,channel,level\n" + "".join(f"{c},{ch},{lv}\n" for c, ch, lv in sorted(rows)))
+    wav = synthesize(csv, tmp_path / "capture.wav", replace(sc.PROFILES["default"], wander_adev_1s=0.0), 3,
+                     f_cpu_hz=1e6).wav_path
+    truth = read_edge_list(csv)
+    template = locate_capture(wav, "template")
+    assert template.train is None and template.method_rms_s is None
+    rms = {m: errors_of(r, truth)["rms_ns"] for m, r in (("template", template),
+                                                         ("threshold", locate_capture(wav, "threshold")))}
+    assert errors_of(template, truth)["matched"] == len(truth.time)
+    assert rms["template"] < 1.1 * rms["threshold"] < 500, rms
