@@ -203,7 +203,7 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
     """
     simple_off = np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1)
     fit_off = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
-    reach = table.template.half_samples + FIT_HALF_SAMPLES + 2
+    reach = table.reach_samples
     out = []
     for ch in (0, 1):
         pos, sign = det.steps(block, ch)

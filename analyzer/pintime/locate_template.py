@@ -29,20 +29,21 @@ PHASES_PER_SAMPLE = 1024  # grid of tabulated phases; first-order error at half 
 PHASE_RANGE = (-1.0, 2.0)  # phases relative to the window centre the table covers
 STEPS = 3  # Gauss–Newton steps from a seed within ~0.1 sample (threshold method): then in one grid cell
 RINGING_PER_SAMPLE = 128  # neighbours' ringing is tabulated this finely (interpolation error ≪ noise)
+NEGLIGIBLE_RINGING = 1e-5  # of the step: ringing below this is ignored (noise is ≳ 1e-5 of a step)
 SETTLED_SAMPLES = 4.0  # the template's last samples, where only a straight line (level, droop) is left
 SWEEPS = 2  # Gauss–Seidel sweeps over close edges: a neighbour's ringing is a small part of a window
 
 
 @dataclass(frozen=True)
 class TemplateTable:
-    """Per tabulated phase: pseudo-inverse (P, L) and inverse normal matrix (P, P) of the linear model."""
+    """The linear model per tabulated phase (pseudo-inverse, timing variance) and neighbours' ringing."""
 
     template: Template
     ringing_u: np.ndarray  # fine grid of u (samples) ...
     ringing: np.ndarray  # ... and a neighbour's response there, without its final straight line
+    reach_samples: float  # neighbours closer than this (centre to centre) reach into a window
     pinv: np.ndarray  # (phases, P, L)
-    gram: np.ndarray  # (phases, P, P)
-    cov: np.ndarray  # (phases, P, P) inverse of gram
+    timing_var: np.ndarray  # (phases,) variance of A·δ per unit noise variance: (JᵀJ)⁻¹ at (1, 1)
 
     @classmethod
     def build(cls, template: Template) -> TemplateTable:
@@ -63,7 +64,9 @@ class TemplateTable:
         ringing_u = np.arange(-end - 1, end + 1, 1.0 / RINGING_PER_SAMPLE)
         g_u, _ = template.evaluate(ringing_u)
         ringing = np.where(ringing_u > 0, g_u - (offset + slope * ringing_u), g_u)
-        return cls(template, ringing_u, ringing, np.einsum("qij,qjl->qil", cov, jac), gram, cov)
+        extent = np.max(np.abs(ringing_u[np.abs(ringing) > NEGLIGIBLE_RINGING]))
+        reach = extent + FIT_HALF_SAMPLES + 1
+        return cls(template, ringing_u, ringing, reach, np.einsum("qij,qjl->qil", cov, jac), cov[:, 1, 1])
 
     def response(self, u: np.ndarray, amp: np.ndarray) -> np.ndarray:
         """The part of a neighbour's response ``A·g(u)`` a window must lose: all of it before the edge,
@@ -77,12 +80,11 @@ class TemplateTable:
 
 @dataclass(frozen=True)
 class EdgeFit:
-    """Per edge: phase from the window centre, its 1-sigma (samples), amplitude, residual RMS, convergence."""
+    """Per edge: phase from the window centre, its 1-sigma (samples), amplitude, convergence."""
 
     phase: np.ndarray
     sigma: np.ndarray
     amp: np.ndarray
-    rms: np.ndarray
     converged: np.ndarray
 
 
@@ -90,25 +92,21 @@ def fit_isolated(table: TemplateTable, y: np.ndarray, phase0: np.ndarray, noise_
     """Fit one edge per window; ``y`` is (edges, 2W+1) centred on each edge's coarse sample.
 
     The uncertainty uses the capture's noise ``noise_rms`` (measured on quiet stretches; a window's own
-    residual, from 2W+1 − 4 degrees of freedom, would make it scatter by ±20 %). ``rms`` reports the
-    residual, which exceeds the noise where the model does not fit.
+    residual, from 2W+1 − 4 degrees of freedom, would make it scatter by ±20 %).
     """
     lo, hi = PHASE_RANGE
     n_phase = table.pinv.shape[0]
     phase = phase0.astype(np.float64).copy()
-    q = np.zeros(len(y), dtype=np.int64)
     for _ in range(STEPS):
         q = np.clip(((phase - lo) * PHASES_PER_SAMPLE).astype(np.int64), 0, n_phase - 1)
-        theta = np.einsum("eil,el->ei", table.pinv[q], y)
+        theta = np.einsum("eil,el->ei", table.pinv[q, :2], y)  # A and A·δ: the rest is not needed
         amp = theta[:, 0]
-        phase = lo + (q + 0.5) / PHASES_PER_SAMPLE + theta[:, 1] / np.where(amp == 0, np.inf, amp)
-    rss = np.maximum(np.einsum("el,el->e", y, y) - np.einsum("ei,eij,ej->e", theta, table.gram[q], theta), 0)
-    var = rss / (y.shape[1] - table.pinv.shape[1])
+        cell = lo + (q + 0.5) / PHASES_PER_SAMPLE
+        phase = cell + theta[:, 1] / np.where(amp == 0, np.inf, amp)
     # var(A·δ)/A²: the amplitude is known far better than the timing term, its error is second order
-    sigma = noise_rms * np.sqrt(table.cov[q, 1, 1]) / np.abs(amp)
-    cell = lo + (q + 0.5) / PHASES_PER_SAMPLE
+    sigma = noise_rms * np.sqrt(table.timing_var[q]) / np.abs(amp)
     converged = (np.abs(phase - cell) <= 1.0 / PHASES_PER_SAMPLE) & (phase > lo) & (phase < hi)
-    return EdgeFit(phase, sigma, amp, np.sqrt(var), converged)
+    return EdgeFit(phase, sigma, amp, converged)
 
 
 def fit_groups(table: TemplateTable, y: np.ndarray, centre: np.ndarray, phase0: np.ndarray,
@@ -122,7 +120,7 @@ def fit_groups(table: TemplateTable, y: np.ndarray, centre: np.ndarray, phase0: 
     """
     fit = fit_isolated(table, y, phase0, noise_rms)
     m = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
-    reach = table.template.half_samples + FIT_HALF_SAMPLES + 2
+    reach = table.reach_samples
     for _ in range(SWEEPS):
         others = np.zeros_like(y)
         for shift in range(1, len(y)):  # each edge's neighbour `shift` edges later, and back

@@ -79,12 +79,15 @@ def modulator_ripple(u: np.ndarray, resid: np.ndarray) -> float:
     A delta-sigma ADC samples at M·fs (M = 32 … 256) and its decimation filter passes that grid's images,
     so its step response carries a fine ripple of period 1/M sample that a smooth template cannot follow.
     The residuals (signed by each edge's polarity) are projected on each candidate rate; a rate is kept
-    when its power stands far above what noise alone gives (exponentially distributed, mean 1).
+    when its power stands far above what the noise (measured before the edges, where the windows hold
+    only baseline) puts at any rate: exponentially distributed, mean 1. A smooth template's own misfit
+    varies over a sample or more and puts next to nothing at these rates.
     """
     near = np.abs(u) < 2.0
     uu, rr = u[near], resid[near]
-    noise_power = np.mean(rr * rr) * len(rr)
-    power = {m: abs(np.sum(rr * np.exp(-2j * np.pi * m * uu))) ** 2 / noise_power * 2 for m in RIPPLE_RATES}
+    noise_var = np.mean(resid[u < -TEMPLATE_HALF_SAMPLES] ** 2)
+    power = {m: 2 * abs(np.sum(rr * np.exp(-2j * np.pi * m * uu))) ** 2 / (noise_var * len(rr))
+             for m in RIPPLE_RATES}
     best = max(power, key=power.get)
     return float(best) if power[best] > RIPPLE_POWER else 0.0
 
@@ -129,7 +132,7 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         return fresh, np.linalg.solve((v * info[:, None]).T @ v, v.T @ grad)
 
     resid = signed_u = None
-    # coarse knots until the line has converged (cheap), then the fine template, then its ripple if any
+    # coarse knots until the line has converged (cheap), then the fine template with its ripple if any
     template = Template.initial(TEMPLATE_HALF_SAMPLES, COARSE_KNOT_SAMPLES)
     for iteration in range(MAX_ITERATIONS):
         template, step = refit(template, template, 0.0)
@@ -138,12 +141,9 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         if iteration + 1 >= MIN_ITERATIONS and abs(step[1]) * n < TOLERANCE_SAMPLES \
                 and abs(step[2]) < TOLERANCE_SAMPLES:
             break
-    template, step = refit(template, Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES), 0.0)
-    line = line + step
     carrier = modulator_ripple(*signed_u)
-    if carrier:
-        template, step = refit(template, template, carrier)
-        line = line + step
+    template, step = refit(template, Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES), carrier)
+    line = line + step
     rms = float(np.sqrt(np.mean(resid * resid)))
     final = template.normalized()
     shift = final.origin - template.origin  # edge times move with the origin
