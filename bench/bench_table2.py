@@ -70,7 +70,8 @@ def main() -> int:
                     "captures": []}
     with tempfile.TemporaryDirectory(prefix="bench_table2_") as tmp:
         build = Path(tmp)
-        report["simulate_s"] = timed(["make", "-s", "-C", str(ROOT), f"BUILD={build}", f"F_CPU={args.f_cpu_hz}",
+        report["simulate_s"] = timed(["make", "-s", "-C", str(ROOT), f"BUILD={build}",
+                                      f"F_CPU={args.f_cpu_hz}",
                                       f"MEASUREMENTS={args.measurements}", f"ROUNDS={args.rounds}",
                                       "PROGRAMS=table2", "sim"])
         edges = build / "sim" / "table2.edges.csv"

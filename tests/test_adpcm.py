@@ -22,7 +22,7 @@ def test_host_build_matches_all_vectors(tmp_path):
     lines = subprocess.run([str(exe)], input=stdin, capture_output=True, text=True,
                            check=True).stdout.splitlines()
     assert len(lines) == len(rows)
-    for row, line in zip(rows, lines):
+    for row, line in zip(rows, lines, strict=True):
         assert line.split() == [row["out_hex"], row["valprev_out"], row["index_out"]], f"case {row['case']}"
 
 
@@ -30,7 +30,7 @@ def test_avr_build_in_simavr_matches_vectors(tmp_path):
     rows = load_vectors()
     elf = build_check_elf(tmp_path, [(samples(r), int(r["valprev_in"]), int(r["index_in"])) for r in rows])
     results = run_check_elf(elf, len(rows))
-    for row, (out, valprev, index, _) in zip(rows, results):
+    for row, (out, valprev, index, _) in zip(rows, results, strict=True):
         assert (out, valprev, index) == (row["out_hex"], int(row["valprev_out"]), int(row["index_out"])), \
             f"case {row['case']}"
 

@@ -89,7 +89,8 @@ def test_table1_exact_on_simavr_outputs(capsys, tmp_path, truth, capture):
 def test_validate_against_truth(capsys, tmp_path, truth):
     result = run_json(capsys, tmp_path, "validate", str(VCD), "--truth", str(TRUTH))
     for r in result["table1"]:
-        assert r["truth_us"] == pytest.approx(expected_us(r["technique"], r["n"], truth["f_cpu_hz"]), abs=1e-9)
+        assert r["truth_us"] == pytest.approx(expected_us(r["technique"], r["n"], truth["f_cpu_hz"]),
+                                              abs=1e-9)
         assert r["error_us"] == pytest.approx(0, abs=1e-9)
         assert r["routine_us"] == 100 * 1e6 / truth["f_cpu_hz"]
     assert result["overdetermined"]["t_i"]["error_us"] == pytest.approx(0, abs=1e-9)
@@ -100,7 +101,8 @@ def test_validate_against_truth(capsys, tmp_path, truth):
 def build_16mhz(tmp_path_factory) -> Path:
     """A 16 MHz, 2-repetition run of the real firmware in simavr (a time base that is not 1 µs/cycle)."""
     build = tmp_path_factory.mktemp("build16")
-    subprocess.run(["make", "-s", "-C", str(ROOT), f"BUILD={build}", "F_CPU=16000000", "REPS=2", "PROGRAMS=table1",
+    subprocess.run(["make", "-s", "-C", str(ROOT), f"BUILD={build}", "F_CPU=16000000", "REPS=2",
+                    "PROGRAMS=table1",
                     "sim"], check=True, capture_output=True)
     return build / "sim"
 

@@ -147,7 +147,7 @@ def test_instruction_cycles_match_simavr(cfg, simulated):
     by_address = {i.address: i for i in cfg.instructions}
     checked = set()
     for pcs, cycles in calls:
-        for k, (pc, charged) in enumerate(zip(pcs.tolist(), cycles.tolist())):
+        for k, (pc, charged) in enumerate(zip(pcs.tolist(), cycles.tolist(), strict=True)):
             i = by_address[pc]
             following = pcs[k + 1] if k + 1 < len(pcs) else None
             taken = following is not None and following != i.next_address
@@ -173,7 +173,7 @@ def test_block_costs_sum_to_simavr_cycles(cfg, simulated):
                                           np.bincount(row, weights=cycles[watched]).astype(np.int64))
         np.testing.assert_array_equal(histogram.block_counts, visits.block_counts)
         np.testing.assert_array_equal(histogram.exit_counts, visits.exit_counts)
-    for (pcs, cycles), timer_cycles in zip(calls, timer1):
+    for (_, cycles), timer_cycles in zip(calls, timer1, strict=True):
         overhead.add(timer_cycles - int(cycles.sum()))
     # Timer1 saw the same calls: call set-up and timer reads are one constant, whatever the input.
     assert len(overhead) == 1 and 0 < overhead.pop() < 40

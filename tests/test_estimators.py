@@ -137,7 +137,8 @@ def test_line_fit_std_over_repetitions():
     widths = 100 * x + 1 + RNG.normal(0, 1.2, (30, 10))
     lf = est.line_fit(widths)
     # the slow fit uses the points each repetition kept (§4.1 may reject a rare far point of the noise)
-    slopes = [slow_line(list(x[r.kept].astype(float)), list(w[r.kept]))[0] for w, r in zip(widths, lf.reps)]
+    slopes = [slow_line(list(x[r.kept].astype(float)), list(w[r.kept]))[0]
+              for w, r in zip(widths, lf.reps, strict=True)]
     assert lf.slope.mean_us == pytest.approx(np.mean(slopes), rel=1e-12)
     assert lf.slope.std_us == pytest.approx(np.std(slopes, ddof=1), rel=1e-8)
     assert lf.outliers == sum(int((~r.kept).sum()) for r in lf.reps)

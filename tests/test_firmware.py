@@ -112,7 +112,8 @@ def built_reps(flags: Path) -> int:
 def build_16mhz(tmp_path_factory) -> Path:
     """A 16 MHz build with REPS=2 (firmware, harness, simavr run) in a temporary build directory."""
     build = tmp_path_factory.mktemp("build16")
-    subprocess.run(["make", "-s", "-C", str(ROOT), f"BUILD={build}", "F_CPU=16000000", "REPS=2", "PROGRAMS=table1",
+    subprocess.run(["make", "-s", "-C", str(ROOT), f"BUILD={build}", "F_CPU=16000000", "REPS=2",
+                    "PROGRAMS=table1",
                     "sim"],
                    check=True, capture_output=True, text=True)
     return build
@@ -207,11 +208,11 @@ def test_line_fit_slope_exactly_100(run: Run):
         k = np.arange(1, f.fields["m"] + 1)
         w = [int(x) for x in fall - rise]
         k_mean, w_mean = Fraction(int(k.sum()), len(k)), Fraction(sum(w), len(w))
-        slope = (sum((ki - k_mean) * (wi - w_mean) for ki, wi in zip(k, w))
+        slope = (sum((ki - k_mean) * (wi - w_mean) for ki, wi in zip(k, w, strict=True))
                  / sum((ki - k_mean) ** 2 for ki in k))
         intercept = w_mean - slope * k_mean
         assert slope == REF_CYCLES and intercept == EPSILON_CYCLES
-        assert all(wi == slope * ki + intercept for ki, wi in zip(k, w))  # zero residual
+        assert all(wi == slope * ki + intercept for ki, wi in zip(k, w, strict=True))  # zero residual
 
 
 def test_overdetermined_system_recovers_both_routines(run: Run):

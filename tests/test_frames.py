@@ -57,8 +57,8 @@ def test_every_frame_of_the_run_decodes(capture, decoded):
     for kind in ("direct", "executing", "differential", "line", "overdet"):
         assert sorted(Counter(f.fields["rep"] for f in decoded.of_kind(kind)).items()) == \
             [(r, len(decoded.of_kind(kind)) // reps) for r in range(reps)]
-    assert sorted(f.fields["n"] for f in decoded.frames[2:15] if "n" in f.fields) == [10, 20, 55, 55, 100, 210,
-                                                                                     210, 1000]
+    assert sorted(f.fields["n"] for f in decoded.frames[2:15] if "n" in f.fields) == [
+        10, 20, 55, 55, 100, 210, 210, 1000]
 
 
 def test_groups_are_whole_pulses_in_order(capture, decoded):

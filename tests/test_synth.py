@@ -110,7 +110,7 @@ def test_clock_offset_shows_up_as_exactly_the_configured_slope(tmp_path):
     left = samples[:, 0]
     truth, fitted = [], []
     rate = FS * (1 + ppm * 1e-6)
-    for cycle, _, level in rows[::8]:  # rising edges, spread over the whole capture
+    for cycle, _, _ in rows[::8]:  # rising edges, spread over the whole capture
         t_s = cycle / F_CPU
         guess_card_s = (t_s - result.start_s) * rate / FS
         n0 = int(guess_card_s * FS) - 200
@@ -179,7 +179,8 @@ def test_sidecar_names_the_source_and_leaks_nothing(tmp_path):
     sidecar = json.loads(result.sidecar_path.read_text())
     assert result.sidecar_path == tmp_path / "cap.json"
     assert sidecar["source_edges"] == str(csv)
-    assert (sidecar["firmware_revision"], sidecar["profile"], sidecar["seed"]) == (0x0AEDC0DE, "wide-filter", 3)
+    assert (sidecar["firmware_revision"], sidecar["profile"], sidecar["seed"]) == (
+        0x0AEDC0DE, "wide-filter", 3)
     assert set(sidecar) == {"what", "source_edges", "firmware_revision", "profile", "seed", "pintime_version"}
 
 
@@ -344,7 +345,7 @@ def test_rendered_edges_carry_the_clock_wander(tmp_path):
     stream = np.random.default_rng(np.random.SeedSequence(11).spawn(6)[1])
     wander_s = wander_phase(truth_s - result.start_s, card.wander_adev_1s, stream)
     shifts = []
-    for (cycle, _, level), t_s in zip(rows, truth_s, strict=True):
+    for (_, _, level), t_s in zip(rows, truth_s, strict=True):
         local_s = t_s - result.start_s
         n0 = int(local_s * FS) - 40
         fitted = fit_edge(samples[n0 : n0 + 160, 0], local_s - n0 / FS + 1e-6, card, 1 if level else -1)

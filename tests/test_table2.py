@@ -233,7 +233,8 @@ def test_cli_json_validate_and_plots(sim, tmp_path, capsys):
 
 
 def test_lost_frame_rounds_are_matched_by_label(sim, tmp_path):
-    """A capture without one TABLE2 frame: the other rounds still find their visits by (measurement, round)."""
+    """A capture without one TABLE2 frame: the other rounds still find their visits by (measurement,
+    round)."""
     edges = read_edge_list(f"{sim}.edges.csv")
     f_cpu_hz = json.loads(Path(f"{sim}.json").read_text())["f_cpu_hz"]
     meas = np.flatnonzero(edges.channel == 0)
@@ -352,8 +353,8 @@ def test_a_mismeasured_pulse_is_rejected_as_an_outlier(sim):
     for model in (t2.block, t2.exit):
         assert model.outliers == 1
         truth = np.array([u.truth_cycles for u in model.unknowns])
-        np.testing.assert_allclose(model.values_us / us_per_cycle, np.broadcast_to(truth, model.values_us.shape),
-                                   atol=1e-6)
+        np.testing.assert_allclose(model.values_us / us_per_cycle,
+                                   np.broadcast_to(truth, model.values_us.shape), atol=1e-6)
 
 
 def _toy_cfg():
@@ -365,7 +366,8 @@ def _toy_cfg():
              6: [(1, 2), (7, 3)], 7: [(2, 2), (8, 3)], 8: [(None, 5)]}
     blocks, index = [], 0
     for source, outs in edges.items():
-        exits = tuple(Exit(index + k, source, target, k == 1, cycles) for k, (target, cycles) in enumerate(outs))
+        exits = tuple(Exit(index + k, source, target, k == 1, cycles)
+                      for k, (target, cycles) in enumerate(outs))
         index += len(exits)
         blocks.append(Block(source, (), exits))
     return Cfg("toy", 0, 0, tuple(blocks))

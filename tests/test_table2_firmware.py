@@ -76,7 +76,8 @@ def epsilon_cycles(elf: Path) -> int:
     """ε from the listing: adpcm_pulse's rising `out`, then only `call adpcm_coder`, then the falling `out`
     (whose start ends the pulse). The coder's RET is part of its own block costs."""
     code = disassemble(elf, "adpcm_pulse")
-    toggles = [k for k, i in enumerate(code) if i.mnemonic == "out" and int(i.operands.split(",")[0], 0) == MEAS_PINA_IO]
+    toggles = [k for k, i in enumerate(code)
+               if i.mnemonic == "out" and int(i.operands.split(",")[0], 0) == MEAS_PINA_IO]
     assert len(toggles) == 2, [str(i) for i in code]
     rise, fall = toggles
     (call,) = code[rise + 1:fall]
@@ -187,8 +188,8 @@ def test_rounds_are_the_generators(t2: Table2Run, check_rounds):
 
 
 def harness(t2: Table2Run, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(t2.run.prefix.parent / "harness"), str(t2.elf), "-o", str(tmp_path / "x"), *args],
-                          capture_output=True, text=True, check=False)
+    return subprocess.run([str(t2.run.prefix.parent / "harness"), str(t2.elf), "-o", str(tmp_path / "x"),
+                           *args], capture_output=True, text=True, check=False)
 
 
 @pytest.mark.parametrize("content, line", [("0x5a4\nzz\n", 2), ("0x5a5\n", 1), ("0x5a4\n0x5a4\n", 2),

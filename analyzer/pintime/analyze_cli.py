@@ -70,7 +70,7 @@ def _calibration_check(frames: list[Frame], time_us: np.ndarray, polarity: np.nd
     return clk.calibration_train_ppm(time_us[g], polarity[g], cal[0].fields["period_cycles"], f_cpu_hz)
 
 
-def analyze(path: str | Path, method: str | None = None, visits: str | None = None) -> Analysis:
+def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None) -> Analysis:
     """Run the whole pipeline on one capture (WAV, VCD or edge list)."""
     path = Path(path)
     edges = load_edges(path, method, progress=sys.stderr.isatty())  # the only long step: WAV edges
