@@ -10,7 +10,11 @@ BUILD    := build
 VENV     := .venv
 PY       := $(VENV)/bin/python
 PINTIME  := $(VENV)/bin/pintime
-PROGRAMS := table1 table2
+PROGRAMS := table1 table2 user_example
+# `make USER_SRC=mine.c user`: your own functions measured by line fitting (firmware/pintime.h)
+USER_SRC ?= firmware/user_example.c
+USER_REPS ?= 20
+USER_M   ?= 20
 
 .PHONY: all deps firmware sim flash test bench lint clean FORCE
 
@@ -28,13 +32,15 @@ FW_BUILD    := $(BUILD)/firmware
 FW_COMMON   := clock.c frames.c pinwave.S ref100.S
 table1_SRCS := table1.c groups.S
 table2_SRCS := table2.c table2_group.S adpcm.c adpcm_input.c adpcm_pulse.S
+user_example_SRCS := user_example.c pintime_user.c
+user_SRCS   := user.c pintime_user.c
 # The last commit that changed firmware/: analyzer-only commits keep the revision (and captures valid).
 FW_REVISION := 0x$(or $(shell git log -1 --format=%H -- $(FW_DIR) 2>/dev/null | cut -c1-8),0)
 PORT        ?= /dev/ttyACM0
 # simavr's avr_mcu_section.h (the .mmcu section); evaluated after `deps` has installed libsimavr-dev.
 SIMAVR_AVR_INC = $(patsubst -I%,%,$(firstword $(shell pkg-config --cflags-only-I simavr)))/avr
 FW_CFLAGS   = -mmcu=$(MCU) -DF_CPU=$(F_CPU) -DREPS=$(REPS) -DMEASUREMENTS=$(MEASUREMENTS) -DROUNDS=$(ROUNDS) \
-              -DFW_REVISION=$(FW_REVISION) \
+              -DFW_REVISION=$(FW_REVISION) -DPINTIME_REPS=$(USER_REPS) -DPINTIME_M=$(USER_M) \
               -Os -g -std=gnu11 -Wall -Wextra -Werror -I$(FW_DIR) -isystem $(SIMAVR_AVR_INC)
 # DESIGN.md §4: without the .mmcu section at 0x910000 simavr 1.6 loads .data at the wrong address.
 FW_LDFLAGS  := -mmcu=$(MCU) -Wl,--undefined=_mmcu,--section-start=.mmcu=0x910000
@@ -52,6 +58,18 @@ $(FW_BUILD)/obj/%.o: $(FW_DIR)/%.c $(FW_BUILD)/flags.txt | deps
 	avr-gcc $(FW_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(FW_BUILD)/obj/%.o: $(FW_DIR)/%.S $(FW_BUILD)/flags.txt | deps
+	@mkdir -p $(@D)
+	avr-gcc $(FW_CFLAGS) -MMD -MP -c -o $@ $<
+
+# program `user` = $(USER_SRC) + the pintime.h runtime; the stamp rebuilds it when USER_SRC names another file
+.PHONY: user
+user: $(FW_BUILD)/user.elf $(FW_BUILD)/user.hex $(FW_BUILD)/user.lss
+
+$(FW_BUILD)/user_src.txt: FORCE | deps
+	@mkdir -p $(@D)
+	@echo '$(abspath $(USER_SRC))' | cmp -s - $@ || echo '$(abspath $(USER_SRC))' > $@
+
+$(FW_BUILD)/obj/user.o: $(USER_SRC) $(FW_BUILD)/user_src.txt $(FW_BUILD)/flags.txt | deps
 	@mkdir -p $(@D)
 	avr-gcc $(FW_CFLAGS) -MMD -MP -c -o $@ $<
 
@@ -145,8 +163,9 @@ bench: deps sim
 OUT            := out
 REPRO_PROFILES ?= paper default
 REPRO_METHODS  ?= template inflection
-REPRO_RESULTS  := $(PROGRAMS:%=$(OUT)/%.exact.json) \
-                  $(foreach p,$(PROGRAMS),$(foreach f,$(REPRO_PROFILES),\
+REPRO_PROGRAMS := $(filter-out user_example,$(PROGRAMS))
+REPRO_RESULTS  := $(REPRO_PROGRAMS:%=$(OUT)/%.exact.json) \
+                  $(foreach p,$(REPRO_PROGRAMS),$(foreach f,$(REPRO_PROFILES),\
                     $(foreach m,$(REPRO_METHODS),$(OUT)/$(p)-$(f).$(m).json)))
 .PHONY: reproduce
 

@@ -114,3 +114,11 @@ void frame_table2(uint16_t measurement, uint16_t first_round, uint16_t count, vo
 	put_u16(put_u16(put_u16(payload, measurement), first_round), count);
 	send_frame(FRAME_TABLE2, payload, sizeof payload, group, count, lead_cycles);
 }
+
+void frame_user(uint8_t function, uint16_t m, uint16_t rep, void (*group)(void), uint8_t lead_cycles)
+{
+	uint8_t payload[5];
+	payload[0] = function;
+	put_u16(put_u16(payload + 1, m), rep);
+	send_frame(FRAME_USER, payload, sizeof payload, group, m, lead_cycles);
+}

@@ -20,9 +20,10 @@ enum frame_kind {
 	FRAME_OVERDET = 6,
 	FRAME_END = 7,
 	FRAME_TABLE2 = 8,
+	FRAME_USER = 9,
 };
 
-enum program_id { PROGRAM_TABLE1 = 1, PROGRAM_TABLE2 = 2 };
+enum program_id { PROGRAM_TABLE1 = 1, PROGRAM_TABLE2 = 2, PROGRAM_USER = 3 };
 
 void frame_run(uint8_t program);
 /* CAL with the calibration train: CAL_COUNT edges CAL_PERIOD_US apart (FORMAT.md §6). */
@@ -37,5 +38,8 @@ void frame_end(void);
  * shortened by as much, so it stays exact. */
 void frame_table2(uint16_t measurement, uint16_t first_round, uint16_t count, void (*group)(void),
 		  uint8_t lead_cycles);
+/* USER (pintime.h): payload `function` u8, `m` u16, `rep` u16; `group` gets m, its first edge comes
+ * `lead_cycles` after its start (as for TABLE2). */
+void frame_user(uint8_t function, uint16_t m, uint16_t rep, void (*group)(void), uint8_t lead_cycles);
 
 #endif

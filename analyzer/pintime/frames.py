@@ -41,15 +41,16 @@ KINDS: dict[int, tuple[str, tuple[tuple[str, int], ...]]] = {
     6: ("overdet", (("m", 2), ("rep", 2))),
     7: ("end", (("frames", 2),)),
     8: ("table2", (("measurement", 2), ("first_round", 2), ("count", 2))),
+    9: ("user", (("function", 1), ("m", 2), ("rep", 2))),
 }
-PROGRAMS = {1: "table1", 2: "table2"}
+PROGRAMS = {1: "table1", 2: "table2", 3: "user"}
 
 
 @dataclass(frozen=True)
 class Frame:
     """One valid frame: its kind, its header fields (FORMAT.md names) and its group's edges."""
 
-    kind: str  # "run", "cal", "direct", "executing", "differential", "line", "overdet", "end" or "table2"
+    kind: str  # "run", "cal", "direct", "executing", "differential", "line", "overdet", "end", "table2", "user"
     fields: dict[str, int]
     group: np.ndarray  # int64 indices into the decoder's input arrays, in time order
     start: int  # index of the SYNC's rising edge
@@ -93,7 +94,7 @@ def group_edge_count(kind: str, fields: dict[str, int]) -> int:
         return 4 * fields["n"]
     if kind == "table2":
         return 2 * fields["count"]
-    return 2 * fields["m"]  # line, overdet
+    return 2 * fields["m"]  # line, overdet, user
 
 
 def decode_frames(time_us: np.ndarray, polarity: np.ndarray, start_us: float | None = 0.0) -> FrameDecode:
