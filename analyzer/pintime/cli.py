@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "edges": ("pintime.edges_cli", "every edge of a capture: time, channel, polarity, uncertainty"),
     "cfg": ("pintime.cfg_cli", "basic blocks of a compiled AVR function with their cycle costs (Table 2)"),
     "report": ("pintime.report", "one Markdown report from `pintime validate --json` results"),
+    "record": ("pintime.record_cli", "record a capture from a real sound card (192 kHz, 24-bit, stereo)"),
 }
 
 
