@@ -125,7 +125,7 @@ def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple
                 simple.append(_windows(block, 0, pos, np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1), info))
         if sum(len(p) for p in pos_all) >= LEARN_EDGES:
             break
-    noise = tuple(_pool(parts) for parts in noise_parts)
+    noise = (_pool(noise_parts[0]), _pool(noise_parts[1]))
     pos = np.concatenate(pos_all)
     if pos.size == 0:
         raise PintimeError(f"{info.path}: no edges on the measurement (left) channel in the first "

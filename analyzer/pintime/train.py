@@ -88,8 +88,8 @@ def modulator_ripple(u: np.ndarray, resid: np.ndarray) -> float:
     noise_var = np.mean(resid[u < -TEMPLATE_HALF_SAMPLES] ** 2)
     power = {m: 2 * abs(np.sum(rr * np.exp(-2j * np.pi * m * uu))) ** 2 / (noise_var * len(rr))
              for m in RIPPLE_RATES}
-    best = max(power, key=power.get)
-    return float(best) if power[best] > RIPPLE_POWER else 0.0
+    best, best_power = max(power.items(), key=lambda item: item[1])
+    return float(best) if best_power > RIPPLE_POWER else 0.0
 
 
 def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray,
@@ -114,35 +114,34 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     ramp = m / WINDOW[-1]
     nuisance = np.linalg.qr(np.stack([np.ones(length), ramp, ramp * ramp], axis=1))[0]
 
-    def refit(template: Template, fresh: Template, carrier: float) -> tuple[Template, np.ndarray]:
-        """``fresh`` refitted at the current line (amplitudes from ``template``), then one line step."""
+    def refit(template: Template, fresh: Template, carrier: float):
+        """``fresh`` refitted at the current line (amplitudes from ``template``), one line step, the
+        residuals, and ``u`` with the residuals signed by each edge's polarity."""
         u = m[None, :] - (v @ line - centre)[:, None]
         lin, _, _, _ = window_linear(template, y, u, ramp)
         fresh = fresh.refit(u, np.broadcast_to(lin[:, :1], u.shape), y, nuisance, carrier)
         # line update by variable projection: per edge, the τ information left after the linear terms
         lin, cols, dg, n_ll = window_linear(fresh, y, u, ramp)
-        nonlocal resid, signed_u
         resid = y - np.einsum("elp,ep->el", cols, lin)
-        signed_u = (u, resid * np.sign(lin[:, :1]))
         j_tau = -lin[:, :1] * dg
         n_lt = np.einsum("elp,el->ep", cols, j_tau)
         proj = np.linalg.solve(n_ll, n_lt[:, :, None])[:, :, 0]
         info = np.sum(j_tau * j_tau, axis=1) - np.sum(n_lt * proj, axis=1)
         grad = np.sum(j_tau * resid, axis=1) - np.sum(proj * np.einsum("elp,el->ep", cols, resid), axis=1)
-        return fresh, np.linalg.solve((v * info[:, None]).T @ v, v.T @ grad)
+        step = np.linalg.solve((v * info[:, None]).T @ v, v.T @ grad)
+        return fresh, step, resid, (u, resid * np.sign(lin[:, :1]))
 
-    resid = signed_u = None
     # coarse knots until the line has converged (cheap), then the fine template with its ripple if any
     template = Template.initial(TEMPLATE_HALF_SAMPLES, COARSE_KNOT_SAMPLES)
     for iteration in range(MAX_ITERATIONS):
-        template, step = refit(template, template, 0.0)
+        template, step, resid, signed = refit(template, template, 0.0)
         line = line + step
         # t₀ trades off against the template's origin and creeps slowly; it does not matter, P and δ do
         if iteration + 1 >= MIN_ITERATIONS and abs(step[1]) * n < TOLERANCE_SAMPLES \
                 and abs(step[2]) < TOLERANCE_SAMPLES:
             break
-    carrier = modulator_ripple(*signed_u)
-    template, step = refit(template, Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES), carrier)
+    carrier = modulator_ripple(*signed)
+    template, step, resid, _ = refit(template, Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES), carrier)
     line = line + step
     rms = float(np.sqrt(np.mean(resid * resid)))
     final = template.normalized()
