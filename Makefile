@@ -118,12 +118,16 @@ sim: deps firmware $(PROGRAMS:%=$(BUILD)/sim/%.json)
 
 FORCE:
 
-test: deps sim
+# The quality gates CI runs (.ci/run: `make test`): ruff and mypy, the firmware and harness built with -Werror
+# (`sim`), the tests, then every benchmark in its short mode (its figures produced, their values not judged).
+test: deps sim lint
 	$(PY) -m pytest -q tests
+	@$(MAKE) --no-print-directory bench-short
 
+# One rule set (analyzer/pyproject.toml) for the package, the tests and the benchmarks.
 lint: deps
-	$(VENV)/bin/ruff check analyzer tests
-	$(VENV)/bin/mypy analyzer/pintime
+	$(VENV)/bin/ruff check --config analyzer/pyproject.toml analyzer tests bench
+	$(VENV)/bin/mypy --config-file analyzer/pyproject.toml analyzer/pintime bench
 
 clean:
 	rm -rf $(BUILD) $(OUT)
@@ -157,6 +161,12 @@ bench: deps sim
 	$(PY) bench/bench_synth.py
 	$(PY) bench/bench_edges.py --json $(BUILD)/bench/edges.json
 	$(PY) bench/bench_table2.py --json $(BUILD)/bench/table2.json
+
+# Each benchmark on a small input (seconds): checks that every figure it prints is produced.
+.PHONY: bench-short
+bench-short: deps sim
+	$(PY) bench/bench_synth.py --short --json $(BUILD)/bench/short/synth.json
+	$(PY) bench/bench_table2.py --short --json $(BUILD)/bench/short/table2.json
 
 # --- reproduction: the README's main command ---------------------------------------------------------
 # simavr truth → synthesized captures → `pintime validate` per capture and edge method → out/report.md.

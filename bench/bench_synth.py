@@ -5,7 +5,8 @@ shifted by a whole number of seconds, so the 1 s reference stays a clean square 
 ``pintime synth`` in a fresh process per run, so each run's peak resident memory is its own. Memory must
 grow with the number of edges only, not with the number of samples (the renderer streams in blocks).
 
-Usage: ``python bench/bench_synth.py [--edges build/sim/table1.edges.csv] [--json build/bench/synth.json]``
+Usage: ``python bench/bench_synth.py [--edges build/sim/table1.edges.csv] [--json build/bench/synth.json]
+[--short]``; ``--short`` renders 3 and 6 s instead and only checks that every figure is produced (CI).
 Target (issue 3): a 10-minute capture in well under a minute. CPU time is reported next to wall time: on a
 shared machine the wall time says more about the neighbours than about the renderer.
 """
@@ -20,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from figures import check_short
 
 CHILD = """
 import json, resource, sys, time
@@ -52,15 +54,17 @@ def main() -> int:
     parser.add_argument("--edges", type=Path, default=Path("build/sim/table1.edges.csv"))
     parser.add_argument("--json", type=Path, default=Path("build/bench/synth.json"))
     parser.add_argument("--profiles", default="default,wide-filter,noisy")
+    parser.add_argument("--short", action="store_true", help="seconds, not minutes: check the figures only")
     args = parser.parse_args()
     sim = json.loads(args.edges.with_name(args.edges.name.replace(".edges.csv", ".json")).read_text())
     f_cpu_hz = float(sim["f_cpu_hz"])
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        for minutes in (1, 3, 10):
+        sizes_min = (0.05, 0.1) if args.short else (1, 3, 10)
+        for minutes in sizes_min:
             edges = Path(tmp) / f"tiled{minutes}.edges.csv"
             n_edges = tile(args.edges, f_cpu_hz, minutes, edges)
-            for profile in args.profiles.split(",") if minutes == 10 else ["default"]:
+            for profile in args.profiles.split(",") if minutes == sizes_min[-1] else ["default"]:
                 wav = Path(tmp) / "capture.wav"
                 child = subprocess.run([sys.executable, "-c", CHILD, str(edges), str(wav), profile,
                                         str(f_cpu_hz)], check=False, capture_output=True, text=True)
@@ -71,11 +75,14 @@ def main() -> int:
                 run["x_real_time"] = run["capture_s"] / run["wall_s"]
                 run["x_real_time_cpu"] = run["capture_s"] / run["cpu_s"]  # on one core, if unshared
                 results.append(run)
-                print(f"{minutes:3d} min  {profile:12s} {n_edges:9d} edges  wall {run['wall_s']:5.1f} s "
+                print(f"{minutes:4g} min  {profile:12s} {n_edges:9d} edges  wall {run['wall_s']:5.1f} s "
                       f"({run['x_real_time']:5.1f}× real time)  cpu {run['cpu_s']:5.1f} s "
                       f"({run['x_real_time_cpu']:5.1f}×)  peak RSS {run['peak_rss_mb']:4.0f} MB", flush=True)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n")
+    if args.short:
+        return check_short("bench_synth", results, ["edges", "wall_s", "x_real_time", "cpu_s",
+                                                    "x_real_time_cpu", "peak_rss_mb"])
     ten = [r for r in results if r["minutes"] == 10]
     ok = all(r["wall_s"] < 60 for r in ten)
     print(f"10-minute captures: {max(r['wall_s'] for r in ten):.1f} s at most "

@@ -10,7 +10,9 @@ issue's targets on the ``table2`` (block model) and ``table2_exits`` (exit model
 - every unknown rounds to its true whole number of cycles.
 
 Usage: ``python bench/bench_table2.py [--f-cpu-hz 1000000] [--measurements 100] [--rounds 1000]
-[--profiles default paper] [--methods template inflection] [--json build/bench/table2.json]``
+[--profiles default paper] [--methods template inflection] [--json build/bench/table2.json] [--short]``;
+``--short`` runs 10 measurements of 50 rounds, one profile and method, and only checks that every figure
+is produced (CI).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from figures import check_short
 
 ROOT = Path(__file__).resolve().parents[1]
 PINTIME = ROOT / ".venv" / "bin" / "pintime"
@@ -65,7 +69,10 @@ def main() -> int:
     p.add_argument("--profiles", nargs="+", default=["default", "paper"])
     p.add_argument("--methods", nargs="+", default=["template", "inflection"])
     p.add_argument("--json", type=Path, default=None)
+    p.add_argument("--short", action="store_true", help="a small run that checks the figures only")
     args = p.parse_args()
+    if args.short:
+        args.measurements, args.rounds, args.profiles, args.methods = 10, 50, ["default"], ["template"]
     report: dict = {"f_cpu_hz": args.f_cpu_hz, "measurements": args.measurements, "rounds": args.rounds,
                     "captures": []}
     with tempfile.TemporaryDirectory(prefix="bench_table2_") as tmp:
@@ -93,6 +100,13 @@ def main() -> int:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=2) + "\n")
+    if args.short:
+        figures = ["simulate_s", "synth_s", "analyze_s"] + [
+            f"{model}.{key}" for model in ("table2", "table2_exits")
+            for key in ("widest_ci_us", "widest_ci_within_paper", "max_error_cycles", "rounds_to_truth",
+                        "epsilon_row_error_cycles")]
+        rows = [{"simulate_s": report["simulate_s"]} | entry for entry in report["captures"]]
+        return check_short("bench_table2", rows, figures)
     return 0
 
 
