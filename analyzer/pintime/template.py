@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
+from scipy import linalg, sparse
 
 N_ZERO = 3  # coefficients forced to 0 at the left end: the response is exactly 0 before the support
 ENV_HALF, ENV_KNOT = 6.0, 0.25  # support and knots of the ripple envelopes (where the ADC filter is large)
@@ -145,7 +145,7 @@ class Template:
             normal -= qd.T @ qd
             target = target - (target @ nuisance) @ nuisance.T
         sol = np.zeros(n_all)
-        sol[free] = np.linalg.solve(normal, design.T @ target.ravel())
+        sol[free] = linalg.solve(normal, design.T @ target.ravel(), assume_a="pos")  # normal equations: SPD
         envelope = sol[n_smooth:].reshape(2, ENV_COEFS) if carrier else None
         return Template(self.half_samples, self.knot_samples, sol[:n_smooth], self.origin, carrier, envelope)
 

@@ -18,6 +18,7 @@ MIN_TRAIN_EDGES = 100  # fewer evenly spaced edges are not a calibration train
 SPACING_TOLERANCE_SAMPLES = 2.0  # coarse positions are whole samples: spacing wobbles by ±1
 TEMPLATE_HALF_SAMPLES = 48  # U: well beyond the anti-alias ringing of common ADC decimation filters
 KNOT_SAMPLES = 0.0625  # spline knots: a sharp filter's edge needs 16 per sample to stay below the noise
+FINE_EDGES = 500  # the fine template is fitted to this many train edges (cost ∝ edges × coefficients²)
 COARSE_KNOT_SAMPLES = 0.25  # knots while the train's line converges (16× cheaper normal equations)
 BASELINE_SAMPLES = 24  # window samples before the template's support: they pin each window's baseline
 # learning window around an edge's coarse sample: the baseline stretch, then the support and two samples
@@ -119,7 +120,8 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         residuals, and ``u`` with the residuals signed by each edge's polarity."""
         u = m[None, :] - (v @ line - centre)[:, None]
         lin, _, _, _ = window_linear(template, y, u, ramp)
-        fresh = fresh.refit(u, np.broadcast_to(lin[:, :1], u.shape), y, nuisance, carrier)
+        k = slice(None, None, max(1, n // FINE_EDGES)) if fresh.knot_samples < COARSE_KNOT_SAMPLES else slice(None)
+        fresh = fresh.refit(u[k], np.broadcast_to(lin[k, :1], u[k].shape), y[k], nuisance, carrier)
         # line update by variable projection: per edge, the τ information left after the linear terms
         lin, cols, dg, n_ll = window_linear(fresh, y, u, ramp)
         resid = y - np.einsum("elp,ep->el", cols, lin)
