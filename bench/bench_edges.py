@@ -58,8 +58,8 @@ def main() -> int:
     args = parser.parse_args()
     truth = read_edge_list(EDGES)
     rows = []
-    print(f"{'profile':<15} {'method':<10} {'RMS ns':>9} {'CRLB ns':>8} {'RMS/CRLB':>8} {'short/CRLB':>10} {'rise ns':>8} "
-          f"{'fall ns':>8} {'max ns':>9} {'edges':>7} {'time s':>7} {'×RT':>6} {'×decode':>7}")
+    print(f"{'profile':<15} {'method':<10} {'RMS ns':>9} {'CRLB ns':>8} {'RMS/CRLB':>8} {'short/CRLB':>10} "
+          f"{'rise ns':>8} {'fall ns':>8} {'max ns':>9} {'edges':>7} {'time s':>7} {'×RT':>6} {'×decode':>7}")
     for profile in args.profiles:
         wav = capture(profile)
         decode = decode_s(wav)
@@ -73,11 +73,13 @@ def main() -> int:
                        decode_s=decode, x_real_time=duration_s / elapsed, x_decode=elapsed / decode, **e)
             rows.append(row)
             print(f"{profile:<15} {method:<10} {e['rms_ns']:>9.4g} {e['crlb_ns']:>8.3g} "
-                  f"{e['rms_ns'] / e['crlb_ns']:>8.3g} {e['interval_rms_ns'] / e['crlb_ns']:>10.3g} {e['bias_rise_ns']:>+8.3g} {e['bias_fall_ns']:>+8.3g} "
+                  f"{e['rms_ns'] / e['crlb_ns']:>8.3g} {e['interval_rms_ns'] / e['crlb_ns']:>10.3g} "
+                  f"{e['bias_rise_ns']:>+8.3g} {e['bias_fall_ns']:>+8.3g} "
                   f"{e['max_ns']:>9.4g} {e['matched']:>7} {elapsed:>7.2f} {row['x_real_time']:>6.0f} "
                   f"{row['x_decode']:>7.1f}", flush=True)
-    print("RMS and max are about each polarity's bias (rise, fall); short/CRLB: the per-edge RMS seen through "
-          "intervals < 1 ms (free of clock wander) / CRLB; ×decode = analysis time / soundfile decoding time.")
+    print("RMS and max are about each polarity's bias (rise, fall); short/CRLB: the per-edge RMS seen "
+          "through intervals < 1 ms (free of clock wander) / CRLB; ×decode = analysis time / soundfile "
+          "decoding time.")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(rows, indent=2) + "\n")
     return 0
