@@ -18,6 +18,7 @@ from pintime.frames import FORMAT_VERSION, PROGRAMS, Frame, FrameDecode, decode_
 from pintime.sources import load_edges, sniff
 from pintime.table1 import Table1, build_table1, format_table1, table1_json
 from pintime.table2 import Table2, format_table2, table2_from_capture, table2_json
+from pintime.user import UserRow, build_user, format_user, function_names, user_json
 
 METHODS = ("template", "inflection", "threshold")
 
@@ -37,6 +38,7 @@ class Analysis:
     cal_ppm: tuple[float, float] | None  # calibration-train period error after calibration, ppm ± 1σ
     table: Table1
     table2: Table2 | None = None  # table2 captures: the block-time system of paper §5.1 (Table 2)
+    user: list[UserRow] | None = None  # user programs (firmware/pintime.h): each function's line fit
 
 
 def _run_fields(path: Path, decode: FrameDecode) -> dict[str, int]:
@@ -70,7 +72,8 @@ def _calibration_check(frames: list[Frame], time_us: np.ndarray, polarity: np.nd
     return clk.calibration_train_ppm(time_us[g], polarity[g], cal[0].fields["period_cycles"], f_cpu_hz)
 
 
-def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None) -> Analysis:
+def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
+            elf: str | Path | None = None) -> Analysis:
     """Run the whole pipeline on one capture (WAV, VCD or edge list)."""
     path = Path(path)
     edges = load_edges(path, method, progress=sys.stderr.isatty())  # the only long step: WAV edges
@@ -85,12 +88,15 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     table = build_table1(decode.frames, meas.time, clock.us_per_unit)
     table2 = (table2_from_capture(path, visits, run, decode.frames, meas.time, clock.us_per_unit)
               if PROGRAMS[run["program"]] == "table2" else None)
+    user = (build_user(decode.frames, meas.time, clock.us_per_unit, run["f_cpu_hz"],
+                       None if elf is None else function_names(elf))
+            if PROGRAMS[run["program"]] == "user" else None)
     ends = decode.of_kind("end")
     seen = sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
     missing = max(ends[-1].fields["frames"] - seen, 0) if ends else None
     cal = _calibration_check(decode.frames, time_us, polarity, run["f_cpu_hz"])
     used = (method or METHODS[0]) if sniff(path) == "wav" else "exact"
-    return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2)
+    return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user)
 
 
 def summary_json(a: Analysis) -> dict[str, Any]:
@@ -112,6 +118,7 @@ def summary_json(a: Analysis) -> dict[str, Any]:
                    "reasons": a.decode.reasons, "polarity_inverted": a.decode.inverted},
         **table1_json(a.table),
         **({} if a.table2 is None else table2_json(a.table2)),
+        **({} if a.user is None else user_json(a.user)),
     }
 
 
@@ -131,6 +138,8 @@ def format_summary(a: Analysis) -> str:
     run = (f"{a.path}: program {PROGRAMS[a.run['program']]}, F_CPU {a.run['f_cpu_hz']} Hz, "
            f"firmware {a.run['revision']:08x}")
     table = format_table1(a.table) if a.table2 is None else format_table2(a.table2)
+    if a.user is not None:
+        table = format_user(a.user)
     return "\n".join([run, ppm, frames, "", table])
 
 
@@ -142,6 +151,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="edge locator for WAV captures (default: template)")
     parser.add_argument("--visits", metavar="FILE", default=None,
                         help="table2: simavr per-pulse visits (default: PREFIX.visits.csv beside the edges)")
+    parser.add_argument("--elf", metavar="FILE", default=None,
+                        help="user programs: the firmware ELF, to name the measured functions")
 
 
 def check_output(capture: str, output: str | None) -> None:
@@ -152,7 +163,7 @@ def check_output(capture: str, output: str | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output(args.capture, args.json)
-    a = analyze(args.capture, args.method, args.visits)
+    a = analyze(args.capture, args.method, args.visits, args.elf)
     if args.json:
         Path(args.json).write_text(json.dumps(summary_json(a), indent=2) + "\n")
     print(format_summary(a))
@@ -165,6 +176,8 @@ def write_figures(a: Analysis, directory: Path) -> None:
     """The paper's figures for this capture (Table 1 or Table 2), each path printed."""
     from pintime.plots import write_plots
     from pintime.table2_plots import write_table2_plots
+    if a.user is not None:
+        raise PintimeError("--plots: no figures for user programs yet")
     plots = write_plots(a, directory) if a.table2 is None else write_table2_plots(a.table2, directory)
     for p in plots:
         print(f"wrote {p}")
