@@ -50,7 +50,7 @@ PROGRAMS = {1: "table1", 2: "table2", 3: "user"}
 class Frame:
     """One valid frame: its kind, its header fields (FORMAT.md names) and its group's edges."""
 
-    kind: str  # "run", "cal", "direct", "executing", "differential", "line", "overdet", "end", "table2", "user"
+    kind: str  # a KINDS name: "run", "cal", "direct", … "table2", "user"
     fields: dict[str, int]
     group: np.ndarray  # int64 indices into the decoder's input arrays, in time order
     start: int  # index of the SYNC's rising edge
