@@ -31,7 +31,7 @@ STEPS = 3  # Gauss–Newton steps from a seed within ~0.1 sample (threshold meth
 RINGING_PER_SAMPLE = 128  # neighbours' ringing is tabulated this finely (interpolation error ≪ noise)
 NEGLIGIBLE_RINGING = 1e-5  # of the step: ringing below this is ignored (noise is ≳ 1e-5 of a step)
 SETTLED_SAMPLES = 4.0  # the template's last samples, where only a straight line (level, droop) is left
-SWEEPS = 2  # Gauss–Seidel sweeps over close edges: a neighbour's ringing is a small part of a window
+SWEEPS = 1  # Gauss–Seidel sweeps after the first fit: a neighbour's ringing is a small part of a window
 
 
 @dataclass(frozen=True)
