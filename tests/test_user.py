@@ -1,0 +1,142 @@
+"""Measure your own code (firmware/pintime.h, FORMAT.md §8): line fitting of registered functions.
+
+The example program is `make sim`'s build/sim/user_example.* (firmware/user_example.c: mac16 and crc8_step).
+Truth: simavr's per-instruction cycle histogram of the very ELF — the cycles charged inside each function
+per call plus those of the CALL that enters it — never the analyzer.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pintime.cli import main
+from pintime.edgelist import read_edge_list
+from pintime.frames import decode_frames
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "build"
+ELF = BUILD / "firmware" / "user_example.elf"
+EDGES = BUILD / "sim" / "user_example.edges.csv"
+HARNESS = BUILD / "sim" / "harness"
+FUNCTIONS = ["mac16", "crc8_step"]  # PINTIME_FUNCTIONS order in firmware/user_example.c
+M = 20  # Makefile USER_M default
+US = {"settle": 1000, "gap": 300}  # FORMAT.md §3
+GROUP_LEAD_BYTES = 6  # pintime.h: push r28, ldi r28, out (2 bytes each), then the first `call`
+
+
+def symbols(elf: Path) -> dict[str, tuple[int, int]]:
+    """Name → (byte address, size) of the ELF's sized symbols."""
+    out = subprocess.run(["avr-nm", "-S", str(elf)], check=True, capture_output=True, text=True).stdout
+    return {p[3]: (int(p[0], 16), int(p[1], 16)) for p in (line.split() for line in out.splitlines())
+            if len(p) == 4}
+
+
+@pytest.fixture(scope="module")
+def truth_cycles(tmp_path_factory) -> dict[str, int]:
+    """Per function: cycles per call, its CALL and RET included, from simavr's histogram."""
+    hist = tmp_path_factory.mktemp("hist") / "user_example"
+    subprocess.run([str(HARNESS), str(ELF), "-o", str(hist), "--histogram", f"{hist}.csv"], check=True,
+                   capture_output=True)
+    with open(f"{hist}.csv") as f:
+        rows = {int(r["pc"]): (int(r["count"]), int(r["cycles"])) for r in csv.DictReader(f)}
+    sym = symbols(ELF)
+    truth = {}
+    for i, name in enumerate(FUNCTIONS):
+        start, size = sym[name]
+        calls = rows[start][0]  # executions of the function's first instruction
+        inside = sum(c for pc, (_, c) in rows.items() if start <= pc < start + size)
+        call_pc = sym[f"pintime_user_{i}_{name}"][0] + GROUP_LEAD_BYTES
+        call_count, call_cycles = rows[call_pc]
+        assert inside % calls == 0 and call_cycles % call_count == 0  # the same cost on every call
+        truth[name] = inside // calls + call_cycles // call_count
+    return truth
+
+
+def run_json(capsys, tmp_path: Path, *argv: str) -> dict:
+    out = tmp_path / "result.json"
+    assert main([*argv, "--json", str(out)]) == 0
+    capsys.readouterr()
+    return json.loads(out.read_text())
+
+
+def test_truth_is_the_listing(truth_cycles):
+    """The cycle counts documented from the listing (user_example.c at -Os, CALL 5 + body + RET 5)."""
+    assert truth_cycles == {"mac16": 48, "crc8_step": 93}
+
+
+def test_frames_in_run_order_and_exact():
+    """RUN, CAL, R × (RUN, USER per function), END; every USER pulse k is k·T + 1 cycles, its SETTLE and
+    GAPs exact (the group's 3-cycle lead is taken off the SETTLE)."""
+    e = read_edge_list(EDGES).on(0)
+    d = decode_frames(e.time, e.polarity)  # edge times in cycles = µs at 1 MHz
+    assert d.rejected == 0 and d.incomplete == 0
+    user = [f for f in d.frames if f.kind == "user"]
+    reps = len(user) // len(FUNCTIONS)
+    expected = ["run", "cal"] + ["run", *(["user"] * len(FUNCTIONS))] * reps + ["end"]
+    assert [f.kind for f in d.frames] == expected
+    assert [(f.fields["function"], f.fields["rep"], f.fields["m"]) for f in user] == [
+        (i, r, M) for r in range(reps) for i in range(len(FUNCTIONS))]
+    for f in user:
+        g = f.group
+        assert e.time[g[0]] - e.time[g[0] - 1] == US["settle"]
+        assert np.all(e.time[g[2::2]] - e.time[g[1:-1:2]] == US["gap"])
+        widths = e.time[g[1::2]] - e.time[g[0::2]]
+        t = widths[1] - widths[0]
+        assert np.array_equal(widths, t * np.arange(1, M + 1) + 1)
+
+
+def test_exact_edges_give_the_truth(capsys, tmp_path, truth_cycles):
+    result = run_json(capsys, tmp_path, "analyze", str(EDGES), "--elf", str(ELF))
+    assert [r["name"] for r in result["user"]] == FUNCTIONS
+    for r in result["user"]:
+        t = r["time"]
+        assert t["mean_cycles"] == pytest.approx(truth_cycles[r["name"]], abs=1e-9)
+        assert t["mean_us"] == pytest.approx(truth_cycles[r["name"]], abs=1e-9)  # F_CPU = 1 MHz
+        assert t["std_cycles"] < 1e-9 and r["outliers"] == 0
+        assert r["intercept"]["mean_cycles"] == pytest.approx(1, abs=1e-9)  # ε, FORMAT.md §5
+        assert r["r2_mean"] == pytest.approx(1) and r["residual_rms_us_mean"] < 1e-9
+        assert r["m"] == M and r["reps"] > 1
+
+
+def test_synthesized_capture_template(capsys, tmp_path, truth_cycles):
+    """A sound-card capture (default profile) through the template locator: within 3 ns of the truth."""
+    wav = tmp_path / "user.wav"
+    assert main(["synth", str(EDGES), "-o", str(wav), "--profile", "default", "--seed", "3",
+                 "--duration-s", "2.5"]) == 0
+    result = run_json(capsys, tmp_path, "analyze", str(wav), "--method", "template")
+    assert result["frames"]["rejected"] == 0 and result["frames"]["incomplete"] <= 1
+    assert [r["name"] for r in result["user"]] == ["function 0", "function 1"]  # no --elf
+    for name, r in zip(FUNCTIONS, result["user"], strict=True):
+        t = r["time"]
+        assert abs(t["mean_us"] - truth_cycles[name]) < 0.003
+        assert round(t["mean_cycles"]) == truth_cycles[name]
+        assert t["ci95_us"][0] <= t["mean_us"] <= t["ci95_us"][1] and r["reps"] >= 5
+
+
+@pytest.mark.parametrize("elf,message", [("README.md", "not an AVR ELF"),
+                                         ("build/firmware/table1.elf", "not a PINTIME_FUNCTIONS program")])
+def test_wrong_elf(capsys, elf, message):
+    assert main(["analyze", str(EDGES), "--elf", str(ROOT / elf)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_make_user_builds_your_own_file(capsys, tmp_path):
+    """`make USER_SRC=mine.c user` (README "Measure your own code"), simulated: three nops per call
+    = CALL 5 + 3 + RET 5 = 13 cycles (datasheet cycle counts)."""
+    mine = tmp_path / "mine.c"
+    mine.write_text('#include "pintime.h"\n'
+                    'void three_nops(void) { __asm__ volatile("nop\\n\\tnop\\n\\tnop"); }\n'
+                    "PINTIME_FUNCTIONS(three_nops);\n")
+    build = tmp_path / "build"
+    subprocess.run(["make", "-s", "-C", str(ROOT), f"BUILD={build}", f"USER_SRC={mine}", "USER_REPS=3",
+                    "USER_M=5", "user", f"{build}/sim/user.json"], check=True, capture_output=True)
+    result = run_json(capsys, tmp_path, "analyze", str(build / "sim" / "user.edges.csv"),
+                      "--elf", str(build / "firmware" / "user.elf"))
+    [row] = result["user"]
+    assert (row["name"], row["m"], row["reps"]) == ("three_nops", 5, 3)
+    assert row["time"]["mean_cycles"] == pytest.approx(13, abs=1e-9)
