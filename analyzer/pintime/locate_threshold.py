@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-LEVEL_NEAR, LEVEL_FAR = 4, 12  # the levels are medians of samples this far before/after the edge
+LEVEL_NEAR, LEVEL_FAR = 4, 12  # the levels are means of the samples this far before/after the edge
 
 
 def locate_threshold(y: np.ndarray, noise_rms: float) -> tuple[np.ndarray, np.ndarray]:
@@ -25,8 +25,8 @@ def locate_threshold(y: np.ndarray, noise_rms: float) -> tuple[np.ndarray, np.nd
     bias of the method is not in it (validation and the calibration train measure that).
     """
     c = y.shape[1] // 2
-    before = np.median(y[:, c - LEVEL_FAR:c - LEVEL_NEAR + 1], axis=1)
-    after = np.median(y[:, c + LEVEL_NEAR:c + LEVEL_FAR + 1], axis=1)
+    before = np.mean(y[:, c - LEVEL_FAR:c - LEVEL_NEAR + 1], axis=1)
+    after = np.mean(y[:, c + LEVEL_NEAR:c + LEVEL_FAR + 1], axis=1)
     mid = 0.5 * (before + after)
     rising = (after > before)[:, None]
     # first sample at or beyond the middle, searched outward from the centre region
