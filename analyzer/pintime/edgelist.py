@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,9 @@ def read_edge_list(path: str | Path) -> Edges:
             header = f.readline().strip()
             if header != HEADER:
                 raise PintimeError(f"{path}: not an edge list (first line must be '{HEADER}')")
-            rows = np.loadtxt(f, delimiter=",", dtype=np.int64, ndmin=2)
+            with warnings.catch_warnings():  # no rows is an error of its own below, not a warning
+                warnings.filterwarnings("ignore", "loadtxt: input contained no data")
+                rows = np.loadtxt(f, delimiter=",", dtype=np.int64, ndmin=2)
     except (OSError, UnicodeDecodeError) as err:
         raise PintimeError(f"{path}: cannot read edge list ({err.__class__.__name__}: {err})") from None
     except ValueError as err:
