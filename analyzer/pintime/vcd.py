@@ -47,6 +47,8 @@ def read_vcd(path: str | Path) -> Edges:
                 kind = token.kind
                 if kind is TokenKind.CHANGE_TIME:
                     now = cast(int, token.data)
+                    if now > 2**53:
+                        raise PintimeError(f"{path}: VCD too long to keep its times exact (#{now})")
                 elif kind is TokenKind.CHANGE_SCALAR or kind is TokenKind.CHANGE_VECTOR:
                     change = cast(ScalarChange, token.data)
                     id_code, value = change.id_code, str(change.value).lower()
@@ -72,7 +74,5 @@ def read_vcd(path: str | Path) -> Edges:
     data = np.array(rows, dtype=np.int64)
     if np.any(np.diff(data[:, 0]) < 0):
         raise PintimeError(f"{path}: VCD times go backwards")
-    if data[-1, 0] > 2**53:
-        raise PintimeError(f"{path}: VCD too long to keep its times exact")
     return Edges(data[:, 0].astype(np.float64), data[:, 1].astype(np.int8),
                  np.where(data[:, 2] == 1, 1, -1).astype(np.int8), np.zeros(len(data)), scale_s, str(path))
