@@ -189,7 +189,8 @@ def _tool(command: list[str]) -> str:
     except FileNotFoundError as err:
         raise PintimeError(f"{command[0]} not found: install binutils-avr (`make deps`)") from err
     except subprocess.CalledProcessError as err:
-        raise PintimeError(f"{command[0]} failed: {err.stderr.strip()}") from err
+        why = (err.stderr.strip().splitlines() or [f"exit status {err.returncode}"])[-1]
+        raise PintimeError(f"{command[-1]}: {command[0]} cannot read it ({why})") from err
 
 
 def _symbol(elf: str | Path, function: str) -> tuple[int, int]:
@@ -404,7 +405,9 @@ def cfg_from_description(data: dict, source: str = "CFG JSON") -> Cfg:
     try:
         code = [Instruction(int(a), int(n), str(m), str(o)) for a, n, m, o in data["code"]]
         cfg = build_cfg(str(data["function"]), code)
-    except (KeyError, TypeError, ValueError) as err:
+    except PintimeError as err:
+        raise PintimeError(f"{source}: {err}") from None
+    except (KeyError, TypeError, ValueError, OverflowError) as err:  # OverflowError: int(Infinity)
         raise PintimeError(f"{source}: not a `pintime cfg --json` file with its code ({err!r}); "
                            "regenerate it with this pintime") from None
     if describe(cfg) != data:
