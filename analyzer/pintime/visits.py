@@ -15,6 +15,7 @@ only the times come from the capture.
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from pintime.edges import MEASUREMENT_CHANNEL
 from pintime.errors import PintimeError
 from pintime.frames import Frame, decode_frames
 from pintime.table1 import pulse_widths_us
+from pintime.userfiles import read_json
 
 SUFFIX = ".visits.csv"
 _FIXED = ["pulse", "rise_cycle", "width_cycles"]
@@ -73,7 +75,7 @@ def locate(capture: Path, explicit: str | Path | None) -> Path:
     if capture.suffix.lower() == ".wav" and sidecar.exists():
         try:
             sources.append(Path(json.loads(sidecar.read_text())["source_edges"]))
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             pass
     candidates = []
     for s in sources:
@@ -94,24 +96,14 @@ def _prefix(path: Path) -> Path:
     return path.with_name(path.name.removesuffix(SUFFIX))
 
 
-def _read_json(path: Path, what: str) -> dict:
-    try:
-        data = json.loads(path.read_text())
-    except OSError as err:
-        raise PintimeError(f"{path}: cannot read the {what} ({err.strerror or err})") from None
-    except (ValueError, UnicodeDecodeError) as err:
-        raise PintimeError(f"{path}: {what} is not JSON ({err})") from None
-    if not isinstance(data, dict):
-        raise PintimeError(f"{path}: {what} is not a JSON object")
-    return data
-
-
 def read_visits_csv(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(pulse, width_cycles, watched pcs, counts rounds × pcs, cycles rounds × pcs) of a visits file."""
     try:
         with open(path, encoding="ascii") as f:
             header = f.readline().strip().split(",")
-            rows = np.loadtxt(f, delimiter=",", dtype=np.int64, ndmin=2)
+            with warnings.catch_warnings():  # no rows is an error of its own below, not a warning
+                warnings.filterwarnings("ignore", "loadtxt: input contained no data")
+                rows = np.loadtxt(f, delimiter=",", dtype=np.int64, ndmin=2)
     except OSError as err:
         raise PintimeError(f"{path}: cannot read visits ({err.strerror or err})") from None
     except (ValueError, UnicodeDecodeError) as err:
@@ -154,18 +146,17 @@ def _label_pulses(edges_path: Path, f_cpu_hz: int) -> tuple[dict[int, int], np.n
 def load_sim_rounds(visits_path: Path) -> SimRounds:
     """Read a table2 harness run (visits, CFG JSON, run JSON, exact edges) and label its rounds."""
     prefix = _prefix(visits_path)
-    run = _read_json(prefix.with_name(prefix.name + ".json"), "simavr run summary")
+    run = read_json(prefix.with_name(prefix.name + ".json"), "simavr run summary")
     blocks_path = prefix.with_name(prefix.name + ".blocks.json")
-    cfg = cfg_from_description(_read_json(blocks_path, "CFG JSON"), str(blocks_path))
+    cfg = cfg_from_description(read_json(blocks_path, "CFG JSON"), str(blocks_path))
     pulse, width, pcs, counts, cycles = read_visits_csv(visits_path)
     missing = sorted(set(watch_addresses(cfg)) - set(pcs.tolist()))
     if missing:
         raise PintimeError(f"{visits_path}: does not watch {len(missing)} of {cfg.function}'s addresses "
                            f"(e.g. {missing[0]:#x}): visits from another build?")
-    try:
-        f_cpu_hz, revision = int(run["f_cpu_hz"]), int(run["revision"])
-    except (KeyError, TypeError, ValueError):
-        raise PintimeError(f"{prefix}.json: run summary lacks f_cpu_hz/revision") from None
+    f_cpu_hz, revision = run.get("f_cpu_hz"), run.get("revision")
+    if not (type(f_cpu_hz) is int and f_cpu_hz > 0 and type(revision) is int):
+        raise PintimeError(f"{prefix}.json: run summary needs integers f_cpu_hz (> 0) and revision")
     labels, edge_cycles = _label_pulses(prefix.with_name(prefix.name + ".edges.csv"), f_cpu_hz)
     unlabelled = [p for p in pulse.tolist() if p not in labels]
     if unlabelled or len(labels) != len(pulse):
