@@ -36,6 +36,7 @@ from pintime.soundcard import (
     highpass_ba,
     lowpass_table,
 )
+from pintime.userfiles import read_json
 
 BLOCK_SAMPLES = 1 << 16  # 0.34 s per block: a few MB of float64 per channel
 PREROLL_S = 0.05  # recording starts this long (plus a random fraction of a sample) before cycle 0
@@ -74,10 +75,11 @@ def _read_sim_json(edges_csv: Path) -> dict:
     path = sim_json_path(edges_csv)
     if not path.exists():
         return {}
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError) as err:
-        raise PintimeError(f"{path}: cannot read the simulation description ({err})") from None
+    sim = read_json(path, "simulation description")
+    f_cpu_hz = sim.get("f_cpu_hz")
+    if f_cpu_hz is not None and not (type(f_cpu_hz) in (int, float) and 0 < f_cpu_hz < float("inf")):
+        raise PintimeError(f"{path}: f_cpu_hz must be a positive number of Hz, got {f_cpu_hz!r}")
+    return sim
 
 
 def wander_phase(times_s: np.ndarray, adev_1s: float, rng: np.random.Generator) -> np.ndarray:
@@ -320,6 +322,9 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
                     strict=True))
     times_s = edges.time / f_cpu_hz
     start_s = min(0.0, float(times_s[0])) - PREROLL_S - rngs["start"].random() / SAMPLE_RATE_HZ
+    if times_s[-1] - start_s > WAV_MAX_BYTES / 6 / SAMPLE_RATE_HZ:  # before the wander spans it all
+        raise PintimeError(f"{edges_csv}: edges span {times_s[-1] - start_s:.3g} s at {f_cpu_hz:g} Hz, "
+                           "longer than a WAV can hold (4 GiB)")
     wander_s = wander_phase(times_s - start_s, profile.wander_adev_1s, rngs["wander"])
     positions = edge_positions(times_s, edges.polarity, edges.channel, profile, start_s, wander_s)
     channels = [_Channel(positions[edges.channel == c], edges.polarity[edges.channel == c], profile)
