@@ -8,13 +8,13 @@ of each method against the Cramér–Rao bound, the clock calibration and the fr
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from pintime.errors import PintimeError
 from pintime.table2 import PAPER_TABLE2
+from pintime.userfiles import read_json, refuse_overwrite, write_text
 
 Run = dict[str, Any]
 
@@ -23,17 +23,27 @@ def load_runs(paths: list[Path]) -> list[Run]:
     """The validate JSONs, each with ``name`` = capture stem · method."""
     runs = []
     for path in paths:
-        try:
-            run = json.loads(path.read_text())
-        except OSError as err:
-            raise PintimeError(f"{path}: cannot read ({err.strerror or err})") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise PintimeError(f"{path}: not JSON ({err})") from None
-        if not isinstance(run, dict) or "truth" not in run or "method" not in run:
+        run = read_json(path, "validation result")
+        if "truth" not in run or "method" not in run:
             raise PintimeError(f"{path}: not a `pintime validate --json` result")
-        run["name"] = f"{Path(run['capture']).stem} · {run['method']}"
+        try:  # every field the report reads, of the type it reads it as
+            run["name"] = f"{Path(run['capture']).stem} · {run['method']}"
+            _sections([run])
+        except _SHAPE_ERRORS as err:
+            raise PintimeError(f"{path}: not a `pintime validate --json` result ({err!r})") from None
         runs.append(run)
     return runs
+
+
+# what a field of the wrong type or a missing key raises while a section is rendered
+_SHAPE_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError)
+
+
+def _sections(runs: list[Run]) -> list[str]:
+    lines = []
+    for section in (table1_section, table2_section, edges_section, capture_section):
+        lines += section(runs)
+    return lines
 
 
 def _mean_std(e: dict[str, Any]) -> str:
@@ -141,11 +151,17 @@ def write_report(paths: list[Path], output: Path, figures: Path | None = None) -
              "Moreno & Fischmeister, *Accurate Measurement of Small Execution Times*: Table 1 and Table 2 "
              "from simulated firmware runs (simavr) through a model of a 192 kHz sound card, beside the "
              "exact simulator truth.", ""]
-    for section in (table1_section, table2_section, edges_section, capture_section):
-        lines += section(runs)
+    try:
+        lines += _sections(runs)
+    except _SHAPE_ERRORS as err:  # each renders alone: they differ from each other
+        raise PintimeError(f"results of different shapes (other programs or pintime versions?): {err!r}") \
+            from None
     lines += figures_section(figures, output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text("\n".join(lines))
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise PintimeError(f"{output}: cannot write ({err.strerror or err})") from None
+    write_text(output, "\n".join(lines))
     return output
 
 
@@ -157,8 +173,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     output = Path(args.output)
-    if any(output.resolve() == Path(p).resolve() for p in args.results):
-        raise PintimeError(f"{output}: refusing to overwrite an input")
+    refuse_overwrite([output], args.results)
     path = write_report([Path(p) for p in args.results], output,
                         None if args.figures is None else Path(args.figures))
     print(f"report: {path}")
