@@ -19,6 +19,7 @@ from pintime.sources import load_edges, sniff
 from pintime.table1 import Table1, build_table1, format_table1, table1_json
 from pintime.table2 import Table2, format_table2, table2_from_capture, table2_json
 from pintime.user import UserRow, build_user, format_user, function_names, user_json
+from pintime.userfiles import refuse_overwrite, write_text
 
 METHODS = ("template", "inflection", "threshold")
 
@@ -155,17 +156,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="user programs: the firmware ELF, to name the measured functions")
 
 
-def check_output(capture: str, output: str | None) -> None:
-    """Refuse to write over the capture itself."""
-    if output is not None and Path(output).resolve() == Path(capture).resolve():
-        raise PintimeError(f"{output}: refusing to overwrite the input capture")
-
-
 def run(args: argparse.Namespace) -> int:
-    check_output(args.capture, args.json)
+    refuse_overwrite([args.json, args.plots], [args.capture, args.visits, args.elf])
     a = analyze(args.capture, args.method, args.visits, args.elf)
     if args.json:
-        Path(args.json).write_text(json.dumps(summary_json(a), indent=2) + "\n")
+        write_text(args.json, json.dumps(summary_json(a), indent=2) + "\n")
     print(format_summary(a))
     if args.plots:
         write_figures(a, Path(args.plots))
@@ -178,6 +173,9 @@ def write_figures(a: Analysis, directory: Path) -> None:
     from pintime.table2_plots import write_table2_plots
     if a.user is not None:
         raise PintimeError("--plots: no figures for user programs yet")
-    plots = write_plots(a, directory) if a.table2 is None else write_table2_plots(a.table2, directory)
+    try:
+        plots = write_plots(a, directory) if a.table2 is None else write_table2_plots(a.table2, directory)
+    except OSError as err:
+        raise PintimeError(f"{directory}: cannot write the figures ({err.strerror or err})") from None
     for p in plots:
         print(f"wrote {p}")

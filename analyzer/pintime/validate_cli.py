@@ -14,10 +14,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pintime.analyze_cli import METHODS, Analysis, analyze, check_output, summary_json, write_figures
+from pintime.analyze_cli import METHODS, Analysis, analyze, summary_json, write_figures
 from pintime.errors import PintimeError
 from pintime.frames import PROGRAMS
 from pintime.sources import sniff
+from pintime.userfiles import read_json, refuse_overwrite, write_text
 
 REF100_CYCLES = 100  # FORMAT.md §5: ref100 with its CALL and RET
 INIT_CYCLES = 37  # FORMAT.md §5: init with its CALL and RET
@@ -29,14 +30,13 @@ EDGE_CHECK = "pintime.edgecheck"
 
 def read_truth(path: Path) -> tuple[dict[str, Any], Path]:
     """The simavr truth JSON and the exact edge list beside it."""
-    try:
-        truth = json.loads(path.read_text())
-    except OSError as err:
-        raise PintimeError(f"{path}: cannot read truth ({err.strerror or err})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise PintimeError(f"{path}: not a truth JSON ({err})") from None
-    if not isinstance(truth, dict) or not {"f_cpu_hz", "revision", "program"} <= truth.keys():
+    truth = read_json(path, "simavr truth JSON")
+    if not {"f_cpu_hz", "revision", "program"} <= truth.keys():
         raise PintimeError(f"{path}: not a simavr truth JSON (needs f_cpu_hz, revision, program)")
+    if not all(type(truth[k]) is int and truth[k] >= 0 for k in ("f_cpu_hz", "revision")) \
+            or truth["f_cpu_hz"] == 0 or truth["program"] not in PROGRAMS.values():
+        raise PintimeError(f"{path}: truth needs a positive integer f_cpu_hz, an integer revision and a "
+                           f"program among {', '.join(PROGRAMS.values())}")
     edges = path.with_name(path.name.removesuffix(".json") + ".edges.csv")
     if not edges.exists():
         raise PintimeError(f"{path}: exact edge list {edges} not found (run `make sim`)")
@@ -128,11 +128,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_output(args.capture, args.json)
     truth_path = Path(args.truth)
     truth, exact_edges = read_truth(truth_path)
     visits = args.visits or (exact_edges.with_name(truth_path.name.removesuffix(".json") + ".visits.csv")
                              if truth["program"] == "table2" else None)
+    refuse_overwrite([args.json, args.plots], [args.capture, truth_path, exact_edges, visits])
     a = analyze(args.capture, args.method, visits)
     _check_same_run(a, truth, truth_path)
     exact = analyze(exact_edges, visits=visits)
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     out["truth"] = str(truth_path)
     out["edges"] = edge_errors(Path(args.capture), exact)
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+        write_text(args.json, json.dumps(out, indent=2) + "\n")
     print(format_validation(out))
     if args.plots:
         write_figures(a, Path(args.plots))
