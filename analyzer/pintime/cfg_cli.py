@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from pintime.cfg import describe, function_cfg, simavr_skip_bug_sites, watch_addresses
+from pintime.userfiles import refuse_overwrite, write_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_overwrite([args.json, args.watch], [args.elf])
     cfg = function_cfg(args.elf, args.function)
     print(f"{cfg.function}: {len(cfg.blocks)} blocks, {len(cfg.exits)} exits, "
           f"{cfg.size_bytes} bytes at {cfg.address:#x}")
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     for i in bugs:
         print(f"warning: simavr 1.6 mis-executes the skip at {i} (skip followed by adiw/sbiw ≥ 0xC)")
     if args.json:
-        Path(args.json).write_text(json.dumps(describe(cfg), indent=1) + "\n")
+        write_text(args.json, json.dumps(describe(cfg), indent=1) + "\n")
     if args.watch:
-        Path(args.watch).write_text("".join(f"{a:#x}\n" for a in watch_addresses(cfg)))
+        write_text(args.watch, "".join(f"{a:#x}\n" for a in watch_addresses(cfg)))
     return 1 if bugs else 0

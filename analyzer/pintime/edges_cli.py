@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
-from pathlib import Path
 
 import numpy as np
 
 from pintime.errors import PintimeError
 from pintime.locate import METHODS, locate_capture
 from pintime.sources import load_edges, sniff
+from pintime.userfiles import refuse_overwrite, write_text
 
 HEADER = "time_s,channel,polarity,sigma_s"
 
@@ -23,8 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.csv and Path(args.csv).resolve() == Path(args.capture).resolve():
-        raise PintimeError(f"{args.csv}: refusing to overwrite the capture")
+    refuse_overwrite([args.csv], [args.capture])
     if sniff(args.capture) == "wav":
         result = locate_capture(args.capture, args.method, progress=sys.stderr.isatty())
         edges = result.edges
@@ -41,10 +41,10 @@ def run(args: argparse.Namespace) -> int:
                                "they are already exact edges")
     scale = edges.unit_s
     rows = np.column_stack([edges.time * scale, edges.channel, edges.polarity, edges.sigma * scale])
-    out = open(args.csv, "w") if args.csv else sys.stdout
-    try:
-        np.savetxt(out, rows, fmt=["%.12f", "%d", "%d", "%.3e"], delimiter=",", header=HEADER, comments="")
-    finally:
-        if args.csv:
-            out.close()
+    text = io.StringIO()
+    np.savetxt(text, rows, fmt=["%.12f", "%d", "%d", "%.3e"], delimiter=",", header=HEADER, comments="")
+    if args.csv:
+        write_text(args.csv, text.getvalue())
+    else:
+        sys.stdout.write(text.getvalue())
     return 0
