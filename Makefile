@@ -166,6 +166,7 @@ bench: deps sim
 .PHONY: bench-short
 bench-short: deps sim
 	$(PY) bench/bench_synth.py --short --json $(BUILD)/bench/short/synth.json
+	$(PY) bench/bench_edges.py --short --json $(BUILD)/bench/short/edges.json
 	$(PY) bench/bench_table2.py --short --json $(BUILD)/bench/short/table2.json
 
 # --- reproduction: the README's main command ---------------------------------------------------------

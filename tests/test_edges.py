@@ -103,7 +103,8 @@ def test_inflection_shows_its_subsample_bias(located, truth):
 
 @pytest.mark.parametrize("profile", ["default", "paper"])
 def test_threshold_between_template_and_inflection(located, truth, profile):
-    rms = {m: errors_of(located(profile, m), truth)["rms_ns"] for m in ("template", "threshold", "inflection")}
+    rms = {m: errors_of(located(profile, m), truth)["rms_ns"]
+           for m in ("template", "threshold", "inflection")}
     assert rms["template"] < rms["threshold"] < rms["inflection"], rms
 
 

@@ -120,7 +120,8 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         residuals, and ``u`` with the residuals signed by each edge's polarity."""
         u = m[None, :] - (v @ line - centre)[:, None]
         lin, _, _, _ = window_linear(template, y, u, ramp)
-        k = slice(None, None, max(1, n // FINE_EDGES)) if fresh.knot_samples < COARSE_KNOT_SAMPLES else slice(None)
+        fine = fresh.knot_samples < COARSE_KNOT_SAMPLES
+        k = slice(None, None, max(1, n // FINE_EDGES)) if fine else slice(None)
         fresh = fresh.refit(u[k], np.broadcast_to(lin[k, :1], u[k].shape), y[k], nuisance, carrier)
         # line update by variable projection: per edge, the τ information left after the linear terms
         lin, cols, dg, n_ll = window_linear(fresh, y, u, ramp)
