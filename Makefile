@@ -12,7 +12,7 @@ PY       := $(VENV)/bin/python
 PINTIME  := $(VENV)/bin/pintime
 PROGRAMS := table1 table2 user_example
 # `make USER_SRC=mine.c user`: your own functions measured by line fitting (firmware/pintime.h)
-USER_SRC ?= firmware/user_example.c
+USER_SRC ?=
 USER_REPS ?= 20
 USER_M   ?= 20
 
@@ -61,17 +61,19 @@ $(FW_BUILD)/obj/%.o: $(FW_DIR)/%.S $(FW_BUILD)/flags.txt | deps
 	@mkdir -p $(@D)
 	avr-gcc $(FW_CFLAGS) -MMD -MP -c -o $@ $<
 
-# program `user` = $(USER_SRC) + the pintime.h runtime; the stamp rebuilds it when USER_SRC names another file
+# program `user` = USER_SRC + the pintime.h runtime. The stamp remembers USER_SRC, so later commands
+# (`make flash PROGRAM=user`) need not repeat it, and naming another file rebuilds.
 .PHONY: user
 user: $(FW_BUILD)/user.elf $(FW_BUILD)/user.hex $(FW_BUILD)/user.lss
 
 $(FW_BUILD)/user_src.txt: FORCE | deps
 	@mkdir -p $(@D)
-	@echo '$(abspath $(USER_SRC))' | cmp -s - $@ || echo '$(abspath $(USER_SRC))' > $@
+	@test -n '$(USER_SRC)' || test -f $@ || { echo 'which file? make USER_SRC=path/to/mine.c user' >&2; exit 1; }
+	@test -z '$(USER_SRC)' || echo '$(abspath $(USER_SRC))' | cmp -s - $@ || echo '$(abspath $(USER_SRC))' > $@
 
 $(FW_BUILD)/obj/user.o: $(USER_SRC) $(FW_BUILD)/user_src.txt $(FW_BUILD)/flags.txt | deps
 	@mkdir -p $(@D)
-	avr-gcc $(FW_CFLAGS) -MMD -MP -c -o $@ $<
+	avr-gcc $(FW_CFLAGS) -MMD -MP -c -o $@ $$(cat $(FW_BUILD)/user_src.txt)
 
 .SECONDEXPANSION:
 $(FW_BUILD)/%.elf: $$(call fw_objs,$$*)
