@@ -180,7 +180,8 @@ def test_bad_input(capsys, tmp_path, name, content, message):
 
 def test_truncated_edge_list_file(capsys, tmp_path):
     path = tmp_path / "cut.edges.csv"
-    path.write_bytes(EDGE_LIST.read_bytes()[:100_003])  # cut inside a line
+    whole = EDGE_LIST.read_bytes()
+    path.write_bytes(whole[:whole.rindex(b"\n", 0, 100_000) + 5])  # cut inside a line (of > 5 bytes)
     data = path.read_bytes()
     assert not data.endswith(b"\n")
     fails_with(capsys, ["analyze", str(path)], "edge list")
