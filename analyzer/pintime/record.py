@@ -242,7 +242,9 @@ def record(path: str | Path, seconds: float, device: str | None = None, force: b
     result = RecordResult(path, sidecar_path(path), dev, 0)
     with out, tqdm(total=n_total, unit="frame", unit_scale=True, disable=not progress, desc="record") as bar:
         _stream_to(out, backend, capture, result, n_total, bar, warn)
-    result.gaps = [g for g in capture.gaps if g.frame < result.frames]
+    # a gap at the file's end counts only if the recording was cut short (later blocks were not wanted)
+    result.gaps = [g for g in capture.gaps if g.frame < result.frames
+                   or (g.frame == result.frames < n_total)]
     if result.frames:
         _check_levels(result)
     _write_sidecar(result, seconds, started_utc)
@@ -264,9 +266,11 @@ def _stream_to(out: sf.SoundFile, backend: Any, capture: _Capture, result: Recor
         if reference.feed(block) and not reference.found:
             warn(f"no clock-reference edges on the right channel in the first {REFERENCE_CHECK_S:.0f} s: "
                  "check the D11 (PB5) wiring and that the firmware runs")
-        for gap in capture.gaps[reported:]:
-            warn(f"frames lost at {gap.frame / SAMPLE_RATE_HZ:.3f} s ({_lost(gap)}): {gap.cause}")
-        reported = len(capture.gaps)
+        new_gaps = capture.gaps[reported:]  # a snapshot: the callback thread may append meanwhile
+        reported += len(new_gaps)
+        for gap in new_gaps:
+            if gap.frame < n_total:  # not the blocks arriving after the end
+                warn(f"frames lost at {gap.frame / SAMPLE_RATE_HZ:.3f} s ({_lost(gap)}): {gap.cause}")
 
     stream = backend.InputStream(device=result.device.index, samplerate=SAMPLE_RATE_HZ, channels=CHANNELS,
                                  dtype="int32", blocksize=BLOCK_FRAMES, callback=capture.callback)

@@ -1,0 +1,256 @@
+"""``pintime record`` without hardware: a fake PortAudio plays a synthesized capture into the recorder.
+
+The fake calls the stream callback the way PortAudio does (int32 blocks, the 24-bit code in the top bits,
+status flags), but synchronously inside ``start()``, so what reaches the queue is deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from pintime import cli
+from pintime import record as rec
+from pintime.errors import PintimeError
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE_WAV = ROOT / "captures" / "table1-default.wav"
+FS = 192000
+SECONDS = 2.2  # the RUN and CAL frames and the first Table 1 frames; 4 reference edges
+FULL_SCALE = 0x7FFFFF00  # largest positive 24-bit code, left-justified in int32
+
+
+class FakePortAudioError(Exception):
+    pass
+
+
+class Status:
+    def __init__(self, input_overflow: bool = False):
+        self.input_overflow = input_overflow
+        self.input_underflow = False
+
+
+class FakeStream:
+    def __init__(self, backend, device, samplerate, channels, dtype, blocksize, callback):
+        assert (channels, dtype) == (2, "int32")
+        self.backend, self.samplerate, self.blocksize, self.callback = backend, samplerate, blocksize, callback
+
+    def start(self):
+        b = self.backend
+        for i, n0 in enumerate(range(0, len(b.samples), self.blocksize)):
+            block = b.samples[n0:n0 + self.blocksize]
+            self.callback(block, len(block), None, Status(input_overflow=i in b.overflow_blocks))
+            if i == b.interrupt_after_block:
+                raise KeyboardInterrupt
+
+    def close(self):
+        self.backend.closed = True
+
+
+class FakeBackend:
+    """sounddevice's device queries and InputStream, over a fixed device list and a sample array."""
+
+    PortAudioError = FakePortAudioError
+    HOSTAPIS = ("ALSA", "JACK Audio Connection Kit")
+
+    def __init__(self, samples, overflow_blocks=(), interrupt_after_block=None):
+        self.samples = samples
+        self.overflow_blocks = set(overflow_blocks)
+        self.interrupt_after_block = interrupt_after_block
+        self.closed = False
+        self.devices = [
+            {"name": "HDA Intel PCH: ALC892 Analog (hw:0,0)", "hostapi": 0, "max_input_channels": 2,
+             "default_samplerate": 44100.0, "rates": (44100, 48000, 96000, 192000)},
+            {"name": "HDMI 0 (hw:0,3)", "hostapi": 0, "max_input_channels": 0,
+             "default_samplerate": 48000.0, "rates": (48000,)},
+            {"name": "USB Audio CODEC (hw:1,0)", "hostapi": 0, "max_input_channels": 2,
+             "default_samplerate": 48000.0, "rates": (44100, 48000)},
+            {"name": "pulse", "hostapi": 0, "max_input_channels": 32,
+             "default_samplerate": 44100.0, "rates": (44100, 48000, 96000, 192000)},
+        ]
+
+    def query_devices(self, device=None, kind=None):
+        if device is None and kind is None:
+            return [dict(d, index=i) for i, d in enumerate(self.devices)]
+        if device is None:
+            device = 0
+        if isinstance(device, str):
+            found = [i for i, d in enumerate(self.devices)
+                     if device.lower() in d["name"].lower() and d["max_input_channels"] > 0]
+            if len(found) != 1:
+                raise ValueError(f"No input device matching {device!r}")
+            device = found[0]
+        if not 0 <= device < len(self.devices):
+            raise FakePortAudioError(f"Error querying device {device}")
+        return dict(self.devices[device], index=device)
+
+    def query_hostapis(self, index):
+        return {"name": self.HOSTAPIS[index]}
+
+    def check_input_settings(self, device, channels, dtype, samplerate):
+        if samplerate not in self.devices[device]["rates"]:
+            raise FakePortAudioError("Error opening InputStream: Invalid sample rate [PaErrorCode -9997]")
+
+    def InputStream(self, **kwargs):  # sounddevice's name
+        return FakeStream(self, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def source() -> np.ndarray:
+    """The first 3 s of a synthesized capture as PortAudio would deliver it (int32, 24 bits left-justified)."""
+    samples, rate = sf.read(SOURCE_WAV, frames=3 * FS, dtype="int32")
+    assert rate == FS and not np.any(samples & 0xFF)
+    return samples
+
+
+def record(tmp_path, samples, name="rec.wav", **kwargs):
+    warnings: list[str] = []
+    backend = FakeBackend(samples, **kwargs)
+    result = rec.record(tmp_path / name, SECONDS, backend=backend, warn=warnings.append)
+    assert backend.closed
+    return result, warnings + rec.warnings_after(result)
+
+
+def test_recording_is_the_stream_bit_for_bit_and_decodes_like_it(tmp_path, source, capsys):
+    result, warnings = record(tmp_path, source)
+    assert warnings == []
+    n = round(SECONDS * FS)
+    info = sf.info(result.wav_path)
+    assert (info.samplerate, info.channels, info.subtype, info.frames) == (FS, 2, "PCM_24", n)
+    recorded, _ = sf.read(result.wav_path, dtype="int32")
+    np.testing.assert_array_equal(recorded, source[:n])
+    sidecar = json.loads(result.sidecar_path.read_text())
+    assert sidecar["device"] == "HDA Intel PCH: ALC892 Analog (hw:0,0)" and sidecar["host_api"] == "ALSA"
+    assert (sidecar["samplerate_hz"], sidecar["frames"], sidecar["overflows"], sidecar["gaps"]) == (FS, n, 0, [])
+    assert sidecar["reference_found"] is True and sidecar["clipped_samples"] == 0
+
+    original = tmp_path / "source.wav"
+    sf.write(original, source[:n], FS, subtype="PCM_24")
+    decoded = []
+    for wav in (original, result.wav_path):
+        assert cli.main(["analyze", str(wav), "--json", str(wav.with_suffix(".analysis.json"))]) == 0
+        decoded.append(json.loads(wav.with_suffix(".analysis.json").read_text()))
+    assert decoded[0]["frames"]["decoded"] >= 10 and decoded[0]["frames"]["rejected"] == 0
+    for key in ("run", "clock", "frames", "table1"):
+        assert decoded[1][key] == decoded[0][key]
+
+
+def test_overflow_is_placed_counted_and_reported(tmp_path, source, monkeypatch, capsys):
+    monkeypatch.setattr(rec, "load_backend", lambda: FakeBackend(source, overflow_blocks=[5]))
+    out = tmp_path / "over.wav"
+    assert cli.main(["record", "-o", str(out), "--seconds", str(SECONDS)]) == 1
+    err = capsys.readouterr().err
+    assert "frames lost at 0.107 s (how many: unknown): input overflow" in err
+    assert "THIS RECORDING HAS 1 GAP(S)" in err
+    sidecar = json.loads(out.with_suffix(".json").read_text())
+    assert sidecar["overflows"] == 1
+    assert sidecar["gaps"] == [{"frame": 5 * rec.BLOCK_FRAMES, "frames_lost": None,
+                                "cause": "input overflow: PortAudio discarded input",
+                                "time_s": 5 * rec.BLOCK_FRAMES / FS}]
+
+
+def test_blocks_the_writer_has_no_room_for_are_counted_exactly(tmp_path, source, monkeypatch):
+    monkeypatch.setattr(rec, "MAX_QUEUED_S", 3 * rec.BLOCK_FRAMES / FS)  # room for 3 blocks
+    monkeypatch.setattr(rec, "STALL_S", 0.3)
+    result, warnings = record(tmp_path, source)  # the fake delivers every block before any is written
+    assert result.stalled and result.frames == 3 * rec.BLOCK_FRAMES
+    n_blocks = -(-len(source) // rec.BLOCK_FRAMES)
+    assert len(result.gaps) == n_blocks - 3
+    assert {g.frame for g in result.gaps} == {result.frames}
+    assert sum(g.frames_lost for g in result.gaps) == len(source) - result.frames
+    assert any("THIS RECORDING HAS" in w for w in warnings)
+
+
+def test_clipped_stream_warns(tmp_path, source):
+    clipped = source.copy()
+    clipped[1000:1010, 0] = FULL_SCALE
+    clipped[2000:2003, 1] = -FULL_SCALE - 0x100  # the most negative code
+    result, warnings = record(tmp_path, clipped)
+    assert result.clipped_samples == 13
+    assert [w for w in warnings if "13 samples clipped at full scale" in w]
+
+
+def test_quiet_measurement_and_missing_reference_warn(tmp_path, source):
+    rng = np.random.default_rng(0)
+    quiet = source.copy()
+    quiet[:, 0] = (source[:, 0] >> 16) << 8  # 48 dB down: the left channel's ≈1 FS becomes ≈0.004 FS
+    quiet[:, 1] = rng.integers(-200, 200, len(source)) << 8  # no reference, only noise
+    result, warnings = record(tmp_path, quiet)
+    assert result.reference_found is False
+    assert [w for w in warnings if "no clock-reference edges on the right channel in the first 2 s" in w]
+    assert [w for w in warnings if "measurement channel (left) too quiet: peak-to-peak -4" in w]
+
+
+def test_device_without_192khz_is_refused(tmp_path, source):
+    with pytest.raises(PintimeError, match=r"USB Audio CODEC \(hw:1,0\) \(ALSA\) cannot record 2 channels at "
+                       r"192000 Hz: Error opening InputStream: Invalid sample rate"):
+        rec.record(tmp_path / "r.wav", 1.0, device="usb", backend=FakeBackend(source))
+    assert not (tmp_path / "r.wav").exists()
+
+
+def test_sound_server_device_warns_that_it_may_resample(tmp_path, source):
+    warnings: list[str] = []
+    rec.record(tmp_path / "r.wav", 0.1, device="3", backend=FakeBackend(source), warn=warnings.append)
+    assert len(warnings) == 1 and warnings[0].startswith("pulse (ALSA) may be resampling")
+
+
+def test_unknown_device(tmp_path, source):
+    with pytest.raises(PintimeError, match="input device 'claro': No input device matching 'claro'"):
+        rec.record(tmp_path / "r.wav", 1.0, device="claro", backend=FakeBackend(source))
+
+
+def test_existing_output_needs_force(tmp_path, source, monkeypatch, capsys):
+    monkeypatch.setattr(rec, "load_backend", lambda: FakeBackend(source))
+    out = tmp_path / "r.wav"
+    out.write_bytes(b"precious")
+    assert cli.main(["record", "-o", str(out), "--seconds", "0.1"]) == 2
+    assert "r.wav: exists; refusing to overwrite it (--force to replace it)" in capsys.readouterr().err
+    assert out.read_bytes() == b"precious"
+    assert cli.main(["record", "-o", str(out), "--seconds", "0.1", "--force"]) == 0
+    assert sf.info(out).frames == round(0.1 * FS)
+
+
+def test_ctrl_c_leaves_a_complete_file(tmp_path, source, monkeypatch, capsys):
+    monkeypatch.setattr(rec, "load_backend", lambda: FakeBackend(source, interrupt_after_block=9))
+    out = tmp_path / "r.wav"
+    assert cli.main(["record", "-o", str(out), "--seconds", "100"]) == 0
+    assert "(stopped by Ctrl-C)" in capsys.readouterr().out
+    recorded, _ = sf.read(out, dtype="int32")
+    np.testing.assert_array_equal(recorded, source[:10 * rec.BLOCK_FRAMES])
+    sidecar = json.loads(out.with_suffix(".json").read_text())
+    assert sidecar["interrupted"] is True and sidecar["frames"] == 10 * rec.BLOCK_FRAMES
+
+
+def test_list_devices(source, monkeypatch, capsys):
+    monkeypatch.setattr(rec, "load_backend", lambda: FakeBackend(source))
+    assert cli.main(["record", "--list-devices"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "  0  HDA Intel PCH: ALC892 Analog (hw:0,0)  [ALSA]  2 in, default 44100 Hz, 192 kHz stereo: yes",
+        "  2  USB Audio CODEC (hw:1,0)  [ALSA]  2 in, default 48000 Hz, 192 kHz stereo: no",
+        "  3  pulse  [ALSA]  32 in, default 44100 Hz, 192 kHz stereo: yes",
+    ]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seconds", "1"], "give -o CAPTURE.wav and --seconds N"),
+    (["-o", "x.wav", "--seconds", "ten"], "--seconds must be a number, got 'ten'"),
+    (["-o", "x.wav", "--seconds", "0"], "the duration must be at least one sample"),
+    (["-o", "x.flac", "--seconds", "1"], "x.flac: the output must be a .wav file"),
+])
+def test_bad_arguments(tmp_path, source, monkeypatch, capsys, argv, message):
+    monkeypatch.setattr(rec, "load_backend", lambda: FakeBackend(source))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["record", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_without_portaudio_the_error_says_what_to_install(tmp_path, monkeypatch):
+    (tmp_path / "sounddevice.py").write_text("raise OSError('PortAudio library not found')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "sounddevice", raising=False)
+    with pytest.raises(PintimeError, match=r"pintime record needs PortAudio: sudo apt-get install libportaudio2"):
+        rec.load_backend()
