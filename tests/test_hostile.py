@@ -25,8 +25,10 @@ import numpy as np
 import pytest
 import soundfile as sf
 from pintime import visits
+from pintime.cfg import cfg_from_description
 from pintime.cli import main
 from pintime.errors import PintimeError
+from pintime.userfiles import read_json
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "build" / "sim"
@@ -444,6 +446,19 @@ def test_cfg_hostile_elf(tmp_path, real, content):
     assert_fails(["cfg", elf], elf)
 
 
+@pytest.mark.parametrize("content", [b"", b"\x7fELF" + bytes(60), b"not an elf\n", None, "missing"])
+def test_analyze_user_hostile_elf(tmp_path, content):
+    """``analyze --elf`` names a user program's functions from its ELF: read before the capture."""
+    elf = tmp_path / "f.elf"
+    if content is None:
+        elf.mkdir()
+    elif content != "missing":
+        elf.write_bytes(content)
+    if not (SIM / "user_example.edges.csv").exists():
+        pytest.skip("no user program run (make user)")
+    assert_fails(["analyze", SIM / "user_example.edges.csv", "--elf", elf], elf)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # a seeded mutational fuzz loop over small real files
 
@@ -499,6 +514,28 @@ def test_fuzz_wav_header(tmp_path, real):
         p.write_bytes(p.read_bytes() + rest)
         return ["edges", p, "--csv", p.with_suffix(".out")]
     _fuzz(tmp_path, head, ".wav", 40, argv)
+
+
+def test_fuzz_validate_result(tmp_path):
+    _fuzz(tmp_path, json.dumps(_validate_result(), indent=1).encode(), ".json", 200,
+          lambda p: ["report", p, "-o", p.with_suffix(".md")])
+
+
+def test_fuzz_cfg_json(tmp_path):
+    """The CFG JSON of a table2 run (read beside its visits): only a clean PintimeError or the same CFG."""
+    original = (SIM / "table2.blocks.json").read_bytes()
+    rng = np.random.default_rng(7)
+    path = tmp_path / "v.blocks.json"
+    failures = 0
+    for _ in range(200):
+        path.write_bytes(_mutate(original, rng))
+        try:
+            with deadline(GUARD_S):
+                cfg_from_description(read_json(path, "CFG JSON"), str(path))
+        except PintimeError as err:
+            assert "\n" not in str(err) and str(path) in str(err), err
+            failures += 1
+    assert failures > 0
 
 
 # ---------------------------------------------------------------------------------------------------------
