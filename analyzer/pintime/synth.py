@@ -36,7 +36,7 @@ from pintime.soundcard import (
     highpass_ba,
     lowpass_table,
 )
-from pintime.userfiles import read_json
+from pintime.userfiles import read_json, write_text
 
 BLOCK_SAMPLES = 1 << 16  # 0.34 s per block: a few MB of float64 per channel
 PREROLL_S = 0.05  # recording starts this long (plus a random fraction of a sample) before cycle 0
@@ -230,6 +230,8 @@ def _check_paths(edges_csv: Path, wav_path: Path) -> None:
         raise PintimeError(f"{wav_path}: refusing to overwrite the input {edges_csv} or its simulation JSON")
     if wav_path.suffix.lower() != ".wav":
         raise PintimeError(f"{wav_path}: the output must be a .wav file")
+    if sidecar_path(wav_path).is_dir():  # found out before the long render, not after
+        raise PintimeError(f"{sidecar_path(wav_path)}: the sidecar of {wav_path} would be a folder")
 
 
 def _check_numbers(seed: int, f_cpu_hz: float | None, duration_s: float | None, sim_json: Path) -> float:
@@ -336,7 +338,7 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
     if n_samples * 6 > WAV_MAX_BYTES:
         raise PintimeError(f"capture of {n_samples / SAMPLE_RATE_HZ:.0f} s exceeds the 4 GiB WAV limit")
     clipped = _write_wav(wav_path, channels, n_samples, profile, rngs, progress)
-    sidecar_path(wav_path).write_text(json.dumps({
+    write_text(sidecar_path(wav_path), json.dumps({
         "what": "pintime synthetic capture (informational: the analyzer never reads this file)",
         "source_edges": str(edges_csv),
         "firmware_revision": sim.get("revision"),
