@@ -584,6 +584,18 @@ def test_never_overwrites_an_input(tmp_path, name):
     assert {k: p.read_bytes() for k, p in paths.items()} == before
 
 
+@pytest.mark.parametrize("where", ["folder.wav", "file/x.wav", "sidecar-folder.wav"])
+def test_synth_unwritable_output(tmp_path, real, where):
+    """Found out before rendering: no WAV is left behind without its sidecar."""
+    (tmp_path / "r.edges.csv").write_bytes(real["csv"])
+    (tmp_path / "folder.wav").mkdir()
+    (tmp_path / "sidecar-folder.json").mkdir()
+    (tmp_path / "file").write_text("x")
+    out = tmp_path / where
+    assert_fails(["synth", tmp_path / "r.edges.csv", "-o", out, "--f-cpu-hz", "1e6"], out)
+    assert not (tmp_path / "sidecar-folder.wav").exists()
+
+
 @pytest.mark.parametrize("option", ["--json", "--watch"])
 def test_cfg_never_overwrites_the_elf(tmp_path, option):
     elf = tmp_path / "table2.elf"
