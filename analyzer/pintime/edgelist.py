@@ -23,7 +23,8 @@ def read_edge_list(path: str | Path) -> Edges:
     ------
     PintimeError
         On a missing or unreadable file, a wrong header, a non-integer field, a channel other than 0/1, a
-        level other than 0/1, cycles going backwards, or a level that does not change on its channel.
+        level other than 0/1, cycles going backwards or beyond 2**53, or a level that does not change on its
+        channel.
     """
     path = Path(path)
     try:
@@ -49,6 +50,8 @@ def read_edge_list(path: str | Path) -> Edges:
         raise PintimeError(f"{path}: level must be 0 or 1")
     if np.any(cycle < 0) or np.any(np.diff(cycle) < 0):
         raise PintimeError(f"{path}: cycles must be non-negative and non-decreasing")
+    if cycle[-1] > 2**53:  # Edges.time is float64: integers beyond 2**53 would be rounded
+        raise PintimeError(f"{path}: cycle {cycle[-1]} is too large to keep exact (limit 2**53)")
     for ch in (0, 1):
         lv = level[channel == ch]
         if np.any(lv[1:] == lv[:-1]):
