@@ -130,6 +130,7 @@ CAPTURES: dict[str, Callable[[dict[str, bytes]], bytes]] = {
     "2pow64.csv": _edge_row(f"{2**64},0,1"),
     "1e30-cycle.csv": _edge_row("1" + "0" * 30 + ",0,1"),
     "int64-max.csv": _edge_row(f"1,1,1\n2,1,0\n3,1,1\n{2**63 - 1},0,1"),
+    "2pow53-plus-1.csv": _edge_row(f"1,1,1\n2,1,0\n3,1,1\n{2**53 + 1},0,1"),
     "channel-2.csv": _edge_row("8697,2,1"),
     "level-7.csv": _edge_row("8697,0,7"),
     "short-row.csv": _edge_row("8697,0,1\n9697,0"),
@@ -237,6 +238,18 @@ def test_hostile_wav_sidecar_is_ignored(tmp_path, sidecar):
     (tmp_path / "c.json").write_bytes(sidecar)
     with pytest.raises(PintimeError, match="no visits file"):
         visits.locate(tmp_path / "c.wav", None)
+
+
+def test_edge_list_beyond_float_precision(tmp_path):
+    """A real run shifted past 2**53 cycles: float64 times would round odd cycles and change every estimate
+    by up to a cycle, silently; refused instead."""
+    path = tmp_path / "late.edges.csv"
+    with open(SIM / "table1.edges.csv", "rb") as src, open(path, "wb") as dst:
+        dst.write(src.readline())
+        for line in src:
+            cycle, rest = line.split(b",", 1)
+            dst.write(b"%d,%s" % (int(cycle) + 2**53, rest))
+    assert "2**53" in assert_fails(["analyze", path], path)
 
 
 # ---------------------------------------------------------------------------------------------------------
