@@ -38,6 +38,7 @@ BLOCK_FRAMES = 4096  # frames per PortAudio callback: 21 ms
 MAX_QUEUED_S = 10.0  # the writer may fall this far behind (disk stall) before blocks are dropped: 15 MB
 POLL_S = 0.2  # the writer wakes up this often (Ctrl-C, stalled device)
 STALL_S = 5.0  # no block for this long: the device has stopped delivering
+LIVE_GAP_WARNINGS = 10  # gaps announced as they happen; all of them are in the summary and the sidecar
 REFERENCE_CHECK_S = 2.0  # the reference toggles every 0.5 s (FORMAT.md §1): 2 s without an edge = missing
 INT32_FULL_SCALE = 2.0**31  # int32 sample / this = soundfile's float value of the same 24-bit code
 CHECK_BLOCK_FRAMES = 1 << 20  # the written file is read back in blocks this long to check its levels
@@ -137,7 +138,12 @@ class _Capture:
         try:
             self.blocks.put_nowait(indata.copy())
         except queue.Full:
-            self.gaps.append(Gap(self.position, frames, "the writer fell behind: block dropped"))
+            cause = "the writer fell behind: blocks dropped"
+            last = self.gaps[-1] if self.gaps else None
+            if last is not None and last.frame == self.position and last.cause == cause:  # the same gap grows
+                self.gaps[-1] = Gap(self.position, (last.frames_lost or 0) + frames, cause)
+            else:
+                self.gaps.append(Gap(self.position, frames, cause))
             return
         self.position += frames
 
@@ -268,9 +274,10 @@ def _stream_to(out: sf.SoundFile, backend: Any, capture: _Capture, result: Recor
                  "check the D11 (PB5) wiring and that the firmware runs")
         new_gaps = capture.gaps[reported:]  # a snapshot: the callback thread may append meanwhile
         reported += len(new_gaps)
-        for gap in new_gaps:
-            if gap.frame < n_total:  # not the blocks arriving after the end
-                warn(f"frames lost at {gap.frame / SAMPLE_RATE_HZ:.3f} s ({_lost(gap)}): {gap.cause}")
+        for i, gap in enumerate(new_gaps, start=reported - len(new_gaps)):
+            if gap.frame < n_total and i < LIVE_GAP_WARNINGS:  # not the blocks arriving after the end
+                warn(f"frames lost at {gap.frame / SAMPLE_RATE_HZ:.3f} s: {gap.cause}"
+                     + ("; further gaps only in the summary" if i == LIVE_GAP_WARNINGS - 1 else ""))
 
     stream = backend.InputStream(device=result.device.index, samplerate=SAMPLE_RATE_HZ, channels=CHANNELS,
                                  dtype="int32", blocksize=BLOCK_FRAMES, callback=capture.callback)
@@ -298,10 +305,6 @@ def _stream_to(out: sf.SoundFile, backend: Any, capture: _Capture, result: Recor
         except queue.Empty:
             break
     result.reference_found = reference.found
-
-
-def _lost(gap: Gap) -> str:
-    return "how many: unknown" if gap.frames_lost is None else f"{gap.frames_lost} frames"
 
 
 def _check_levels(result: RecordResult) -> None:

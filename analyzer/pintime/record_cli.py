@@ -28,7 +28,10 @@ def _warn(message: str) -> None:
 
 def list_devices(backend: object) -> None:
     """One line per input device: number, name, host API, channels, default rate, 192 kHz stereo or not."""
-    for dev in rec.input_devices(backend):
+    devices = rec.input_devices(backend)
+    if not devices:
+        raise PintimeError("PortAudio finds no input device: is the sound card connected?")
+    for dev in devices:
         ok = "yes" if rec.supports_capture(backend, dev) is None else "no"
         print(f"{dev.index:3d}  {dev.name}  [{dev.host_api}]  {dev.max_input_channels} in, "
               f"default {dev.default_samplerate_hz:.0f} Hz, 192 kHz stereo: {ok}")
