@@ -7,6 +7,7 @@ status flags), but synchronously inside ``start()``, so what reaches the queue i
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -45,8 +46,9 @@ class FakeStream:
         for i, n0 in enumerate(range(0, len(b.samples), self.blocksize)):
             block = b.samples[n0:n0 + self.blocksize]
             self.callback(block, len(block), None, Status(input_overflow=i in b.overflow_blocks))
-            if i == b.interrupt_after_block:
-                raise KeyboardInterrupt
+            if i == b.interrupt_after_block:  # Ctrl-C now; the stream is closed before another block
+                signal.raise_signal(signal.SIGINT)
+                return
 
     def close(self):
         self.backend.closed = True
@@ -126,7 +128,7 @@ def test_recording_is_the_stream_bit_for_bit_and_decodes_like_it(tmp_path, sourc
     np.testing.assert_array_equal(recorded, source[:n])
     sidecar = json.loads(result.sidecar_path.read_text())
     assert sidecar["device"] == "HDA Intel PCH: ALC892 Analog (hw:0,0)" and sidecar["host_api"] == "ALSA"
-    assert (sidecar["samplerate_hz"], sidecar["frames"]) == (FS, n)
+    assert (sidecar["samplerate_hz"], sidecar["frames"], sidecar["seconds"]) == (FS, n, n / FS)
     assert sidecar["overflows"] == 0 and sidecar["gaps"] == []
     assert sidecar["reference_found"] is True and sidecar["clipped_samples"] == 0
 
@@ -226,6 +228,7 @@ def test_ctrl_c_leaves_a_complete_file(tmp_path, source, monkeypatch, capsys):
     np.testing.assert_array_equal(recorded, source[:10 * rec.BLOCK_FRAMES])
     sidecar = json.loads(out.with_suffix(".json").read_text())
     assert sidecar["interrupted"] is True and sidecar["frames"] == 10 * rec.BLOCK_FRAMES
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
 
 
 def test_list_devices(source, monkeypatch, capsys):

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import json
 import queue
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -215,9 +218,10 @@ def record(path: str | Path, seconds: float, device: str | None = None, force: b
            warn: Callable[[str], None] = lambda msg: None) -> RecordResult:
     """Record ``seconds`` of both channels of ``device`` into ``path`` (192 kHz, PCM_24) and its sidecar.
 
-    Stops early, with a complete file, on Ctrl-C or when the device stops delivering (``stalled``). ``warn``
-    receives each warning (one line) as soon as it is known: a possibly resampling device, a gap, a missing
-    clock reference (after REFERENCE_CHECK_S); clipping and a too quiet signal once the file is written.
+    Stops early, with a complete file, on Ctrl-C (SIGINT is handled, not raised) or when the device stops
+    delivering (``stalled``). ``warn`` receives each warning (one line) as soon as it is known: a possibly
+    resampling device, a gap, a missing clock reference (after REFERENCE_CHECK_S); clipping and a too quiet
+    signal once the file is written.
 
     Raises
     ------
@@ -285,26 +289,44 @@ def _stream_to(out: sf.SoundFile, backend: Any, capture: _Capture, result: Recor
         stream.close()
         raise PintimeError(f"{result.device.name}: opened at {stream.samplerate} Hz, not {SAMPLE_RATE_HZ}")
     last_block = time.monotonic()
-    try:
-        stream.start()
-        while result.frames < n_total:
-            try:
-                write(capture.blocks.get(timeout=POLL_S))
-                last_block = time.monotonic()
-            except queue.Empty:
-                if time.monotonic() - last_block > STALL_S:
-                    result.stalled = True
-                    break
-    except KeyboardInterrupt:
-        result.interrupted = True
-    finally:
-        stream.close()
+    with _ctrl_c_sets_flag(result):
+        try:
+            stream.start()
+            while result.frames < n_total and not result.interrupted:
+                try:
+                    write(capture.blocks.get(timeout=POLL_S))
+                    last_block = time.monotonic()
+                except queue.Empty:
+                    if time.monotonic() - last_block > STALL_S:
+                        result.stalled = True
+                        break
+        finally:
+            stream.close()
     while result.frames < n_total:  # blocks already recorded when the stream stopped
         try:
             write(capture.blocks.get_nowait())
         except queue.Empty:
             break
     result.reference_found = reference.found
+
+
+@contextmanager
+def _ctrl_c_sets_flag(result: RecordResult) -> Iterator[None]:
+    """While recording, Ctrl-C (SIGINT) only sets ``result.interrupted``: a KeyboardInterrupt raised between
+    taking a block from the queue and counting it would lose or miscount it. Main thread only (elsewhere
+    Python delivers no SIGINT anyway)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        result.interrupted = True
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _check_levels(result: RecordResult) -> None:
