@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from pintime.frames import QUIET_MIN_US, SYNC_HIGH_US, SYNC_LOW_US
+
 STEP_HALF_SAMPLES = 3  # h: the strength spans 2h = 6 samples, a band-limited step is ~1-4 samples wide
 NOISE_FLOOR = 30.0  # an edge must be this many noise standard deviations of the strength high
-QUIET_S = 2.5e-3  # FORMAT.md: a low interval >= 2500 us before a frame's SYNC (the pin idles low)
 
 
 def step_strength(x: np.ndarray) -> np.ndarray:
@@ -61,12 +62,20 @@ def edge_threshold(s: np.ndarray, swing: float | None) -> float | None:
 def capture_inverted(time_s: np.ndarray, signal_polarity: np.ndarray) -> bool | None:
     """Whether the capture is inverted, from the measurement channel's edges (times sorted).
 
-    The measurement pin idles low and every frame starts after a QUIET (low for >= 2.5 ms), so the edge
-    that ends a quiet interval is a rising pin edge. The reference square wave is symmetric and says nothing;
-    both channels share one ADC, so the answer holds for both. Returns None when no quiet interval exists.
+    The measurement pin idles low and every frame starts with a QUIET (low for >= 2.5 ms) and a SYNC (high
+    ~1000 us, low ~500 us; FORMAT.md), so the edge that ends a quiet interval followed by a SYNC is a rising
+    pin edge. A long interval alone says nothing: a measured pulse may be high for longer than a QUIET
+    (Table 2's adpcm_coder calls at 1 MHz). The reference square wave is symmetric and says nothing; both
+    channels share one ADC, so the answer holds for both. Returns None when no QUIET + SYNC exists.
     """
-    gap = np.diff(time_s)
-    after_quiet = signal_polarity[1:][gap >= QUIET_S]
+    gap_us = np.diff(time_s) * 1e6
+    first, high, low = gap_us[:-2], gap_us[1:-1], gap_us[2:]
+    sync = (first >= QUIET_MIN_US) & _inside(high, SYNC_HIGH_US) & _inside(low, SYNC_LOW_US)
+    after_quiet = signal_polarity[1:-2][sync]
     if after_quiet.size == 0:
         return None
     return bool(np.sum(after_quiet < 0) > np.sum(after_quiet > 0))
+
+
+def _inside(value_us: np.ndarray, bounds_us: tuple[float, float]) -> np.ndarray:
+    return (value_us >= bounds_us[0]) & (value_us <= bounds_us[1])
