@@ -67,6 +67,7 @@ class FakeBackend:
         self.overflow_blocks = set(overflow_blocks)
         self.interrupt_after_block = interrupt_after_block
         self.closed = False
+        self.busy = False
         self.devices = [
             {"name": "HDA Intel PCH: ALC892 Analog (hw:0,0)", "hostapi": 0, "max_input_channels": 2,
              "default_samplerate": 44100.0, "rates": (44100, 48000, 96000, 192000)},
@@ -101,6 +102,8 @@ class FakeBackend:
             raise FakePortAudioError("Error opening InputStream: Invalid sample rate [PaErrorCode -9997]")
 
     def InputStream(self, **kwargs):  # sounddevice's name
+        if self.busy:
+            raise FakePortAudioError("Error opening InputStream: Device unavailable [PaErrorCode -9985]")
         return FakeStream(self, **kwargs)
 
 
@@ -205,6 +208,14 @@ def test_sound_server_device_warns_that_it_may_resample(tmp_path, source):
     assert len(warnings) == 1 and warnings[0].startswith("pulse (ALSA) may be resampling")
 
 
+def test_busy_device_is_a_clear_error_and_leaves_no_file(tmp_path, source):
+    backend = FakeBackend(source)
+    backend.busy = True
+    with pytest.raises(PintimeError, match=r"\(hw:0,0\): Error opening InputStream: Device unavailable"):
+        rec.record(tmp_path / "r.wav", 1.0, backend=backend)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_unknown_device(tmp_path, source):
     with pytest.raises(PintimeError, match="input device 'claro': No input device matching 'claro'"):
         rec.record(tmp_path / "r.wav", 1.0, device="claro", backend=FakeBackend(source))
@@ -269,7 +280,7 @@ def test_many_gaps_are_announced_ten_times_and_all_counted(tmp_path, source):
     assert result.overflows == 20
     live = [w for w in warnings if w.startswith("frames lost at")]
     assert len(live) == rec.LIVE_GAP_WARNINGS and live[-1].endswith("further gaps only in the summary")
-    summary = "THIS RECORDING HAS 20 GAP(S): 0 frames dropped + 20 overflow(s) of unknown length"
+    summary = "THIS RECORDING HAS 20 GAP(S): 0 frames dropped + 20 PortAudio gap(s) of unknown length"
     assert [w for w in warnings if w.startswith(summary)]
 
 

@@ -50,6 +50,7 @@ CHECK_BLOCK_FRAMES = 1 << 20  # the written file is read back in blocks this lon
 # floor, A = 0.01 FS gives 16…5 ns, already a quarter of a 16 MHz cycle (62.5 ns) on a noisy card; and a
 # level 20 dB under the wiring's design means a wrong input, gain or connection.
 QUIET_PP_FS = 0.01
+INPUT_OVERFLOW = "input overflow: PortAudio discarded input"  # the gap's cause in the sidecar
 
 
 def load_backend() -> ModuleType:
@@ -135,7 +136,7 @@ class _Capture:
 
     def callback(self, indata: np.ndarray, frames: int, time_info: Any, status: Any) -> None:
         if status.input_overflow:
-            self.gaps.append(Gap(self.position, None, "input overflow: PortAudio discarded input"))
+            self.gaps.append(Gap(self.position, None, INPUT_OVERFLOW))
         if status.input_underflow:
             self.gaps.append(Gap(self.position, None, "input underflow: PortAudio padded with silence"))
         try:
@@ -195,7 +196,7 @@ class RecordResult:
 
     @property
     def overflows(self) -> int:
-        return sum(g.frames_lost is None for g in self.gaps)
+        return sum(g.cause == INPUT_OVERFLOW for g in self.gaps)
 
 
 def _check_request(path: Path, seconds: float, force: bool) -> int:
@@ -241,17 +242,29 @@ def record(path: str | Path, seconds: float, device: str | None = None, force: b
     if risk is not None:
         warn(f"{dev.name} ({dev.host_api}) may be resampling: {risk}; the edges then carry the converter's "
              "filter (and nothing above half the card's real rate): prefer the card's own device")
+    capture = _Capture(max(1, round(MAX_QUEUED_S * SAMPLE_RATE_HZ / BLOCK_FRAMES)))
+    stream = _open_stream(backend, dev, capture)
     started_utc = datetime.now(timezone.utc).isoformat(timespec="seconds")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         out = sf.SoundFile(path, "w", samplerate=SAMPLE_RATE_HZ, channels=CHANNELS, subtype="PCM_24",
                            format="WAV")
     except (OSError, sf.LibsndfileError) as err:
+        stream.close()
         raise PintimeError(f"{path}: cannot write ({err})") from None
-    capture = _Capture(max(1, round(MAX_QUEUED_S * SAMPLE_RATE_HZ / BLOCK_FRAMES)))
     result = RecordResult(path, sidecar_path(path), dev, 0)
+    failure = None
     with out, tqdm(total=n_total, unit="frame", unit_scale=True, disable=not progress, desc="record") as bar:
-        _stream_to(out, backend, capture, result, n_total, bar, warn)
+        try:
+            _stream_to(out, stream, capture, result, n_total, bar, warn)
+        except backend.PortAudioError as err:
+            failure = f"{dev.name}: {str(err).splitlines()[0]}"
+    if failure is not None:
+        if result.frames == 0:
+            path.unlink()
+            raise PintimeError(failure)
+        warn(failure)
+        result.stalled = True  # the file holds what came before the error
     # a gap at the file's end counts only if the recording was cut short (later blocks were not wanted)
     result.gaps = [g for g in capture.gaps if g.frame < result.frames
                    or (g.frame == result.frames < n_total)]
@@ -261,7 +274,20 @@ def record(path: str | Path, seconds: float, device: str | None = None, force: b
     return result
 
 
-def _stream_to(out: sf.SoundFile, backend: Any, capture: _Capture, result: RecordResult, n_total: int,
+def _open_stream(backend: Any, device: Device, capture: _Capture) -> Any:
+    """An input stream of ``device`` feeding ``capture``, not started yet."""
+    try:
+        stream = backend.InputStream(device=device.index, samplerate=SAMPLE_RATE_HZ, channels=CHANNELS,
+                                     dtype="int32", blocksize=BLOCK_FRAMES, callback=capture.callback)
+    except backend.PortAudioError as err:
+        raise PintimeError(f"{device.name}: {str(err).splitlines()[0]}") from None
+    if stream.samplerate != SAMPLE_RATE_HZ:
+        stream.close()
+        raise PintimeError(f"{device.name}: opened at {stream.samplerate} Hz, not {SAMPLE_RATE_HZ}")
+    return stream
+
+
+def _stream_to(out: sf.SoundFile, stream: Any, capture: _Capture, result: RecordResult, n_total: int,
                bar: tqdm, warn: Callable[[str], None]) -> None:
     """Run the stream until ``n_total`` frames are written, Ctrl-C, or a stall; then drain the queue."""
     reference = _ReferenceCheck()
@@ -283,11 +309,6 @@ def _stream_to(out: sf.SoundFile, backend: Any, capture: _Capture, result: Recor
                 warn(f"frames lost at {gap.frame / SAMPLE_RATE_HZ:.3f} s: {gap.cause}"
                      + ("; further gaps only in the summary" if i == LIVE_GAP_WARNINGS - 1 else ""))
 
-    stream = backend.InputStream(device=result.device.index, samplerate=SAMPLE_RATE_HZ, channels=CHANNELS,
-                                 dtype="int32", blocksize=BLOCK_FRAMES, callback=capture.callback)
-    if stream.samplerate != SAMPLE_RATE_HZ:
-        stream.close()
-        raise PintimeError(f"{result.device.name}: opened at {stream.samplerate} Hz, not {SAMPLE_RATE_HZ}")
     last_block = time.monotonic()
     with _ctrl_c_sets_flag(result):
         try:
@@ -357,9 +378,9 @@ def warnings_after(result: RecordResult) -> list[str]:
                      "(line in, not mic) and its gain")
     if result.gaps:
         lost = sum(g.frames_lost or 0 for g in result.gaps)
-        unknown = result.overflows
+        unknown = sum(g.frames_lost is None for g in result.gaps)
         found.append(f"THIS RECORDING HAS {len(result.gaps)} GAP(S): {lost} frames dropped"
-                     + (f" + {unknown} overflow(s) of unknown length" if unknown else "")
+                     + (f" + {unknown} PortAudio gap(s) of unknown length" if unknown else "")
                      + f"; times across a gap are wrong (listed in {result.sidecar_path})")
     return found
 
