@@ -255,6 +255,7 @@ def test_list_devices(source, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
+    (["-o", "y.wav", "--seconds", "1", "--force"], "y.json: is a folder"),
     (["--seconds", "1"], "give -o CAPTURE.wav and --seconds N"),
     (["-o", "x.wav", "--seconds", "ten"], "--seconds must be a number, got 'ten'"),
     (["-o", "x.wav", "--seconds", "0"], "the duration must be at least one sample"),
@@ -263,6 +264,7 @@ def test_list_devices(source, monkeypatch, capsys):
 def test_bad_arguments(tmp_path, source, monkeypatch, capsys, argv, message):
     monkeypatch.setattr(rec, "load_backend", lambda: FakeBackend(source))
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "y.json").mkdir()
     assert cli.main(["record", *argv]) == 2
     assert message in capsys.readouterr().err
 

@@ -35,6 +35,7 @@ from pintime.detect import edge_threshold, step_strength
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL
 from pintime.errors import PintimeError
 from pintime.synth import WAV_MAX_BYTES, _version, sidecar_path
+from pintime.userfiles import write_text
 from pintime.wav import CHANNELS, SAMPLE_RATE_HZ, iter_blocks, open_wav
 
 BLOCK_FRAMES = 4096  # frames per PortAudio callback: 21 ms
@@ -204,6 +205,8 @@ def _check_request(path: Path, seconds: float, force: bool) -> int:
     if path.suffix.lower() != ".wav":
         raise PintimeError(f"{path}: the output must be a .wav file")
     for p in (path, sidecar_path(path)):
+        if p.is_dir():
+            raise PintimeError(f"{p}: is a folder; the recording and its sidecar need file names")
         if p.exists() and not force:
             raise PintimeError(f"{p}: exists; refusing to overwrite it (--force to replace it)")
     if not (np.isfinite(seconds) and seconds * SAMPLE_RATE_HZ >= 1):
@@ -386,7 +389,7 @@ def warnings_after(result: RecordResult) -> list[str]:
 
 
 def _write_sidecar(result: RecordResult, seconds_requested: float, started_utc: str) -> None:
-    result.sidecar_path.write_text(json.dumps({
+    write_text(result.sidecar_path, json.dumps({
         "what": "pintime recording from a sound card (informational: the analyzer never reads this file)",
         "device": result.device.name,
         "host_api": result.device.host_api,
