@@ -36,9 +36,9 @@ CAPTURE_WAV = ROOT / "captures" / "table1-default.wav"
 GUARD_S = 60  # no single command may take longer: a hang is a failure, not a stuck suite
 EDGES_HEADER = b"cycle,channel,level\n"
 
-needs_sim = pytest.mark.skipif(not (SIM / "table1.edges.csv").exists() or not (SIM / "table2.visits.csv").exists(),
-                               reason="no simavr run (make sim)")
-pytestmark = needs_sim
+pytestmark = pytest.mark.skipif(
+    not (SIM / "table1.edges.csv").exists() or not (SIM / "table2.visits.csv").exists(),
+    reason="no simavr run (make sim)")
 
 
 @contextlib.contextmanager
@@ -192,7 +192,8 @@ def test_edges_hostile_capture(hostile, name, tmp_path):
 SHORT_BUT_VALID = ("cut-10-lines.csv", "few-edges.csv")
 
 
-@pytest.mark.parametrize("name", [n for n in CAPTURE_NAMES if n.endswith(".csv") and n not in SHORT_BUT_VALID])
+@pytest.mark.parametrize("name", [n for n in CAPTURE_NAMES
+                                  if n.endswith(".csv") and n not in SHORT_BUT_VALID])
 def test_synth_hostile_edge_list(hostile, name, tmp_path):
     out = tmp_path / "out.wav"
     assert_fails(["synth", hostile[name], "-o", out, "--f-cpu-hz", "1e6"], hostile[name])
@@ -383,6 +384,10 @@ def test_report_result_is_a_directory(tmp_path):
 # table2 sidecars: PREFIX.visits.csv with PREFIX.json, PREFIX.blocks.json and PREFIX.edges.csv beside it
 
 
+def _code(i: int, field: int, value: float) -> Callable[[dict], None]:
+    return lambda d: d["code"][i].__setitem__(field, value)
+
+
 def _blocks(edit: Callable[[dict], None]) -> bytes:
     data = json.loads((SIM / "table2.blocks.json").read_text())
     edit(data)
@@ -404,11 +409,12 @@ SIDECARS: dict[str, tuple[str, Callable[[dict[str, bytes]], bytes]]] = {
     "blocks-list": ("blocks.json", lambda r: b"[]"),
     "blocks-no-code": ("blocks.json", lambda r: _blocks(lambda d: d.pop("code"))),
     "blocks-code-short": ("blocks.json", lambda r: _blocks(lambda d: d["code"][0].pop())),
-    "blocks-code-inf": ("blocks.json", lambda r: _blocks(lambda d: d["code"][0].__setitem__(0, float("inf")))),
-    "blocks-code-nan": ("blocks.json", lambda r: _blocks(lambda d: d["code"][0].__setitem__(1, float("nan")))),
-    "blocks-code-1e308": ("blocks.json", lambda r: _blocks(lambda d: d["code"][0].__setitem__(0, 1e308))),
+    "blocks-code-inf": ("blocks.json", lambda r: _blocks(_code(0, 0, float("inf")))),
+    "blocks-code-nan": ("blocks.json", lambda r: _blocks(_code(0, 1, float("nan")))),
+    "blocks-code-1e308": ("blocks.json", lambda r: _blocks(_code(0, 0, 1e308))),
     "blocks-code-empty": ("blocks.json", lambda r: _blocks(lambda d: d.__setitem__("code", []))),
-    "blocks-edited-cost": ("blocks.json", lambda r: _blocks(lambda d: d["blocks"][0].__setitem__("cycles_min", 1))),
+    "blocks-edited-cost": ("blocks.json",
+                           lambda r: _blocks(lambda d: d["blocks"][0].__setitem__("cycles_min", 1))),
     "run-empty": ("json", lambda r: b""),
     "run-list": ("json", lambda r: b"[1000000]"),
     "run-no-f_cpu": ("json", lambda r: b'{"revision": 1}'),
@@ -520,7 +526,7 @@ def test_fuzz_vcd(tmp_path, real):
 
 
 def test_fuzz_wav_header(tmp_path, real):
-    """Mutations of the WAV's first 200 bytes (its chunks), rest intact; a fraction of the bytes at the end."""
+    """Mutations of the WAV's first 200 bytes (its RIFF chunk headers); the audio after them intact."""
     head, rest = real["wav"][:200], real["wav"][200:]
 
     def argv(p: Path) -> list:
@@ -573,11 +579,13 @@ OVERWRITES: dict[str, Callable[[dict[str, Path]], list]] = {
                                           p["edges"].parent / ".." / p["edges"].parent.name / "t.edges.csv"],
     "analyze --json hard link": lambda p: ["analyze", p["edges"], "--json", p["edges"].parent / "hard-link"],
     "analyze --plots capture": lambda p: ["analyze", p["edges"], "--plots", p["edges"]],
-    "validate --json capture": lambda p: ["validate", p["edges"], "--truth", p["truth"], "--json", p["edges"]],
+    "validate --json capture": lambda p: ["validate", p["edges"], "--truth", p["truth"],
+                                          "--json", p["edges"]],
     "validate --json truth": lambda p: ["validate", p["edges"], "--truth", p["truth"], "--json", p["truth"]],
     "validate --json truth link": lambda p: ["validate", p["edges"], "--truth", p["truth"], "--json",
                                              p["edges"].parent / "truth-link"],
-    "validate --plots truth": lambda p: ["validate", p["edges"], "--truth", p["truth"], "--plots", p["truth"]],
+    "validate --plots truth": lambda p: ["validate", p["edges"], "--truth", p["truth"],
+                                         "--plots", p["truth"]],
     "edges --csv capture": lambda p: ["edges", p["edges"], "--csv", p["edges"].parent / "link"],
     "synth -o edges": lambda p: ["synth", p["edges"], "-o", p["edges"]],
     "synth -o link": lambda p: ["synth", p["edges"], "-o", p["edges"].parent / "link"],
