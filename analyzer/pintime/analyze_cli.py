@@ -20,6 +20,7 @@ from pintime.table1 import Table1, build_table1, format_table1, table1_json
 from pintime.table2 import Table2, format_table2, table2_from_capture, table2_json
 from pintime.user import UserRow, build_user, format_user, function_names, user_json
 from pintime.userfiles import refuse_overwrite, write_text
+from pintime.visits import locate, run_files
 
 METHODS = ("template", "inflection", "threshold")
 
@@ -156,8 +157,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="user programs: the firmware ELF, to name the measured functions")
 
 
+def table2_inputs(capture: str | Path, visits: str | Path | None) -> list[Path]:
+    """The files a table2 analysis of ``capture`` reads besides it (none when there are no visits)."""
+    try:
+        found = locate(Path(capture), visits)
+        return [found, *run_files(found)]
+    except PintimeError:  # a table1 capture, or the analysis will say what is missing
+        return []
+
+
 def run(args: argparse.Namespace) -> int:
-    refuse_overwrite([args.json, args.plots], [args.capture, args.visits, args.elf])
+    refuse_overwrite([args.json, args.plots],
+                     [args.capture, args.elf, *table2_inputs(args.capture, args.visits)])
     a = analyze(args.capture, args.method, args.visits, args.elf)
     if args.json:
         write_text(args.json, json.dumps(summary_json(a), indent=2) + "\n")

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pintime.analyze_cli import METHODS, Analysis, analyze, summary_json, write_figures
+from pintime.analyze_cli import METHODS, Analysis, analyze, summary_json, table2_inputs, write_figures
 from pintime.errors import PintimeError
 from pintime.frames import PROGRAMS
 from pintime.sources import sniff
@@ -132,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
     truth, exact_edges = read_truth(truth_path)
     visits = args.visits or (exact_edges.with_name(truth_path.name.removesuffix(".json") + ".visits.csv")
                              if truth["program"] == "table2" else None)
-    refuse_overwrite([args.json, args.plots], [args.capture, truth_path, exact_edges, visits])
+    refuse_overwrite([args.json, args.plots],
+                     [args.capture, truth_path, exact_edges, *table2_inputs(args.capture, visits)])
     a = analyze(args.capture, args.method, visits)
     _check_same_run(a, truth, truth_path)
     exact = analyze(exact_edges, visits=visits)

@@ -90,10 +90,13 @@ def locate(capture: Path, explicit: str | Path | None) -> Path:
                        "(written by the simavr harness with --watch: `make sim`)")
 
 
-def _prefix(path: Path) -> Path:
-    if not path.name.endswith(SUFFIX):
-        raise PintimeError(f"{path}: a visits file is named PREFIX{SUFFIX}")
-    return path.with_name(path.name.removesuffix(SUFFIX))
+def run_files(visits_path: Path) -> tuple[Path, Path, Path]:
+    """(run summary JSON, CFG JSON, exact edge list) of the harness run that wrote ``PREFIX.visits.csv``."""
+    if not visits_path.name.endswith(SUFFIX):
+        raise PintimeError(f"{visits_path}: a visits file is named PREFIX{SUFFIX}")
+    prefix = visits_path.name.removesuffix(SUFFIX)
+    return (visits_path.with_name(prefix + ".json"), visits_path.with_name(prefix + ".blocks.json"),
+            visits_path.with_name(prefix + ".edges.csv"))
 
 
 def read_visits_csv(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -145,9 +148,8 @@ def _label_pulses(edges_path: Path, f_cpu_hz: int) -> tuple[dict[int, int], np.n
 
 def load_sim_rounds(visits_path: Path) -> SimRounds:
     """Read a table2 harness run (visits, CFG JSON, run JSON, exact edges) and label its rounds."""
-    prefix = _prefix(visits_path)
-    run = read_json(prefix.with_name(prefix.name + ".json"), "simavr run summary")
-    blocks_path = prefix.with_name(prefix.name + ".blocks.json")
+    run_path, blocks_path, edges_path = run_files(visits_path)
+    run = read_json(run_path, "simavr run summary")
     cfg = cfg_from_description(read_json(blocks_path, "CFG JSON"), str(blocks_path))
     pulse, width, pcs, counts, cycles = read_visits_csv(visits_path)
     missing = sorted(set(watch_addresses(cfg)) - set(pcs.tolist()))
@@ -156,8 +158,8 @@ def load_sim_rounds(visits_path: Path) -> SimRounds:
                            f"(e.g. {missing[0]:#x}): visits from another build?")
     f_cpu_hz, revision = run.get("f_cpu_hz"), run.get("revision")
     if not (type(f_cpu_hz) is int and f_cpu_hz > 0 and type(revision) is int):
-        raise PintimeError(f"{prefix}.json: run summary needs integers f_cpu_hz (> 0) and revision")
-    labels, edge_cycles = _label_pulses(prefix.with_name(prefix.name + ".edges.csv"), f_cpu_hz)
+        raise PintimeError(f"{run_path}: run summary needs integers f_cpu_hz (> 0) and revision")
+    labels, edge_cycles = _label_pulses(edges_path, f_cpu_hz)
     unlabelled = [p for p in pulse.tolist() if p not in labels]
     if unlabelled or len(labels) != len(pulse):
         raise PintimeError(f"{visits_path}: {len(pulse)} visited pulses, {len(labels)} TABLE2 pulses in the "
