@@ -617,6 +617,19 @@ def test_synth_unwritable_output(tmp_path, real, where):
     assert not (tmp_path / "sidecar-folder.wav").exists()
 
 
+@pytest.mark.parametrize("output", ["v.visits.csv", "v.json", "v.blocks.json", "v.edges.csv"])
+def test_analyze_never_overwrites_table2_sidecars(tmp_path, output):
+    """The files read beside a table2 capture (found by name, not given) are inputs too."""
+    capture = tmp_path / "v.edges.csv"
+    capture.write_bytes(_lines(SIM / "table2.edges.csv", 100))
+    for part in ("visits.csv", "json", "blocks.json"):
+        (tmp_path / f"v.{part}").write_bytes(_lines(SIM / f"table2.{part}", 100))
+    before = {p: p.read_bytes() for p in tmp_path.iterdir()}
+    code, _, lines = run_cli(["analyze", capture, "--json", tmp_path / output])
+    assert code == 2 and len(lines) == 1 and "refusing to overwrite" in lines[0], (code, lines)
+    assert {p: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
 @pytest.mark.parametrize("option", ["--json", "--watch"])
 def test_cfg_never_overwrites_the_elf(tmp_path, option):
     elf = tmp_path / "table2.elf"
