@@ -30,16 +30,20 @@ def strength_noise(s: np.ndarray) -> float:
 
 
 def find_steps(x: np.ndarray, s: np.ndarray, threshold: float) -> np.ndarray:
-    """Sample index of each edge: one per run of ``|s| > threshold``, where the central difference peaks.
+    """Sample index of each edge: one per run of ``|s| > threshold`` of one sign, where the central
+    difference peaks.
 
     The strength is flat-topped over a sharp step, so the steepest sample is taken from ``x[n+1] − x[n−1]``.
+    A pulse shorter than the strength's span (2h samples) makes one run of ``|s|`` whose sign flips
+    between its two edges: a run ends where the sign changes.
     """
     above = np.flatnonzero(np.abs(s) > threshold)
     if above.size == 0:
         return above
-    starts = np.flatnonzero(np.diff(above, prepend=-2) > 1)
+    new_run = (np.diff(above, prepend=-2) > 1) | (np.sign(s[above]) != np.sign(s[np.maximum(above - 1, 0)]))
+    starts = np.flatnonzero(new_run)
     steep = np.abs(x[np.minimum(above + 1, len(x) - 1)] - x[np.maximum(above - 1, 0)])
-    run = np.cumsum(np.diff(above, prepend=-2) > 1) - 1
+    run = np.cumsum(new_run) - 1
     is_max = steep == np.maximum.reduceat(steep, starts)[run]
     _, first = np.unique(run[is_max], return_index=True)  # the first steepest sample of each run
     return above[np.flatnonzero(is_max)[first]]

@@ -222,7 +222,8 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
             fit = fit_isolated(table, y_fit[alone], seeds[alone], noise[ch])
             phase[alone], sigma[alone], amp[alone] = fit.phase, fit.sigma, fit.amp
             if (~alone).any():
-                fit = fit_groups(table, y_fit[~alone], pos[~alone], seeds[~alone], noise[ch])
+                x = block.data[:, ch].astype(np.float64)
+                fit = fit_groups(table, x, pos[~alone] - block.first, seeds[~alone], noise[ch])
                 phase[~alone], sigma[~alone], amp[~alone] = fit.phase, fit.sigma, fit.amp
             pos, sign, phase, sigma, amp = pos[own], sign[own], phase[own], sigma[own], amp[own]
         else:

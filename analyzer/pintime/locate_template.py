@@ -11,9 +11,12 @@ depends only on ``φ_q``, so it is precomputed for a fine grid of phases and eve
 every edge is one small matrix–vector product. Steps repeat until the phase stays in its grid cell
 (the second-order error is then ≪ the Cramér–Rao bound).
 
-Edges closer than the template's reach are fitted jointly by subtracting, in each one's window, the
-others' fitted responses and fitting again (block Gauss–Seidel); it converges in a few sweeps because
-a neighbour's ringing is a small part of the window.
+Edges closer than the template's reach are fitted by subtracting, in each one's window, the others'
+fitted ringing and fitting again (block Gauss–Seidel); it converges in a few sweeps because a
+neighbour's ringing is a small part of the window. Edges so close that a neighbour's step lies inside
+the window (both edges of a pulse a few samples long) share one window instead and are fitted
+together: one template per edge, a common offset and slope, Gauss–Newton on all times at once
+(DESIGN.md §5: close edges must be fitted jointly).
 """
 
 from __future__ import annotations
@@ -31,7 +34,10 @@ STEPS = 3  # Gauss–Newton steps from a seed within ~0.1 sample (threshold meth
 RINGING_PER_SAMPLE = 128  # neighbours' ringing is tabulated this finely (interpolation error ≪ noise)
 NEGLIGIBLE_RINGING = 1e-5  # of the step: ringing below this is ignored (noise is ≳ 1e-5 of a step)
 SETTLED_SAMPLES = 4.0  # the template's last samples, where only a straight line (level, droop) is left
-SWEEPS = 1  # Gauss–Seidel sweeps after the first fit: a neighbour's ringing is a small part of a window
+SWEEPS = 2  # Gauss–Seidel sweeps after the first fit: a neighbour's ringing is a small part of a window
+JOINT_SAMPLES = FIT_HALF_SAMPLES + 2  # edges this close share a window: a neighbour's step is in it
+JOINT_STEPS = 12  # Gauss–Newton steps of a joint fit (it stops earlier once the times settle)
+JOINT_TOLERANCE_SAMPLES = 1e-7  # a joint fit has settled when no time moves by more (≪ the CRLB)
 
 
 @dataclass(frozen=True)
@@ -109,26 +115,102 @@ def fit_isolated(table: TemplateTable, y: np.ndarray, phase0: np.ndarray, noise_
     return EdgeFit(phase, sigma, amp, converged)
 
 
-def fit_groups(table: TemplateTable, y: np.ndarray, centre: np.ndarray, phase0: np.ndarray,
+def fit_groups(table: TemplateTable, x: np.ndarray, centre: np.ndarray, phase0: np.ndarray,
                noise_rms: float) -> EdgeFit:
-    """Fit edges whose neighbours reach into their windows, subtracting the neighbours' fitted responses.
+    """Fit edges whose neighbours reach into their windows.
+
+    Edges within ``JOINT_SAMPLES`` of each other (a neighbour's step inside the window, e.g. both edges of
+    a pulse a few samples long) are fitted jointly (:func:`fit_joint`); the others one per window. Every
+    fit first loses the ringing of the edges outside it, at their latest fitted times (block Gauss–Seidel).
 
     Parameters
     ----------
-    y : (edges, 2W+1) windows centred on each edge's coarse sample ``centre`` (absolute, sorted)
+    x : one channel's samples, float64
+    centre : each edge's coarse sample in ``x`` (sorted); its window and its neighbours' ringing lie in ``x``
     phase0 : seeds, relative to ``centre``
     """
-    fit = fit_isolated(table, y, phase0, noise_rms)
-    m = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
-    reach = table.reach_samples
-    for _ in range(SWEEPS):
-        others = np.zeros_like(y)
-        for shift in range(1, len(y)):  # each edge's neighbour `shift` edges later, and back
-            i = np.flatnonzero(centre[shift:] - centre[:-shift] < reach)
-            if i.size == 0:
-                break  # edges are sorted: farther neighbours are out of reach too
-            for a, b in ((i, i + shift), (i + shift, i)):
-                u = (centre[a] - centre[b] - fit.phase[b])[:, None] + m[None, :]
-                others[a] += table.response(u, fit.amp[b, None])
-        fit = fit_isolated(table, y - others, fit.phase, noise_rms)
-    return fit
+    cluster = np.cumsum(np.diff(centre, prepend=centre[0] - JOINT_SAMPLES - 1) > JOINT_SAMPLES) - 1
+    size = np.bincount(cluster)[cluster]
+    phase = np.where(size > 1, np.clip(phase0, -1.0, 1.0), phase0).astype(np.float64)
+    amp = np.zeros(len(centre))
+    sigma = np.zeros(len(centre))
+    for sweep in range(SWEEPS + 1):
+        ringing = np.zeros_like(x) if sweep == 0 else _ringing(table, len(x), centre, phase, amp)
+        single = size == 1
+        m = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
+        win = centre[single, None] + m[None, :]
+        own = table.response(m[None, :] - phase[single, None], amp[single, None])
+        fit = fit_isolated(table, x[win] - ringing[win] + own, phase[single], noise_rms)
+        phase[single], sigma[single], amp[single] = fit.phase, fit.sigma, fit.amp
+        first = np.flatnonzero(~single & (np.diff(cluster, prepend=-1) > 0))
+        # clusters of one shape (edge count and spacings) are fitted together
+        shapes: dict[tuple[int, ...], list[int]] = {}
+        for f in first:
+            k = f + np.arange(size[f])
+            shapes.setdefault(tuple(centre[k] - centre[f]), []).append(f)
+        for offsets, firsts in shapes.items():
+            k = np.asarray(firsts)[:, None] + np.arange(len(offsets))[None, :]
+            lo = centre[k[:, 0]] - FIT_HALF_SAMPLES
+            win = lo[:, None] + np.arange(offsets[-1] + 2 * FIT_HALF_SAMPLES + 1)[None, :]
+            u_own = win[:, None, :] - centre[k][:, :, None] - phase[k][:, :, None]
+            own = np.sum(table.response(u_own, amp[k][:, :, None]), axis=1)
+            p, sg, a = fit_joint(table.template, x[win] - ringing[win] + own,
+                                 centre[k] - lo[:, None] + phase[k], noise_rms)
+            phase[k], sigma[k], amp[k] = p - (centre[k] - lo[:, None]), sg, a
+    return EdgeFit(phase, sigma, amp, np.abs(phase) < 2.0)
+
+
+def _ringing(table: TemplateTable, n: int, centre: np.ndarray, phase: np.ndarray,
+             amp: np.ndarray) -> np.ndarray:
+    """Sum over the edges of their ringing (:meth:`TemplateTable.response`) on samples ``0 … n−1``."""
+    reach = np.arange(-int(table.ringing_u[-1]) - 1, int(table.ringing_u[-1]) + 2)
+    idx = centre[:, None] + reach[None, :]
+    ok = (idx >= 0) & (idx < n)
+    values = table.response(reach[None, :] - phase[:, None], amp[:, None])
+    out = np.zeros(n)
+    np.add.at(out, idx[ok], values[ok])
+    return out
+
+
+def fit_joint(template: Template, y: np.ndarray, tau0: np.ndarray,
+              noise_rms: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Gauss–Newton fit of K edges sharing one window: ``y[m] = Σₖ Aₖ·g(m − τₖ) + a + b·m/L``.
+
+    Parameters
+    ----------
+    y : (clusters, L) windows
+    tau0 : (clusters, K) seeds of the edge times in window samples
+
+    Returns
+    -------
+    Times ``τ`` (samples from the window start), their 1-sigma from the fit's covariance with the
+    capture's noise ``noise_rms``, and amplitudes, each (clusters, K).
+    """
+    n_cl, n_edges = tau0.shape
+    m = np.arange(y.shape[1], dtype=np.float64)
+    nuisance = np.broadcast_to(np.stack([np.ones_like(m), m / m[-1]]), (n_cl, 2, len(m)))
+    tau = tau0.astype(np.float64).copy()
+    g, dg = template.evaluate(m[None, None, :] - tau[:, :, None])
+    design = np.concatenate([g, nuisance], axis=1)  # amplitudes, offset, slope at the seeds: linear
+    theta = _solve(design, y)[0]
+    amp = theta[:, :n_edges]
+    for _ in range(JOINT_STEPS):
+        jac = np.concatenate([g, -amp[:, :, None] * dg, nuisance], axis=1)
+        resid = y - np.einsum("ck,ckl->cl", amp, g) - np.einsum("cj,cjl->cl", theta[:, n_edges:], nuisance)
+        step, cov = _solve(jac, resid)
+        amp = amp + step[:, :n_edges]
+        theta = np.concatenate([amp, theta[:, n_edges:] + step[:, 2 * n_edges:]], axis=1)
+        dtau = np.clip(step[:, n_edges:2 * n_edges], -0.5, 0.5)
+        tau = tau + dtau
+        g, dg = template.evaluate(m[None, None, :] - tau[:, :, None])
+        if np.max(np.abs(dtau)) < JOINT_TOLERANCE_SAMPLES:
+            break
+    var_tau = np.diagonal(cov, axis1=1, axis2=2)[:, n_edges:2 * n_edges]
+    return tau, noise_rms * np.sqrt(var_tau), amp
+
+
+def _solve(jac: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Least-squares solutions of ``jac[c]ᵀ·θ = y[c]`` for every c, and their (JᵀJ)⁻¹ (a pseudo-inverse:
+    two detections of one step would make it singular)."""
+    cov = np.linalg.pinv(np.einsum("cil,cjl->cij", jac, jac), hermitian=True)
+    return np.einsum("cij,cjl,cl->ci", cov, jac, y), cov
