@@ -45,6 +45,7 @@ WANDER_STEP_S = 0.01  # the clock ratio's wander is piecewise constant on this g
 WANDER_CROSSOVER_S = 30.0  # white-FM and random-walk-FM parts of the wander have equal Allan dev here
 FULL_SCALE_CODE = 1 << 23  # 24-bit PCM
 WAV_MAX_BYTES = (1 << 32) - (1 << 16)  # RIFF size field is 32 bits
+WAV_MAX_S = WAV_MAX_BYTES / 6 / SAMPLE_RATE_HZ  # 6 bytes per frame: 24-bit stereo
 
 
 @dataclass(frozen=True)
@@ -240,6 +241,8 @@ def _check_numbers(seed: int, f_cpu_hz: float | None, duration_s: float | None, 
         raise PintimeError(f"seed must be a non-negative integer, got {seed!r}")
     if duration_s is not None and not (np.isfinite(duration_s) and duration_s * SAMPLE_RATE_HZ >= 1):
         raise PintimeError(f"the duration must be at least one sample (5.2 µs), got {duration_s} s")
+    if duration_s is not None and duration_s > WAV_MAX_S:
+        raise PintimeError(f"the duration {duration_s:g} s is longer than a WAV can hold ({WAV_MAX_S:.0f} s)")
     if f_cpu_hz is None:
         raise PintimeError(f"F_CPU unknown: give --f-cpu-hz or put f_cpu_hz in {sim_json}")
     if not (np.isfinite(float(f_cpu_hz)) and float(f_cpu_hz) > 0):
@@ -324,7 +327,7 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
                     strict=True))
     times_s = edges.time / f_cpu_hz
     start_s = min(0.0, float(times_s[0])) - PREROLL_S - rngs["start"].random() / SAMPLE_RATE_HZ
-    if times_s[-1] - start_s > WAV_MAX_BYTES / 6 / SAMPLE_RATE_HZ:  # before the wander spans it all
+    if times_s[-1] - start_s > WAV_MAX_S:  # found out before the wander is drawn over the whole span
         raise PintimeError(f"{edges_csv}: edges span {times_s[-1] - start_s:.3g} s at {f_cpu_hz:g} Hz, "
                            "longer than a WAV can hold (4 GiB)")
     wander_s = wander_phase(times_s - start_s, profile.wander_adev_1s, rngs["wander"])
