@@ -327,6 +327,18 @@ def test_synth_hostile_sim_json(tmp_path, real, name):
     assert not (tmp_path / "out.wav").exists()
 
 
+@pytest.mark.parametrize("option, value", [("--duration-s", "1e308"), ("--duration-s", "1e300"),
+                                           ("--duration-s", "nan"), ("--f-cpu-hz", "inf"),
+                                           ("--seed", "1.5"), ("--seed", "-1")])
+def test_synth_hostile_numbers(tmp_path, real, option, value):
+    (tmp_path / "r.edges.csv").write_bytes(real["csv"])
+    code, _, lines = run_cli(["synth", tmp_path / "r.edges.csv", "-o", tmp_path / "o.wav",
+                              "--f-cpu-hz", "1e6", option, value])
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("pintime: error: "), lines
+    assert len(lines[0]) < 200, lines  # not a 300-digit number
+    assert not (tmp_path / "o.wav").exists()
+
+
 def _validate_result() -> dict:
     """A real-shaped `pintime validate --json` result (of the exact edges: no WAV needed)."""
     return {"capture": "x.wav", "method": "template", "truth": "t.json", "edges": {}, "table1": [
