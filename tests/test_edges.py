@@ -23,6 +23,8 @@ from pintime import soundcard as sc
 from pintime.cli import main
 from pintime.edgecheck import errors_of, match
 from pintime.edgelist import read_edge_list
+from pintime.edges import Edges
+from pintime.errors import PintimeError
 from pintime.locate import locate_capture
 from pintime.synth import synthesize
 
@@ -173,3 +175,34 @@ def test_without_calibration_train_the_template_is_learned_blind(tmp_path):
                                                          ("threshold", locate_capture(wav, "threshold")))}
     assert errors_of(template, truth)["matched"] == len(truth.time)
     assert rms["template"] < 1.1 * rms["threshold"] < 500, rms
+
+
+def _pin_edges(time: np.ndarray, channel: np.ndarray, unit_s: float | None) -> Edges:
+    order = np.argsort(time, kind="stable")
+    time, channel = time[order], channel[order]
+    polarity = np.ones(len(time), np.int8)
+    for ch in (0, 1):
+        polarity[channel == ch] = np.where(np.arange(np.sum(channel == ch)) % 2 == 0, 1, -1)
+    return Edges(time, channel.astype(np.int8), polarity, np.zeros(len(time)), unit_s, "test")
+
+
+def test_match_follows_sparse_reference_edges_over_a_long_capture():
+    """800 s, a 1 Hz reference square wave and edges located with ~1 µs errors (the inflection method): a
+    scale taken from one median reference interval is off by ~0.1 ppm, 80 µs at the end, far beyond the
+    match tolerance; following the reference edges first, every located edge still finds its exact one."""
+    rng = np.random.default_rng(5)
+    pulses_cycles = np.cumsum(rng.integers(2_000, 9_000, 200_000)).astype(np.float64)  # 1 MHz cycles
+    ref_cycles = 300_000.0 + 500_000.0 * np.arange(1600)
+    exact = _pin_edges(np.concatenate([pulses_cycles, ref_cycles]),
+                       np.concatenate([np.zeros(len(pulses_cycles)), np.ones(len(ref_cycles))]), None)
+    t_s = 0.1 + exact.time * 1e-6 * (1 + 40e-6) + rng.normal(0.0, 1e-6, len(exact.time))
+    located = Edges(t_s, exact.channel, exact.polarity, np.full(len(t_s), 1e-6), 1.0, "located")
+    idx, err = match(located, exact)
+    assert len(idx) == len(t_s)
+    # the located noise (the time map, a knot every 20 ms, takes a part of it), not a wrong pairing (≥ 2 ms)
+    assert np.max(np.abs(err)) < 6e-6 and 0.8e-6 < np.sqrt(np.mean(err ** 2)) < 1.0e-6
+    # another capture's edges: refused, not described by the few that happen to fall near an exact edge
+    shuffled = Edges(np.sort(t_s + rng.uniform(0, 4e-3, len(t_s))), exact.channel, exact.polarity,
+                     located.sigma, 1.0, "other")
+    with pytest.raises(PintimeError, match="another capture"):
+        match(shuffled, exact)
