@@ -36,7 +36,7 @@ from pintime.soundcard import (
     highpass_ba,
     lowpass_table,
 )
-from pintime.userfiles import read_json, write_text
+from pintime.userfiles import read_json, refuse_overwrite, write_text
 
 BLOCK_SAMPLES = 1 << 16  # 0.34 s per block: a few MB of float64 per channel
 PREROLL_S = 0.05  # recording starts this long (plus a random fraction of a sample) before cycle 0
@@ -226,9 +226,7 @@ class _Hum:
 def _check_paths(edges_csv: Path, wav_path: Path) -> None:
     if not edges_csv.is_file():
         raise PintimeError(f"{edges_csv}: edge list not found")
-    protected = {edges_csv.resolve(), sim_json_path(edges_csv).resolve()}
-    if wav_path.resolve() in protected or sidecar_path(wav_path).resolve() in protected:
-        raise PintimeError(f"{wav_path}: refusing to overwrite the input {edges_csv} or its simulation JSON")
+    refuse_overwrite([wav_path, sidecar_path(wav_path)], [edges_csv, sim_json_path(edges_csv)])
     if wav_path.suffix.lower() != ".wav":
         raise PintimeError(f"{wav_path}: the output must be a .wav file")
     if sidecar_path(wav_path).is_dir():  # found out before the long render, not after
