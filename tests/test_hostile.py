@@ -581,6 +581,7 @@ def _inputs(tmp_path: Path) -> dict[str, Path]:
     (tmp_path / "link").symlink_to(tmp_path / "t.edges.csv")
     (tmp_path / "truth-link").symlink_to(tmp_path / "t.json")
     os.link(tmp_path / "t.edges.csv", tmp_path / "hard-link")
+    os.link(tmp_path / "t.edges.csv", tmp_path / "hard.wav")
     return {"edges": tmp_path / "t.edges.csv", "truth": tmp_path / "t.json", "result": tmp_path / "r.json"}
 
 
@@ -601,6 +602,7 @@ OVERWRITES: dict[str, Callable[[dict[str, Path]], list]] = {
     "edges --csv capture": lambda p: ["edges", p["edges"], "--csv", p["edges"].parent / "link"],
     "synth -o edges": lambda p: ["synth", p["edges"], "-o", p["edges"]],
     "synth -o link": lambda p: ["synth", p["edges"], "-o", p["edges"].parent / "link"],
+    "synth -o hard link": lambda p: ["synth", p["edges"], "-o", p["edges"].parent / "hard.wav"],
     "synth sidecar = run json": lambda p: ["synth", p["edges"], "-o", p["truth"].with_suffix(".wav")],
     "report -o result": lambda p: ["report", p["result"], "-o", p["result"]],
     "report -o result link": lambda p: ["report", p["result"], "-o", p["edges"].parent / "r-link"],
