@@ -40,6 +40,7 @@ LEARN_EDGES = 1300  # enough measurement-channel edges to hold the whole train (
 SIMPLE_HALF = 16  # window half-width of the threshold and inflection methods (and of the seeds)
 MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this far inside a block's data
 BLIND_ROUNDS = 4  # fit / refit alternations of blind template learning
+TRAIN_KNOT_EDGES = 20  # knots of the train's line when a method's error is measured on it (~20 ms apart)
 
 
 @dataclass(frozen=True)
@@ -168,15 +169,25 @@ def _learn_blind(pos: np.ndarray, y: np.ndarray, seeds: np.ndarray) -> Template:
 
 
 def _method_rms(method: str, table: TemplateTable, noise: float, train_data: list) -> tuple[float, float]:
-    """RMS error of a method on the calibration train's edges against their best straight line, and the
-    RMS of the uncertainties the method itself gave them (both in samples)."""
+    """RMS error of a method on the calibration train's edges about their line, and the RMS of the
+    uncertainties the method itself gave them (both in samples).
+
+    The line is piecewise linear in the edge index, a knot every ``TRAIN_KNOT_EDGES`` edges, so that the
+    sample clock's wander over the train (nanoseconds in a second, DESIGN.md §5) is not charged to the
+    method; a method's sub-sample bias repeats every ~10 edges (the train's period is 0.104 sample past a
+    whole number, FORMAT.md), far too fast for the knots to take it.
+    """
     pos, sign, y_simple, y = train_data
     phase, sigma, _ = locate_single(method, table, noise, y_simple, y[:, -int(train.WINDOW[0]) + np.arange(
         -FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)])
     est = pos + phase
-    v = np.stack([np.ones(len(est)), np.arange(len(est), dtype=np.float64), (sign < 0).astype(np.float64)], 1)
+    k = np.arange(len(est), dtype=np.float64) / TRAIN_KNOT_EDGES
+    knots = np.arange(int(np.ceil(k[-1])) + 1)
+    hat = np.maximum(0.0, 1.0 - np.abs(k[:, None] - knots[None, :]))  # continuous piecewise-linear basis
+    v = np.column_stack([hat, (sign < 0).astype(np.float64)])
     resid = est - v @ np.linalg.lstsq(v, est, rcond=None)[0]
-    return float(np.sqrt(np.sum(resid ** 2) / (len(est) - 3))), float(np.sqrt(np.mean(sigma ** 2)))
+    dof = max(1, len(est) - v.shape[1])
+    return float(np.sqrt(np.sum(resid ** 2) / dof)), float(np.sqrt(np.mean(sigma ** 2)))
 
 
 def locate_single(method: str, table: TemplateTable, noise: float, y_simple: np.ndarray,
