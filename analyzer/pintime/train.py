@@ -16,7 +16,7 @@ from pintime.template import Template
 
 MIN_TRAIN_EDGES = 100  # fewer evenly spaced edges are not a calibration train
 SPACING_TOLERANCE_SAMPLES = 2.0  # coarse positions are whole samples: spacing wobbles by ±1
-TEMPLATE_HALF_SAMPLES = 64  # U: a sharp filter still rings at ~1e-4 of the step 48 samples out
+TEMPLATE_HALF_SAMPLES = 48  # U: well beyond the anti-alias ringing of common ADC decimation filters
 KNOT_SAMPLES = 0.0625  # spline knots: a sharp filter's edge needs 16 per sample to stay below the noise
 FINE_EDGES = 500  # the fine template is fitted to this many train edges (cost ∝ edges × coefficients²)
 COARSE_KNOT_SAMPLES = 0.25  # knots while the train's line converges (16× cheaper normal equations)
