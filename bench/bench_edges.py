@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import soundfile as sf
+from figures import check_short
 from pintime import soundcard as sc
 from pintime.edgecheck import errors_of
 from pintime.edgelist import read_edge_list
@@ -99,6 +100,10 @@ def main() -> int:
           "decoding time.")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(rows, indent=2) + "\n")
+    if args.short:
+        return check_short("bench_edges", rows, ["rms_ns", "crlb_ns", "interval_rms_ns", "bias_rise_ns",
+                                                 "bias_fall_ns", "max_ns", "matched", "seconds",
+                                                 "x_real_time", "x_decode"])
     return 0
 
 

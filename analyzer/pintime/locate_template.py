@@ -145,7 +145,7 @@ def fit_groups(table: TemplateTable, x: np.ndarray, centre: np.ndarray, phase0: 
         first = np.flatnonzero(~single & (np.diff(cluster, prepend=-1) > 0))
         # clusters of one shape (edge count and spacings) are fitted together
         shapes: dict[tuple[int, ...], list[int]] = {}
-        for f in first:
+        for f in first.tolist():
             k = f + np.arange(size[f])
             shapes.setdefault(tuple(centre[k] - centre[f]), []).append(f)
         for offsets, firsts in shapes.items():
