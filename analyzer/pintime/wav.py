@@ -119,6 +119,10 @@ def iter_blocks(info: WavInfo, block_frames: int, pad_frames: int,
                 if len(new) != want_hi - read_hi:
                     raise PintimeError(f"{info.path}: truncated file: audio ends at frame "
                                        f"{read_hi + len(new)} of {info.frames}")
+                finite = np.isfinite(new).all(axis=1)
+                if not finite.all():  # a float WAV can hold NaN/inf (or doubles beyond float32): damage
+                    raise PintimeError(f"{info.path}: sample at frame {read_hi + int(np.argmin(finite))} "
+                                       "is not a finite number (damaged float recording)")
                 buf = np.concatenate([buf, new])
                 read_hi = want_hi
             yield Block(buf_first, buf, own_lo, own_hi)
