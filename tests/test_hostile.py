@@ -222,14 +222,14 @@ def test_unreadable_capture(hostile, tmp_path):
     assert_fails(["analyze", path], path)
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: wav.py passes NaN samples to the locators, which then "
-                   "report NaN noise and CRLB and lose edges instead of refusing the file")
-def test_wav_with_nan_samples(tmp_path):
-    frames, rate = sf.read(CAPTURE_WAV, frames=192000, dtype="float32")
-    frames[150000:150010] = np.nan  # after the first 0.2 s, where edge detection starts
-    path = tmp_path / "nan.wav"
-    sf.write(path, frames, rate, subtype="FLOAT")
-    assert_fails(["edges", path, "--csv", tmp_path / "e.csv"], path)
+@pytest.mark.parametrize("subtype, value", [("FLOAT", np.nan), ("DOUBLE", 1e308)])
+def test_wav_with_non_finite_samples(tmp_path, subtype, value):
+    """NaN samples reached the locators, which reported NaN noise and CRLB and lost edges, exit 0."""
+    frames, rate = sf.read(CAPTURE_WAV, frames=192000, dtype="float64")
+    frames[150000:150010] = value  # after the first 0.2 s, where edge detection starts
+    path = tmp_path / "damaged.wav"
+    sf.write(path, frames, rate, subtype=subtype)
+    assert "frame 150000" in assert_fails(["edges", path, "--csv", tmp_path / "e.csv"], path)
 
 
 @pytest.mark.parametrize("sidecar", [b"", b"[" * 100000, b"[]", b'{"source_edges": 5}', b"\xff"])
