@@ -137,7 +137,10 @@ def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple
     if idx is not None:
         fit = train.learn_from_train(y[idx], pos[idx], seeds[idx], sign[idx] < 0)
         return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]]
-    return _learn_blind(pos, y, seeds), None, noise, []
+    try:
+        return _learn_blind(pos, y, seeds), None, noise, []
+    except PintimeError as err:  # name the capture
+        raise PintimeError(f"{info.path}: {err}") from None
 
 
 def _pool(parts: list[tuple[float, int]]) -> float:
