@@ -96,6 +96,8 @@ def real(tmp_path_factory) -> dict[str, bytes]:
     d = tmp_path_factory.mktemp("real")
     frames, rate = sf.read(CAPTURE_WAV, frames=48000, dtype="int32")
     sf.write(d / "short.wav", frames, rate, subtype="PCM_24")
+    second, _ = sf.read(CAPTURE_WAV, frames=192000, dtype="int32")  # past detection's first 0.2 s
+    sf.write(d / "swapped.wav", second[:, ::-1], rate, subtype="PCM_24")
     return {
         "csv": _lines(SIM / "table1.edges.csv", 400),
         "vcd": _lines(SIM / "table1.vcd", 800),
@@ -103,6 +105,7 @@ def real(tmp_path_factory) -> dict[str, bytes]:
         "blocks": (SIM / "table2.blocks.json").read_bytes(),
         "visits": _lines(SIM / "table2.visits.csv", 50),
         "wav": (d / "short.wav").read_bytes(),
+        "swapped": (d / "swapped.wav").read_bytes(),
     }
 
 
@@ -157,6 +160,7 @@ CAPTURES: dict[str, Callable[[dict[str, bytes]], bytes]] = {
     "random-after-header.wav": lambda r: r["wav"][:44] + np.random.default_rng(3).bytes(len(r["wav"]) - 44),
     "riff-random.wav": lambda r: b"RIFF\x00\x10\x00\x00WAVE" + np.random.default_rng(4).bytes(3000),
     "csv-named.wav": lambda r: r["csv"],
+    "swapped-channels.wav": lambda r: r["swapped"],
 }
 
 
