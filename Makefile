@@ -139,8 +139,8 @@ clean:
 SYNTH_PROFILES   := default paper wide-filter noisy
 EXAMPLE_PROFILES := default wide-filter noisy
 SEED             ?= 1
-# the committed examples end in the QUIET after repetition 1's last frame (RUN, CAL and two repetitions)
-EXAMPLE_S        := 4.565
+# the committed examples (RUN, CAL and two repetitions) end inside the SYNC high of repetition 2's RUN frame
+EXAMPLE_S        := 4.5632
 .PHONY: synth-captures example-captures
 
 synth-captures: $(SYNTH_PROFILES:%=$(BUILD)/captures/table1-%.wav)

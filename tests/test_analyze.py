@@ -260,11 +260,12 @@ def test_inverted_capture_is_analysed_and_reported(capsys, tmp_path, truth):
 
 @pytest.mark.parametrize("profile,method", [("default", "template"), ("noisy", "inflection")])
 def test_wav_captures_go_through_the_same_pipeline(capsys, tmp_path, profile, method):
-    """The committed example WAVs (captures/README.md: RUN, CAL and two repetitions) via the WAV edge
-    locator: every frame decodes, whatever the edge method and the card (the noisy card inverts)."""
+    """The committed example WAVs (captures/README.md: RUN, CAL, two repetitions, then the start of the next
+    frame's SYNC) via the WAV edge locator: every whole frame decodes and the cut one is incomplete,
+    whatever the edge method and the card (the noisy card inverts)."""
     result = run_json(capsys, tmp_path, "analyze", str(ROOT / "captures" / f"table1-{profile}.wav"),
                       "--method", method)
-    assert result["frames"] | {"reasons": None} == {"decoded": 28, "rejected": 0, "incomplete": 0,
+    assert result["frames"] | {"reasons": None} == {"decoded": 28, "rejected": 0, "incomplete": 1,
                                                       "missing": None, "reasons": None,
                                                       "polarity_inverted": False}
     assert [r["count"] for r in result["table1"]] == [2] * len(PAPER_TABLE1)
