@@ -271,3 +271,11 @@ def test_wav_captures_go_through_the_same_pipeline(capsys, tmp_path, profile, me
     assert [r["count"] for r in result["table1"]] == [2] * len(PAPER_TABLE1)
     line20 = next(r for r in result["table1"] if r["technique"] == "line_fit" and r["n"] == 20)
     assert abs(line20["mean_us"] - 100) < (0.001 if method == "template" else 0.1)
+
+
+def test_wav_plots_include_the_captured_edge(capsys, tmp_path):
+    """`analyze --plots` on a WAV adds the paper's Fig. 6 (one captured edge, each method's time)."""
+    assert main(["analyze", str(ROOT / "captures" / "table1-default.wav"), "--plots", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert {p.name for p in tmp_path.glob("*.png")} == {"fig2_line_fit.png", "fig3_outlier.png",
+                                                        "fig6_edge.png", "fig7_executing_error.png"}

@@ -186,6 +186,9 @@ def write_figures(a: Analysis, directory: Path) -> None:
         raise PintimeError("--plots: no figures for user programs yet")
     try:
         plots = write_plots(a, directory) if a.table2 is None else write_table2_plots(a.table2, directory)
+        if a.method != "exact":  # a WAV: one captured edge with the time each method gives it (Fig. 6)
+            from pintime.plots_edges import fig6_edge
+            plots.append(fig6_edge(a.path, directory))
     except OSError as err:
         raise PintimeError(f"{directory}: cannot write the figures ({err.strerror or err})") from None
     for p in plots:
