@@ -11,7 +11,7 @@ from pintime.errors import PintimeError
 # subcommand → module that provides ``add_arguments(parser)`` and ``run(args) -> int``
 COMMANDS: dict[str, tuple[str, str]] = {
     "synth": ("pintime.synth_cli", "render an edge list into the WAV a sound card would record"),
-    "analyze": ("pintime.analyze_cli", "print the paper's Table 1 from a capture (WAV, VCD or edge list)"),
+    "analyze": ("pintime.analyze_cli", "print Table 1, Table 2 or your functions' times from a capture"),
     "validate": ("pintime.validate_cli", "compare a capture's estimates with the simavr truth"),
     "edges": ("pintime.edges_cli", "every edge of a capture: time, channel, polarity, uncertainty"),
     "cfg": ("pintime.cfg_cli", "basic blocks of a compiled AVR function with their cycle costs (Table 2)"),
