@@ -9,7 +9,6 @@ from __future__ import annotations
 import binascii
 import json
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -97,18 +96,8 @@ def test_validate_against_truth(capsys, tmp_path, truth):
     assert result["edges"] == {}  # exact capture: no located edges to check
 
 
-@pytest.fixture(scope="module")
-def build_16mhz(tmp_path_factory) -> Path:
-    """A 16 MHz, 2-repetition run of the real firmware in simavr (a time base that is not 1 µs/cycle)."""
-    build = tmp_path_factory.mktemp("build16")
-    subprocess.run(["make", "-s", "-C", str(ROOT), f"BUILD={build}", "F_CPU=16000000", "REPS=2",
-                    "PROGRAMS=table1",
-                    "sim"], check=True, capture_output=True)
-    return build / "sim"
-
-
 def test_table1_exact_at_16mhz(capsys, tmp_path, build_16mhz):
-    result = run_json(capsys, tmp_path, "analyze", str(build_16mhz / "table1.edges.csv"))
+    result = run_json(capsys, tmp_path, "analyze", str(build_16mhz / "sim" / "table1.edges.csv"))
     assert_exact_table1(result, 16_000_000, 2)
     assert result["table1"][0]["mean_us"] == pytest.approx(6.25, abs=1e-12)  # 100 cycles at 16 MHz
 

@@ -108,16 +108,6 @@ def built_reps(flags: Path) -> int:
     return int(match.group(1))
 
 
-@pytest.fixture(scope="module")
-def build_16mhz(tmp_path_factory) -> Path:
-    """A 16 MHz build with REPS=2 (firmware, harness, simavr run) in a temporary build directory."""
-    build = tmp_path_factory.mktemp("build16")
-    subprocess.run(["make", "-s", "-C", str(ROOT), f"BUILD={build}", "F_CPU=16000000", "REPS=2",
-                    "PROGRAMS=table1",
-                    "sim"],
-                   check=True, capture_output=True, text=True)
-    return build
-
 
 @pytest.fixture(scope="module", params=["1MHz", "16MHz"])
 def run(request) -> Run:

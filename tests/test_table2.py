@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from fractions import Fraction
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from pintime.cli import main
 from pintime.edgelist import read_edge_list
 from pintime.errors import PintimeError
 from pintime.frames import decode_frames
+from simbuild import make_build
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILDS = {"1MHz": (1_000_000, 3, 200), "16MHz": (16_000_000, 2, 150)}  # F_CPU, measurements, rounds
@@ -172,10 +172,8 @@ def test_nearly_dependent_column_is_refused():
 def sim(request, tmp_path_factory) -> Path:
     """A small table2 run: build/sim/table2.* in a temporary BUILD; returns the prefix."""
     f_cpu_hz, measurements, rounds = BUILDS[request.param]
-    build = tmp_path_factory.mktemp(f"t2_{request.param}")
-    subprocess.run(["make", "-s", "-C", str(ROOT), f"BUILD={build}", f"F_CPU={f_cpu_hz}",
-                    f"MEASUREMENTS={measurements}", f"ROUNDS={rounds}", "PROGRAMS=table2", "sim"],
-                   check=True, capture_output=True, text=True)
+    build = make_build(tmp_path_factory.mktemp(f"t2_{request.param}"), "sim", F_CPU=f_cpu_hz,
+                       MEASUREMENTS=measurements, ROUNDS=rounds, PROGRAMS="table2")
     return build / "sim" / "table2"
 
 

@@ -25,6 +25,7 @@ from pintime.cfg import (
     visits_from_histogram,
     watch_addresses,
 )
+from simbuild import make_build
 from test_firmware import US, Run, header_cycles, load_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,10 +49,8 @@ class Table2Run:
 @pytest.fixture(scope="module", params=list(BUILDS))
 def t2(request, tmp_path_factory) -> Table2Run:
     f_cpu_hz, measurements, rounds = BUILDS[request.param]
-    build = tmp_path_factory.mktemp(f"table2_{request.param}")
-    subprocess.run(["make", "-s", "-C", str(ROOT), f"BUILD={build}", f"F_CPU={f_cpu_hz}",
-                    f"MEASUREMENTS={measurements}", f"ROUNDS={rounds}", "PROGRAMS=table2", "sim"],
-                   check=True, capture_output=True, text=True)
+    build = make_build(tmp_path_factory.mktemp(f"table2_{request.param}"), "sim", F_CPU=f_cpu_hz,
+                       MEASUREMENTS=measurements, ROUNDS=rounds, PROGRAMS="table2")
     prefix = build / "sim" / "table2"
     elf = build / "firmware" / "table2.elf"
     watch = np.array([int(line, 16) for line in Path(f"{prefix}.watch").read_text().split()], dtype=np.int64)

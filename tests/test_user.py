@@ -17,6 +17,7 @@ import pytest
 from pintime.cli import main
 from pintime.edgelist import read_edge_list
 from pintime.frames import decode_frames
+from simbuild import make_build
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
@@ -133,8 +134,7 @@ def test_make_user_builds_your_own_file(capsys, tmp_path):
                     'void three_nops(void) { __asm__ volatile("nop\\n\\tnop\\n\\tnop"); }\n'
                     "PINTIME_FUNCTIONS(three_nops);\n")
     build = tmp_path / "build"
-    subprocess.run(["make", "-s", "-C", str(ROOT), f"BUILD={build}", f"USER_SRC={mine}", "USER_REPS=3",
-                    "USER_M=5", "user", f"{build}/sim/user.json"], check=True, capture_output=True)
+    make_build(build, "user", f"{build}/sim/user.json", USER_SRC=mine, USER_REPS=3, USER_M=5)
     result = run_json(capsys, tmp_path, "analyze", str(build / "sim" / "user.edges.csv"),
                       "--elf", str(build / "firmware" / "user.elf"))
     [row] = result["user"]
