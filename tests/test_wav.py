@@ -10,6 +10,7 @@ import soundfile as sf
 from pintime import soundcard as sc
 from pintime.cli import main
 from pintime.synth import synthesize
+from pintime.wav import iter_blocks, open_wav
 
 FS = sc.SAMPLE_RATE_HZ
 
@@ -82,3 +83,20 @@ def test_clipped(capsys, tmp_path):
     wav = synthesize(edges, tmp_path / "loud.wav", loud, 1, f_cpu_hz=1e6).wav_path
     line = run_edges(capsys, wav)
     assert "clipped signal at 0.0" in line and "left channel" in line
+
+
+def test_blocks_carry_the_file_samples_with_padding(tmp_path):
+    """Every block holds exactly the file's frames around its owned range; owned ranges tile the request."""
+    path = tmp_path / "blocks.wav"
+    x = noise(0.1, level=0.1)
+    sf.write(path, x, FS, subtype="PCM_24")
+    exact = sf.read(path, dtype="float32")[0]
+    info = open_wav(path)
+    owned = []
+    for block in iter_blocks(info, block_frames=5000, pad_frames=300, start_frame=1234, stop_frame=17000):
+        lo, hi = block.first, block.first + len(block.data)
+        assert lo <= max(0, block.own_lo - 300) and hi >= min(info.frames, block.own_hi + 300)
+        np.testing.assert_array_equal(block.data, exact[lo:hi])
+        owned.append((block.own_lo, block.own_hi))
+    assert owned[0][0] == 1234 and owned[-1][1] == 17000
+    assert all(a[1] == b[0] for a, b in zip(owned, owned[1:], strict=False))

@@ -115,18 +115,25 @@ def iter_blocks(info: WavInfo, block_frames: int, pad_frames: int,
             own_hi = min(own_lo + block_frames, stop)
             want_hi = min(own_hi + pad_frames, info.frames)
             if want_hi > read_hi:
-                new = f.read(want_hi - read_hi, dtype="float32", always_2d=True)
-                if len(new) != want_hi - read_hi:
+                kept = len(buf)
+                buf = np.concatenate([buf, np.empty((want_hi - read_hi, CHANNELS), dtype=np.float32)])
+                got = len(f.read(out=buf[kept:]))  # read in place: no copy of the new samples
+                if got != want_hi - read_hi:
                     raise PintimeError(f"{info.path}: truncated file: audio ends at frame "
-                                       f"{read_hi + len(new)} of {info.frames}")
-                finite = np.isfinite(new).all(axis=1)
-                if not finite.all():  # a float WAV can hold NaN/inf (or doubles beyond float32): damage
-                    raise PintimeError(f"{info.path}: sample at frame {read_hi + int(np.argmin(finite))} "
-                                       "is not a finite number (damaged float recording)")
-                buf = np.concatenate([buf, new])
+                                       f"{read_hi + got} of {info.frames}")
+                if info.subtype not in _PCM_BITS:  # a float WAV can hold NaN/inf (or doubles beyond float32)
+                    _refuse_non_finite(info, buf[kept:], read_hi)
                 read_hi = want_hi
             yield Block(buf_first, buf, own_lo, own_hi)
             keep_from = max(buf_first, own_hi - pad_frames)
             buf = buf[keep_from - buf_first:]
             buf_first = keep_from
             own_lo = own_hi
+
+
+def _refuse_non_finite(info: WavInfo, new: np.ndarray, first: int) -> None:
+    """PintimeError naming the first frame of ``new`` (frame ``first`` onwards) holding NaN or inf."""
+    finite = np.isfinite(new).all(axis=1)
+    if not finite.all():
+        raise PintimeError(f"{info.path}: sample at frame {first + int(np.argmin(finite))} "
+                           "is not a finite number (damaged float recording)")
