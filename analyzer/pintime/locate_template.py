@@ -45,8 +45,10 @@ class TemplateTable:
     """The linear model per tabulated phase (pseudo-inverse, timing variance) and neighbours' ringing."""
 
     template: Template
-    ringing_u: np.ndarray  # fine grid of u (samples) ...
-    ringing: np.ndarray  # ... and a neighbour's response there, without its final straight line
+    ringing_u0: float  # a neighbour's response without its final straight line, at u = ringing_u0 + k/128 …
+    ringing: np.ndarray  # … (zero at both ends: u beyond the table is clipped to them) …
+    ringing_slope: np.ndarray  # … and its change to the next entry (linear interpolation)
+    ringing_half: int  # the response is 0 beyond ±ringing_half samples
     reach_samples: float  # neighbours closer than this (centre to centre) reach into a window
     pinv: np.ndarray  # (phases, P, L)
     timing_var: np.ndarray  # (phases,) variance of A·δ per unit noise variance: (JᵀJ)⁻¹ at (1, 1)
@@ -67,21 +69,26 @@ class TemplateTable:
         end = template.half_samples
         settled = np.linspace(end - SETTLED_SAMPLES, end, 64)  # the straight line the response ends on
         slope, offset = np.polyfit(settled, template.evaluate(settled)[0], 1)
-        ringing_u = np.arange(-end - 1, end + 1, 1.0 / RINGING_PER_SAMPLE)
+        half = int(np.ceil(end)) + 1
+        ringing_u = np.arange(-half, half, 1.0 / RINGING_PER_SAMPLE)
         g_u, _ = template.evaluate(ringing_u)
         ringing = np.where(ringing_u > 0, g_u - (offset + slope * ringing_u), g_u)
         extent = np.max(np.abs(ringing_u[np.abs(ringing) > NEGLIGIBLE_RINGING]))
         reach = extent + FIT_HALF_SAMPLES + 1
-        return cls(template, ringing_u, ringing, reach, np.einsum("qij,qjl->qil", cov, jac), cov[:, 1, 1])
+        ringing = np.pad(ringing, 2)  # two zeros at each end: a clipped index interpolates to exactly 0
+        return cls(template, -half - 2.0 / RINGING_PER_SAMPLE, ringing, np.diff(ringing, append=0.0), half,
+                   reach, np.einsum("qij,qjl->qil", cov, jac), cov[:, 1, 1])
 
     def response(self, u: np.ndarray, amp: np.ndarray) -> np.ndarray:
         """The part of a neighbour's response ``A·g(u)`` a window must lose: all of it before the edge,
         after it only the ringing about its final straight line (the line itself, offset plus droop, is
         taken by the window's own offset and slope, and is only as good as the template's end).
         Neighbours are never within the window, so ``u`` is far from 0 here, where ``g`` is smooth
-        enough for linear interpolation in a fine table.
+        enough for linear interpolation in a fine table (0 beyond it).
         """
-        return amp * np.interp(u, self.ringing_u, self.ringing, left=0.0, right=0.0)
+        x = (u - self.ringing_u0) * RINGING_PER_SAMPLE
+        i = np.clip(x.astype(np.intp), 0, len(self.ringing) - 2)  # x < 0 or beyond: a zero end
+        return amp * (self.ringing[i] + (x - i) * self.ringing_slope[i])
 
 
 @dataclass(frozen=True)
@@ -134,41 +141,58 @@ def fit_groups(table: TemplateTable, x: np.ndarray, centre: np.ndarray, phase0: 
     phase = np.where(size > 1, np.clip(phase0, -1.0, 1.0), phase0).astype(np.float64)
     amp = np.zeros(len(centre))
     sigma = np.zeros(len(centre))
+    single = np.flatnonzero(size == 1)
+    m = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
+    first = np.flatnonzero((size > 1) & (np.diff(cluster, prepend=-1) > 0))
+    # clusters of one shape (edge count and spacings) are fitted together
+    shapes: dict[tuple[int, ...], list[int]] = {}
+    for f in first.tolist():
+        shapes.setdefault(tuple((centre[f:f + size[f]] - centre[f]).tolist()), []).append(f)
     for sweep in range(SWEEPS + 1):
-        ringing = np.zeros_like(x) if sweep == 0 else _ringing(table, len(x), centre, phase, amp)
-        single = size == 1
-        m = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
-        win = centre[single, None] + m[None, :]
-        own = table.response(m[None, :] - phase[single, None], amp[single, None])
-        fit = fit_isolated(table, x[win] - ringing[win] + own, phase[single], noise_rms)
+        # every window loses its neighbours' ringing at their fits of the sweep before (none at first)
+        known = (phase.copy(), amp.copy()) if sweep else None
+        y = x[centre[single, None] + m[None, :]]
+        if known:
+            y = y - _neighbour_ringing(table, centre[single] - FIT_HALF_SAMPLES, len(m), single, single,
+                                       centre, *known)
+        fit = fit_isolated(table, y, phase[single], noise_rms)
         phase[single], sigma[single], amp[single] = fit.phase, fit.sigma, fit.amp
-        first = np.flatnonzero(~single & (np.diff(cluster, prepend=-1) > 0))
-        # clusters of one shape (edge count and spacings) are fitted together
-        shapes: dict[tuple[int, ...], list[int]] = {}
-        for f in first.tolist():
-            k = f + np.arange(size[f])
-            shapes.setdefault(tuple(centre[k] - centre[f]), []).append(f)
         for offsets, firsts in shapes.items():
             k = np.asarray(firsts)[:, None] + np.arange(len(offsets))[None, :]
             lo = centre[k[:, 0]] - FIT_HALF_SAMPLES
-            win = lo[:, None] + np.arange(offsets[-1] + 2 * FIT_HALF_SAMPLES + 1)[None, :]
-            u_own = win[:, None, :] - centre[k][:, :, None] - phase[k][:, :, None]
-            own = np.sum(table.response(u_own, amp[k][:, :, None]), axis=1)
-            p, sg, a = fit_joint(table.template, x[win] - ringing[win] + own,
-                                 centre[k] - lo[:, None] + phase[k], noise_rms)
+            length = offsets[-1] + 2 * FIT_HALF_SAMPLES + 1
+            y = x[lo[:, None] + np.arange(length)[None, :]]
+            if known:
+                y = y - _neighbour_ringing(table, lo, length, k[:, 0], k[:, -1], centre, *known)
+            p, sg, a = fit_joint(table.template, y, centre[k] - lo[:, None] + phase[k], noise_rms)
             phase[k], sigma[k], amp[k] = p - (centre[k] - lo[:, None]), sg, a
     return EdgeFit(phase, sigma, amp, np.abs(phase) < 2.0)
 
 
-def _ringing(table: TemplateTable, n: int, centre: np.ndarray, phase: np.ndarray,
-             amp: np.ndarray) -> np.ndarray:
-    """Sum over the edges of their ringing (:meth:`TemplateTable.response`) on samples ``0 … n−1``."""
-    reach = np.arange(-int(table.ringing_u[-1]) - 1, int(table.ringing_u[-1]) + 2)
-    idx = centre[:, None] + reach[None, :]
-    ok = (idx >= 0) & (idx < n)
-    values = table.response(reach[None, :] - phase[:, None], amp[:, None])
-    out = np.zeros(n)
-    np.add.at(out, idx[ok], values[ok])
+def _neighbour_ringing(table: TemplateTable, start: np.ndarray, length: int, first: np.ndarray,
+                       last: np.ndarray, centre: np.ndarray, phase: np.ndarray,
+                       amp: np.ndarray) -> np.ndarray:
+    """Ringing (:meth:`TemplateTable.response`) of the edges outside each window on its samples.
+
+    Window ``w`` holds samples ``start[w] … start[w] + length − 1`` and its own edges ``first[w] …
+    last[w]`` (indices into the sorted ``centre``); the edges before and after it are added, nearest
+    first, as long as their response (``ringing_half`` samples either side, ±2 of phase) can reach it.
+    """
+    out = np.zeros((len(start), length))
+    lag = np.arange(length)[None, :]
+    stop = table.ringing_half + 2
+    for step, edge in ((-1, first), (1, last)):
+        w = np.arange(len(start))
+        j = edge + step
+        while True:
+            keep = (j >= 0) & (j < len(centre))
+            keep[keep] = (centre[j[keep]] > start[w[keep]] - stop) & \
+                         (centre[j[keep]] < start[w[keep]] + length - 1 + stop)
+            w, j = w[keep], j[keep]
+            if not w.size:
+                break
+            out[w] += table.response(start[w, None] + lag - centre[j, None] - phase[j, None], amp[j, None])
+            j = j + step
     return out
 
 
