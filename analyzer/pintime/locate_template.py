@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from pintime.template import Template
 
@@ -32,6 +33,7 @@ PHASES_PER_SAMPLE = 1024  # grid of tabulated phases; first-order error at half 
 PHASE_RANGE = (-1.0, 2.0)  # phases relative to the window centre the table covers
 STEPS = 3  # Gauss–Newton steps from a seed within ~0.1 sample (threshold method): then in one grid cell
 RINGING_PER_SAMPLE = 128  # neighbours' ringing is tabulated this finely (interpolation error ≪ noise)
+RINGING_MARGIN_SAMPLES = 4  # zeros the ringing table has beyond the response, for neighbours' phases
 NEGLIGIBLE_RINGING = 1e-5  # of the step: ringing below this is ignored (noise is ≳ 1e-5 of a step)
 SETTLED_SAMPLES = 4.0  # the template's last samples, where only a straight line (level, droop) is left
 SWEEPS = 2  # Gauss–Seidel sweeps after the first fit: a neighbour's ringing is a small part of a window
@@ -45,12 +47,12 @@ class TemplateTable:
     """The linear model per tabulated phase (pseudo-inverse, timing variance) and neighbours' ringing."""
 
     template: Template
-    ringing_u0: float  # a neighbour's response without its final straight line, at u = ringing_u0 + k/128 …
-    ringing: np.ndarray  # … (zero at both ends: u beyond the table is clipped to them) …
-    ringing_slope: np.ndarray  # … and its change to the next entry (linear interpolation)
+    ringing: np.ndarray  # (128, columns): a neighbour's response without its final straight line at
+    # u = column − ringing_cols + row/128 (zero beyond ±ringing_half) …
+    ringing_slope: np.ndarray  # … and its change to the next finer u (linear interpolation)
     ringing_half: int  # the response is 0 beyond ±ringing_half samples
     reach_samples: float  # neighbours closer than this (centre to centre) reach into a window
-    pinv: np.ndarray  # (phases, P, L)
+    pinv: np.ndarray  # (phases, 2, L): the pseudo-inverse's rows for A and A·δ (the others are not needed)
     timing_var: np.ndarray  # (phases,) variance of A·δ per unit noise variance: (JᵀJ)⁻¹ at (1, 1)
 
     @classmethod
@@ -70,25 +72,36 @@ class TemplateTable:
         settled = np.linspace(end - SETTLED_SAMPLES, end, 64)  # the straight line the response ends on
         slope, offset = np.polyfit(settled, template.evaluate(settled)[0], 1)
         half = int(np.ceil(end)) + 1
-        ringing_u = np.arange(-half, half, 1.0 / RINGING_PER_SAMPLE)
+        cols = half + RINGING_MARGIN_SAMPLES  # zeros either side: any neighbour's phase stays in the table
+        ringing_u = np.arange(-cols, cols, 1.0 / RINGING_PER_SAMPLE)
         g_u, _ = template.evaluate(ringing_u)
-        ringing = np.where(ringing_u > 0, g_u - (offset + slope * ringing_u), g_u)
+        ringing = np.where(ringing_u > 0, g_u - (offset + slope * ringing_u), g_u) * (np.abs(ringing_u) < half)
         extent = np.max(np.abs(ringing_u[np.abs(ringing) > NEGLIGIBLE_RINGING]))
         reach = extent + FIT_HALF_SAMPLES + 1
-        ringing = np.pad(ringing, 2)  # two zeros at each end: a clipped index interpolates to exactly 0
-        return cls(template, -half - 2.0 / RINGING_PER_SAMPLE, ringing, np.diff(ringing, append=0.0), half,
-                   reach, np.einsum("qij,qjl->qil", cov, jac), cov[:, 1, 1])
+        by_row = ringing.reshape(-1, RINGING_PER_SAMPLE).T  # [row, column]: u = column − cols + row/128
+        slope_by_row = np.diff(ringing, append=0.0).reshape(-1, RINGING_PER_SAMPLE).T
+        return cls(template, np.ascontiguousarray(by_row), np.ascontiguousarray(slope_by_row), half,
+                   reach, np.einsum("qij,qjl->qil", cov[:, :2], jac), cov[:, 1, 1])
 
-    def response(self, u: np.ndarray, amp: np.ndarray) -> np.ndarray:
-        """The part of a neighbour's response ``A·g(u)`` a window must lose: all of it before the edge,
-        after it only the ringing about its final straight line (the line itself, offset plus droop, is
-        taken by the window's own offset and slope, and is only as good as the template's end).
-        Neighbours are never within the window, so ``u`` is far from 0 here, where ``g`` is smooth
-        enough for linear interpolation in a fine table (0 beyond it).
+    def response(self, offset: np.ndarray, phase: np.ndarray, amp: np.ndarray, length: int) -> np.ndarray:
+        """The part of neighbours' responses ``A·g(u)`` a window must lose, at ``u = offset + l − phase``
+        for ``l = 0 … length − 1`` (one row per neighbour; ``offset`` in whole samples): all of it before
+        the edge, after it only the ringing about its final straight line (the line itself, offset plus
+        droop, is taken by the window's own offset and slope, and is only as good as the template's end).
+        Neighbours are never within the window, so ``u`` is far from 0 here, where ``g`` is smooth enough
+        for linear interpolation in a fine table. Rows that would leave the table (a neighbour whose fit
+        ran away) are 0.
         """
-        x = (u - self.ringing_u0) * RINGING_PER_SAMPLE
-        i = np.clip(x.astype(np.intp), 0, len(self.ringing) - 2)  # x < 0 or beyond: a zero end
-        return amp * (self.ringing[i] + (x - i) * self.ringing_slope[i])
+        fine = -phase * RINGING_PER_SAMPLE
+        step = np.floor(fine)
+        frac = fine - step  # the same sub-grid fraction for every sample of a row
+        row, whole = np.divmod(step.astype(np.intp), RINGING_PER_SAMPLE)[::-1]
+        col = offset + whole + (self.ringing.shape[1] // 2)
+        inside = (col >= 0) & (col <= self.ringing.shape[1] - length)
+        col = np.where(inside, col, 0)
+        values = sliding_window_view(self.ringing, length, axis=1)[row, col]
+        values += frac[:, None] * sliding_window_view(self.ringing_slope, length, axis=1)[row, col]
+        return values * np.where(inside, amp, 0.0)[:, None]
 
 
 @dataclass(frozen=True)
@@ -108,14 +121,21 @@ def fit_isolated(table: TemplateTable, y: np.ndarray, phase0: np.ndarray, noise_
     residual, from 2W+1 − 4 degrees of freedom, would make it scatter by ±20 %).
     """
     lo, hi = PHASE_RANGE
-    n_phase = table.pinv.shape[0]
-    phase = phase0.astype(np.float64).copy()
+    phase = phase0.astype(np.float64)  # a copy
+    q = np.full(len(phase), -1)  # the grid cell each edge's last step used
+    amp = np.zeros(len(phase))
+    todo = np.arange(len(phase))
     for _ in range(STEPS):
-        q = np.clip(((phase - lo) * PHASES_PER_SAMPLE).astype(np.int64), 0, n_phase - 1)
-        theta = np.einsum("eil,el->ei", table.pinv[q, :2], y)  # A and A·δ: the rest is not needed
-        amp = theta[:, 0]
-        cell = lo + (q + 0.5) / PHASES_PER_SAMPLE
-        phase = cell + theta[:, 1] / np.where(amp == 0, np.inf, amp)
+        q_new = np.clip(((phase[todo] - lo) * PHASES_PER_SAMPLE).astype(np.int64), 0, len(table.pinv) - 1)
+        moved = q_new != q[todo]  # an edge still in the cell of its last step would step to the same place
+        todo, q_new = todo[moved], q_new[moved]
+        if not todo.size:
+            break
+        theta = np.einsum("eil,el->ei", table.pinv.take(q_new, axis=0), y[todo])
+        q[todo], amp[todo] = q_new, theta[:, 0]
+        cell = lo + (q_new + 0.5) / PHASES_PER_SAMPLE
+        phase[todo] = cell + theta[:, 1] / np.where(theta[:, 0] == 0, np.inf, theta[:, 0])
+    cell = lo + (q + 0.5) / PHASES_PER_SAMPLE
     # var(A·δ)/A²: the amplitude is known far better than the timing term, its error is second order
     sigma = noise_rms * np.sqrt(table.timing_var[q]) / np.abs(amp)
     converged = (np.abs(phase - cell) <= 1.0 / PHASES_PER_SAMPLE) & (phase > lo) & (phase < hi)
@@ -179,7 +199,6 @@ def _neighbour_ringing(table: TemplateTable, start: np.ndarray, length: int, fir
     first, as long as their response (``ringing_half`` samples either side, ±2 of phase) can reach it.
     """
     out = np.zeros((len(start), length))
-    lag = np.arange(length)[None, :]
     stop = table.ringing_half + 2
     for step, edge in ((-1, first), (1, last)):
         w = np.arange(len(start))
@@ -191,7 +210,7 @@ def _neighbour_ringing(table: TemplateTable, start: np.ndarray, length: int, fir
             w, j = w[keep], j[keep]
             if not w.size:
                 break
-            out[w] += table.response(start[w, None] + lag - centre[j, None] - phase[j, None], amp[j, None])
+            out[w] += table.response(start[w] - centre[j], phase[j], amp[j], length)
             j = j + step
     return out
 
