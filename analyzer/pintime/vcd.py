@@ -3,24 +3,42 @@
 Times stay integers of the ``$timescale`` unit (``Edges.unit_s`` = that unit in seconds): float64 holds
 them exactly up to 2**53 units (2.5 hours at 1 ps), so every edge-to-edge distance is exact. Converting to
 seconds here would round every time by up to 1 ulp of its absolute value.
+
+The reader is a small one for the IEEE 1364 VCD that simavr writes (declarations, then ``#time`` lines and
+value changes): it splits the file into whitespace-separated tokens, a few megabytes at a time, and checks
+each one, so a damaged file fails with one line instead of being half read.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import cast
+from typing import BinaryIO
 
 import numpy as np
-from vcd.reader import ScalarChange, TokenKind, VCDParseError, tokenize
 
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 
 # VCD signals by the FORMAT.md §1 pin their name ends with (the harness writes measurement_PA0,
 # reference_PB5) → channel
-SIGNAL_CHANNELS = {"PA0": MEASUREMENT_CHANNEL, "PB5": REFERENCE_CHANNEL}
+SIGNAL_CHANNELS = {b"PA0": MEASUREMENT_CHANNEL, b"PB5": REFERENCE_CHANNEL}
 _UNIT_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "fs": 1e-15, "as": 1e-18,
            "zs": 1e-21}
+_TIMESCALE = re.compile(rb"(1|10|100)(s|ms|us|ns|ps|fs|as|zs)")
+_VAR_TYPES = {b"event", b"integer", b"parameter", b"real", b"realtime", b"reg", b"supply0", b"supply1",
+              b"time", b"tri", b"triand", b"trior", b"trireg", b"tri0", b"tri1", b"wand", b"wire", b"wor",
+              b"string"}
+_SKIPPED = {b"$comment", b"$date", b"$version", b"$scope", b"$upscope"}  # declarations that say nothing here
+_DUMP = {b"$dumpvars", b"$dumpall", b"$dumpon", b"$dumpoff", b"$end"}  # they frame value changes
+_SCALAR, _LEVELS, _VECTOR, _REAL = frozenset(b"01xzXZ"), frozenset(b"01"), frozenset(b"bB"), frozenset(b"rR")
+_EXACT_LIMIT = 2**53  # float64 holds every integer time up to this
+CHUNK_BYTES = 1 << 22  # read this much at a time: memory is bounded by the edges, not the file
+
+
+class _Malformed(Exception):
+    """Not the VCD syntax this reader knows; the message says where."""
 
 
 def read_vcd(path: str | Path) -> Edges:
@@ -35,39 +53,19 @@ def read_vcd(path: str | Path) -> Edges:
         Unreadable or malformed VCD, no timescale, times going backwards, or neither pin signal present.
     """
     path = Path(path)
-    scale_s = None
-    ids: dict[str, int] = {}
-    now = 0
-    level: dict[str, str] = {}
-    rows: list[tuple[int, int, int]] = []  # (time in VCD units, channel, new level)
     try:
         with open(path, "rb") as f:
-            for token in tokenize(f):
-                # hot path: value changes read ``token.data`` directly (the typed properties check types)
-                kind = token.kind
-                if kind is TokenKind.CHANGE_TIME:
-                    now = cast(int, token.data)
-                    if now > 2**53:
-                        raise PintimeError(f"{path}: VCD too long to keep its times exact (#{now})")
-                elif kind is TokenKind.CHANGE_SCALAR or kind is TokenKind.CHANGE_VECTOR:
-                    change = cast(ScalarChange, token.data)
-                    id_code, value = change.id_code, str(change.value).lower()
-                    if id_code in ids and value in ("0", "1"):
-                        if id_code in level and level[id_code] != value:
-                            rows.append((now, ids[id_code], int(value)))
-                        level[id_code] = value
-                elif kind is TokenKind.TIMESCALE:
-                    scale_s = token.timescale.magnitude * _UNIT_S[token.timescale.unit.value]
-                elif kind is TokenKind.VAR and token.var.size == 1:
-                    pin = token.var.reference.rsplit("_", 1)[-1]
-                    if pin in SIGNAL_CHANNELS:
-                        ids[token.var.id_code] = SIGNAL_CHANNELS[pin]
-    except (OSError, VCDParseError, UnicodeDecodeError, ValueError, KeyError) as err:
+            tokens = _tokens(f)
+            scale_s, ids, declared = _declarations(tokens)
+            rows = _changes(tokens, ids, declared, path)
+    except OSError as err:
         raise PintimeError(f"{path}: not a readable VCD ({err.__class__.__name__}: {err})") from None
+    except _Malformed as err:
+        raise PintimeError(f"{path}: not a readable VCD ({err})") from None
     if scale_s is None:
         raise PintimeError(f"{path}: VCD has no $timescale")
     if not ids:
-        names = ", ".join(SIGNAL_CHANNELS)
+        names = ", ".join(pin.decode() for pin in SIGNAL_CHANNELS)
         raise PintimeError(f"{path}: VCD has none of the pin signals {names}")
     if not rows:
         raise PintimeError(f"{path}: VCD has no pin edges")
@@ -76,3 +74,106 @@ def read_vcd(path: str | Path) -> Edges:
         raise PintimeError(f"{path}: VCD times go backwards")
     return Edges(data[:, 0].astype(np.float64), data[:, 1].astype(np.int8),
                  np.where(data[:, 2] == 1, 1, -1).astype(np.int8), np.zeros(len(data)), scale_s, str(path))
+
+
+def _tokens(f: BinaryIO) -> Iterator[bytes]:
+    """The file's whitespace-separated tokens, read ``CHUNK_BYTES`` at a time."""
+    rest = b""
+    while chunk := f.read(CHUNK_BYTES):
+        words = (rest + chunk).split()
+        rest = b"" if chunk[-1:].isspace() or not words else words.pop()  # the last may go on in the next
+        yield from words
+    yield from rest.split()
+
+
+def _until_end(tokens: Iterator[bytes], keyword: bytes) -> list[bytes]:
+    """The tokens of a ``keyword … $end`` section."""
+    words: list[bytes] = []
+    for token in tokens:
+        if token == b"$end":
+            return words
+        words.append(token)
+    raise _Malformed(f"{_shown(keyword)} without $end")
+
+
+def _declarations(tokens: Iterator[bytes]) -> tuple[float | None, dict[bytes, int], set[bytes]]:
+    """Timescale (s per unit), the pin signals' identifiers → channel, and every declared identifier."""
+    scale_s: float | None = None
+    ids: dict[bytes, int] = {}
+    declared: set[bytes] = set()
+    for token in tokens:
+        if token == b"$enddefinitions":
+            _until_end(tokens, token)
+            return scale_s, ids, declared
+        if token == b"$timescale":
+            text = b"".join(_until_end(tokens, token))
+            match = _TIMESCALE.fullmatch(text)
+            if match is None:
+                raise _Malformed(f"bad $timescale '{_shown(text)}'")
+            scale_s = int(match[1]) * _UNIT_S[match[2].decode()]
+        elif token == b"$var":
+            words = _until_end(tokens, token)
+            if len(words) < 4 or words[0] not in _VAR_TYPES or not words[1].isdigit():
+                raise _Malformed(f"bad $var '{_shown(b' '.join(words))}'")
+            declared.add(words[2])
+            pin = words[3].rsplit(b"_", 1)[-1]
+            if int(words[1]) == 1 and pin in SIGNAL_CHANNELS:
+                ids[words[2]] = SIGNAL_CHANNELS[pin]
+        elif token in _SKIPPED:
+            _until_end(tokens, token)
+        else:
+            raise _Malformed(f"unexpected '{_shown(token)}' among the declarations")
+    raise _Malformed("no $enddefinitions")
+
+
+def _changes(tokens: Iterator[bytes], ids: dict[bytes, int], declared: set[bytes],
+             path: Path) -> list[tuple[int, int, int]]:
+    """(time, channel, new level) of every 0↔1 change of a pin signal after its first level."""
+    now = 0
+    level: dict[bytes, int] = {}
+    rows = []
+    for token in tokens:
+        head = token[0]
+        if head == 0x23:  # '#': a time
+            if not token[1:].isdigit():
+                raise _Malformed(f"bad time '{_shown(token)}'")
+            now = int(token[1:])
+            if now > _EXACT_LIMIT:
+                raise PintimeError(f"{path}: VCD too long to keep its times exact (#{now})")
+            continue
+        if head in _SCALAR:
+            ident, new = token[1:], (head - 0x30 if head in _LEVELS else None)
+        elif head in _VECTOR:
+            ident, bits = next(tokens, b""), token[1:]
+            if not bits or bits.lower().strip(b"01xz"):  # strip leaves what is none of these
+                raise _Malformed(f"bad vector value '{_shown(token)}'")
+            new = None if bits.strip(b"01") else int(bits, 2)  # b001 is the level 1
+        elif head in _REAL:
+            ident, new = next(tokens, b""), None  # a real value is never a level
+            _check_real(token[1:])
+        elif token in _DUMP:
+            continue
+        elif token == b"$comment":
+            _until_end(tokens, token)
+            continue
+        else:
+            raise _Malformed(f"unexpected '{_shown(token)}'")
+        if ident not in declared:
+            raise _Malformed(f"change of an undeclared signal '{_shown(ident)}'")
+        if ident in ids and new in (0, 1):
+            if level.get(ident, new) != new:
+                rows.append((now, ids[ident], new))
+            level[ident] = new
+    return rows
+
+
+def _check_real(value: bytes) -> None:
+    try:
+        float(value)
+    except ValueError:
+        raise _Malformed(f"bad real value '{_shown(value)}'") from None
+
+
+def _shown(text: bytes) -> str:
+    """``text`` for a one-line message: printable ASCII, escapes for the rest, at most 40 bytes."""
+    return repr(text[:40])[2:-1]
