@@ -148,7 +148,7 @@ synth-captures: $(SYNTH_PROFILES:%=$(BUILD)/captures/table1-%.wav)
 define capture_rule
 $(BUILD)/captures/$(1)-%.wav: $(BUILD)/sim/$(1).json | deps
 	@mkdir -p $$(@D)
-	$(PINTIME) synth $(BUILD)/sim/$(1).edges.csv -o $$@ --profile $$* --seed $(SEED)
+	$(PINTIME) synth $(BUILD)/sim/$(1).edges.csv -o $$@ --profile $$* --seed $(SEED) --force
 endef
 $(foreach p,$(PROGRAMS),$(eval $(call capture_rule,$(p))))
 .PRECIOUS: $(BUILD)/captures/%.wav
@@ -157,7 +157,7 @@ $(foreach p,$(PROGRAMS),$(eval $(call capture_rule,$(p))))
 example-captures: sim
 	for p in $(EXAMPLE_PROFILES); do \
 	  $(PINTIME) synth $(BUILD)/sim/table1.edges.csv -o captures/table1-$$p.wav --profile $$p --seed 1 \
-	    --duration-s $(EXAMPLE_S) || exit 1; done
+	    --duration-s $(EXAMPLE_S) --force || exit 1; done
 
 bench: deps sim
 	$(PY) bench/bench_synth.py

@@ -51,7 +51,7 @@ def capture(name: str, edges: Path) -> Path:
         print(f"rendering {wav.relative_to(ROOT)} …", flush=True)
         base = name.removesuffix("-steady")
         profile = sc.PROFILES[base] if base == name else replace(sc.PROFILES[base], wander_adev_1s=0.0)
-        synthesize(edges, wav, profile, 1)
+        synthesize(edges, wav, profile, 1, force=True)  # stale: re-rendered
     return wav
 
 

@@ -27,7 +27,7 @@ CHILD = """
 import json, resource, sys, time
 from pintime.synth import synthesize
 t0 = time.perf_counter()
-r = synthesize(sys.argv[1], sys.argv[2], sys.argv[3], 1, f_cpu_hz=float(sys.argv[4]))
+r = synthesize(sys.argv[1], sys.argv[2], sys.argv[3], 1, f_cpu_hz=float(sys.argv[4]), force=True)
 use = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"wall_s": time.perf_counter() - t0, "capture_s": r.n_samples / 192000,
                   "cpu_s": use.ru_utime + use.ru_stime, "peak_rss_mb": use.ru_maxrss / 1024}))

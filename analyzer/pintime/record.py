@@ -35,7 +35,7 @@ from pintime.detect import edge_threshold, step_strength
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL
 from pintime.errors import PintimeError
 from pintime.synth import WAV_MAX_BYTES, _version, sidecar_path
-from pintime.userfiles import write_text
+from pintime.userfiles import refuse_existing, write_text
 from pintime.wav import CHANNELS, SAMPLE_RATE_HZ, iter_blocks, open_wav
 
 BLOCK_FRAMES = 4096  # frames per PortAudio callback: 21 ms
@@ -204,11 +204,7 @@ def _check_request(path: Path, seconds: float, force: bool) -> int:
     """Validate the output path and duration; returns the number of frames to record."""
     if path.suffix.lower() != ".wav":
         raise PintimeError(f"{path}: the output must be a .wav file")
-    for p in (path, sidecar_path(path)):
-        if p.is_dir():
-            raise PintimeError(f"{p}: is a folder; the recording and its sidecar need file names")
-        if p.exists() and not force:
-            raise PintimeError(f"{p}: exists; refusing to overwrite it (--force to replace it)")
+    refuse_existing([path, sidecar_path(path)], force)
     if not (np.isfinite(seconds) and seconds * SAMPLE_RATE_HZ >= 1):
         raise PintimeError(f"the duration must be at least one sample (5.2 µs), got {seconds} s")
     frames = round(seconds * SAMPLE_RATE_HZ)

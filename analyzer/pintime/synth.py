@@ -36,7 +36,7 @@ from pintime.soundcard import (
     highpass_ba,
     lowpass_table,
 )
-from pintime.userfiles import read_json, refuse_overwrite, write_text
+from pintime.userfiles import read_json, refuse_existing, refuse_overwrite, write_text
 
 BLOCK_SAMPLES = 1 << 16  # 0.34 s per block: a few MB of float64 per channel
 PREROLL_S = 0.05  # recording starts this long (plus a random fraction of a sample) before cycle 0
@@ -223,7 +223,7 @@ class _Hum:
         return out
 
 
-def _check_paths(edges_csv: Path, wav_path: Path) -> None:
+def _check_paths(edges_csv: Path, wav_path: Path, force: bool) -> None:
     if not edges_csv.is_file():
         raise PintimeError(f"{edges_csv}: edge list not found")
     refuse_overwrite([wav_path, sidecar_path(wav_path)], [edges_csv, sim_json_path(edges_csv)])
@@ -231,6 +231,7 @@ def _check_paths(edges_csv: Path, wav_path: Path) -> None:
         raise PintimeError(f"{wav_path}: the output must be a .wav file")
     if sidecar_path(wav_path).is_dir():  # found out before the long render, not after
         raise PintimeError(f"{sidecar_path(wav_path)}: the sidecar of {wav_path} would be a folder")
+    refuse_existing([wav_path, sidecar_path(wav_path)], force)
 
 
 def _check_numbers(seed: int, f_cpu_hz: float | None, duration_s: float | None, sim_json: Path) -> float:
@@ -287,7 +288,7 @@ def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile
 
 def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | str = "default",
                seed: int = 0, f_cpu_hz: float | None = None, duration_s: float | None = None,
-               progress: bool = False) -> SynthResult:
+               progress: bool = False, force: bool = False) -> SynthResult:
     """Render the edge list ``edges_csv`` (simavr harness CSV, MCU cycles) into a 192 kHz 24-bit WAV.
 
     Left = measurement pin (channel 0), right = clock reference (channel 1). Writes ``wav_path`` and its
@@ -305,16 +306,18 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
     duration_s : length of the recording (it starts PREROLL_S before cycle 0); default: until every edge
         has settled, plus POSTROLL_S. Edges after the end are simply not recorded.
     progress : show a progress bar (tqdm) on stderr.
+    force : replace an existing ``wav_path`` and sidecar (else refused, as ``pintime record`` does).
 
     Raises
     ------
     PintimeError
-        On bad arguments, an unreadable edge list, unknown F_CPU or an over-long capture.
+        On bad arguments, an unreadable edge list, unknown F_CPU, an over-long capture, or an existing
+        output without ``force``.
     """
     started = time.perf_counter()
     profile = get_profile(profile) if isinstance(profile, str) else profile
     edges_csv, wav_path = Path(edges_csv), Path(wav_path)
-    _check_paths(edges_csv, wav_path)
+    _check_paths(edges_csv, wav_path, force)
     sim = _read_sim_json(edges_csv)
     f_cpu_hz = _check_numbers(seed, f_cpu_hz if f_cpu_hz is not None else sim.get("f_cpu_hz"), duration_s,
                               sim_json_path(edges_csv))

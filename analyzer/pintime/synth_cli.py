@@ -27,6 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="MCU clock; default: f_cpu_hz from the simulation JSON next to EDGES.csv")
     parser.add_argument("--duration-s", metavar="S", default=None,
                         help="record only the first S seconds (default: the whole run)")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite an existing CAPTURE.wav and its sidecar")
     parser.add_argument("--plot", metavar="DIR", default=None,
                         help="also write PNGs: a rendered edge per filter kind, a drooping pulse")
 
@@ -45,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     f_cpu_hz = None if args.f_cpu_hz is None else _number(args.f_cpu_hz, "--f-cpu-hz", float)
     duration_s = None if args.duration_s is None else _number(args.duration_s, "--duration-s", float)
     result = synthesize(args.edges, args.output, profile, seed, f_cpu_hz, duration_s,
-                        progress=sys.stderr.isatty())
+                        progress=sys.stderr.isatty(), force=args.force)
     print(f"{result.wav_path}: {result.n_samples / SAMPLE_RATE_HZ:.2f} s, profile {profile.name}, "
           f"seed {seed}, rendered in {result.render_s:.1f} s; sidecar {result.sidecar_path}")
     if result.clipped_samples:

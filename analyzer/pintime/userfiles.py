@@ -52,6 +52,15 @@ def refuse_overwrite(outputs: list[str | Path | None], inputs: list[str | Path |
         written.append(out)
 
 
+def refuse_existing(outputs: list[Path], force: bool) -> None:
+    """PintimeError naming the first output that is a folder, or that exists unless ``force``."""
+    for path in outputs:
+        if path.is_dir():
+            raise PintimeError(f"{path}: is a folder; the output needs a file name")
+        if path.exists() and not force:
+            raise PintimeError(f"{path}: exists; refusing to overwrite it (--force to replace it)")
+
+
 def write_text(path: str | Path, text: str) -> None:
     """Write a result file; PintimeError naming it if that is impossible (a folder, no such folder…)."""
     try:
