@@ -24,7 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from pintime.template import Template
 
@@ -75,7 +74,8 @@ class TemplateTable:
         cols = half + RINGING_MARGIN_SAMPLES  # zeros either side: any neighbour's phase stays in the table
         ringing_u = np.arange(-cols, cols, 1.0 / RINGING_PER_SAMPLE)
         g_u, _ = template.evaluate(ringing_u)
-        ringing = np.where(ringing_u > 0, g_u - (offset + slope * ringing_u), g_u) * (np.abs(ringing_u) < half)
+        ringing = np.where(ringing_u > 0, g_u - (offset + slope * ringing_u), g_u)
+        ringing[np.abs(ringing_u) >= half] = 0.0
         extent = np.max(np.abs(ringing_u[np.abs(ringing) > NEGLIGIBLE_RINGING]))
         reach = extent + FIT_HALF_SAMPLES + 1
         by_row = ringing.reshape(-1, RINGING_PER_SAMPLE).T  # [row, column]: u = column − cols + row/128
@@ -98,9 +98,9 @@ class TemplateTable:
         row, whole = np.divmod(step.astype(np.intp), RINGING_PER_SAMPLE)[::-1]
         col = offset + whole + (self.ringing.shape[1] // 2)
         inside = (col >= 0) & (col <= self.ringing.shape[1] - length)
-        col = np.where(inside, col, 0)
-        values = sliding_window_view(self.ringing, length, axis=1)[row, col]
-        values += frac[:, None] * sliding_window_view(self.ringing_slope, length, axis=1)[row, col]
+        at = (row * self.ringing.shape[1] + np.where(inside, col, 0))[:, None] + np.arange(length)
+        values = self.ringing.take(at)
+        values += frac[:, None] * self.ringing_slope.take(at)
         return values * np.where(inside, amp, 0.0)[:, None]
 
 
