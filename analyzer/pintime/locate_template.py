@@ -36,6 +36,7 @@ RINGING_MARGIN_SAMPLES = 4  # zeros the ringing table has beyond the response, f
 NEGLIGIBLE_RINGING = 1e-5  # of the step: ringing below this is ignored (noise is ≳ 1e-5 of a step)
 SETTLED_SAMPLES = 4.0  # the template's last samples, where only a straight line (level, droop) is left
 SWEEPS = 2  # Gauss–Seidel sweeps after the first fit: a neighbour's ringing is a small part of a window
+FIRST_STEPS = 1  # Gauss–Newton steps of that first fit: it only places the ringing the sweeps take out
 JOINT_SAMPLES = FIT_HALF_SAMPLES + 2  # edges this close share a window: a neighbour's step is in it
 JOINT_STEPS = 12  # Gauss–Newton steps of a joint fit (it stops earlier once the times settle)
 JOINT_TOLERANCE_SAMPLES = 1e-7  # a joint fit has settled when no time moves by more (≪ the CRLB)
@@ -114,10 +115,12 @@ class EdgeFit:
     converged: np.ndarray
 
 
-def fit_isolated(table: TemplateTable, y: np.ndarray, phase0: np.ndarray, noise_rms: float) -> EdgeFit:
+def fit_isolated(table: TemplateTable, y: np.ndarray, phase0: np.ndarray, noise_rms: float,
+                 steps: int = STEPS) -> EdgeFit:
     """Fit one edge per window; ``y`` is (edges, 2W+1) centred on each edge's coarse sample.
 
-    The uncertainty uses the capture's noise ``noise_rms`` (measured on quiet stretches; a window's own
+    At most ``steps`` Gauss–Newton steps: an edge stops once a step leaves it in its grid cell. The
+    uncertainty uses the capture's noise ``noise_rms`` (measured on quiet stretches; a window's own
     residual, from 2W+1 − 4 degrees of freedom, would make it scatter by ±20 %).
     """
     lo, hi = PHASE_RANGE
@@ -125,7 +128,7 @@ def fit_isolated(table: TemplateTable, y: np.ndarray, phase0: np.ndarray, noise_
     q = np.full(len(phase), -1)  # the grid cell each edge's last step used
     amp = np.zeros(len(phase))
     todo = np.arange(len(phase))
-    for _ in range(STEPS):
+    for _ in range(steps):
         q_new = np.clip(((phase[todo] - lo) * PHASES_PER_SAMPLE).astype(np.int64), 0, len(table.pinv) - 1)
         moved = q_new != q[todo]  # an edge still in the cell of its last step would step to the same place
         todo, q_new = todo[moved], q_new[moved]
@@ -175,7 +178,7 @@ def fit_groups(table: TemplateTable, x: np.ndarray, centre: np.ndarray, phase0: 
         if known:
             y = y - _neighbour_ringing(table, centre[single] - FIT_HALF_SAMPLES, len(m), single, single,
                                        centre, *known)
-        fit = fit_isolated(table, y, phase[single], noise_rms)
+        fit = fit_isolated(table, y, phase[single], noise_rms, STEPS if sweep else FIRST_STEPS)
         phase[single], sigma[single], amp[single] = fit.phase, fit.sigma, fit.amp
         for offsets, firsts in shapes.items():
             k = np.asarray(firsts)[:, None] + np.arange(len(offsets))[None, :]
