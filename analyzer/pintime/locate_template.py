@@ -48,7 +48,8 @@ class TemplateTable:
 
     template: Template
     ringing: np.ndarray  # (128, columns): a neighbour's response without its final straight line at
-    # u = column − ringing_cols + row/128 (zero beyond ±ringing_half) …
+    # u = column − columns/2 + row/128 (zero beyond ±ringing_half; float32: ringing ≲ 1e-2 of a step,
+    # rounded to ≲ 1e-9 of it, far below the noise) …
     ringing_slope: np.ndarray  # … and its change to the next finer u (linear interpolation)
     ringing_half: int  # the response is 0 beyond ±ringing_half samples
     reach_samples: float  # neighbours closer than this (centre to centre) reach into a window
@@ -81,7 +82,7 @@ class TemplateTable:
         reach = extent + FIT_HALF_SAMPLES + 1
         by_row = ringing.reshape(-1, RINGING_PER_SAMPLE).T  # [row, column]: u = column − cols + row/128
         slope_by_row = np.diff(ringing, append=0.0).reshape(-1, RINGING_PER_SAMPLE).T
-        return cls(template, np.ascontiguousarray(by_row), np.ascontiguousarray(slope_by_row), half,
+        return cls(template, by_row.astype(np.float32), slope_by_row.astype(np.float32), half,
                    reach, np.einsum("qij,qjl->qil", cov[:, :2], jac), cov[:, 1, 1])
 
     def response(self, offset: np.ndarray, phase: np.ndarray, amp: np.ndarray, length: int) -> np.ndarray:
@@ -101,8 +102,8 @@ class TemplateTable:
         inside = (col >= 0) & (col <= self.ringing.shape[1] - length)
         at = (row * self.ringing.shape[1] + np.where(inside, col, 0))[:, None] + np.arange(length)
         values = self.ringing.take(at)
-        values += frac[:, None] * self.ringing_slope.take(at)
-        return values * np.where(inside, amp, 0.0)[:, None]
+        values += frac[:, None].astype(np.float32) * self.ringing_slope.take(at)
+        return values * np.where(inside, amp, 0.0).astype(np.float32)[:, None]
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,7 @@ def _neighbour_ringing(table: TemplateTable, start: np.ndarray, length: int, fir
     last[w]`` (indices into the sorted ``centre``); the edges before and after it are added, nearest
     first, as long as their response (``ringing_half`` samples either side, ±2 of phase) can reach it.
     """
-    out = np.zeros((len(start), length))
+    out = np.zeros((len(start), length), dtype=np.float32)
     stop = table.ringing_half + 2
     for step, edge in ((-1, first), (1, last)):
         w = np.arange(len(start))
