@@ -204,18 +204,13 @@ def _neighbour_ringing(table: TemplateTable, start: np.ndarray, length: int, fir
     """
     out = np.zeros((len(start), length), dtype=np.float32)
     stop = table.ringing_half + 2
-    for step, edge in ((-1, first), (1, last)):
-        w = np.arange(len(start))
-        j = edge + step
-        while True:
-            keep = (j >= 0) & (j < len(centre))
-            keep[keep] = (centre[j[keep]] > start[w[keep]] - stop) & \
-                         (centre[j[keep]] < start[w[keep]] + length - 1 + stop)
-            w, j = w[keep], j[keep]
-            if not w.size:
-                break
-            out[w] += table.response(start[w] - centre[j], phase[j], amp[j], length)
-            j = j + step
+    # how many edges before and after each window reach it (centres sorted)
+    before = first - np.searchsorted(centre, start - stop, side="right")
+    after = np.searchsorted(centre, start + length - 1 + stop, side="left") - 1 - last
+    for k in range(1, max(before.max(initial=0), after.max(initial=0)) + 1):
+        for count, j in ((before, first - k), (after, last + k)):
+            w = np.flatnonzero(count >= k)
+            out[w] += table.response(start[w] - centre[j[w]], phase[j[w]], amp[j[w]], length)
     return out
 
 
