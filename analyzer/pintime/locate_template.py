@@ -172,10 +172,11 @@ def fit_groups(table: TemplateTable, x: np.ndarray, centre: np.ndarray, phase0: 
     shapes: dict[tuple[int, ...], list[int]] = {}
     for f in first.tolist():
         shapes.setdefault(tuple((centre[f:f + size[f]] - centre[f]).tolist()), []).append(f)
+    y_single = x[centre[single, None] + m[None, :]]
     for sweep in range(SWEEPS + 1):
         # every window loses its neighbours' ringing at their fits of the sweep before (none at first)
         known = (phase.copy(), amp.copy()) if sweep else None
-        y = x[centre[single, None] + m[None, :]]
+        y = y_single
         if known:
             y = y - _neighbour_ringing(table, centre[single] - FIT_HALF_SAMPLES, len(m), single, single,
                                        centre, *known)
