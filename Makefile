@@ -162,6 +162,7 @@ example-captures: sim
 bench: deps sim
 	$(PY) bench/bench_synth.py
 	$(PY) bench/bench_edges.py --json $(BUILD)/bench/edges.json
+	$(PY) bench/bench_analyze.py --json $(BUILD)/bench/analyze.json
 	$(PY) bench/bench_table2.py --json $(BUILD)/bench/table2.json
 
 # Each benchmark on a small input (seconds): checks that every figure it prints is produced.
@@ -169,6 +170,7 @@ bench: deps sim
 bench-short: deps sim
 	$(PY) bench/bench_synth.py --short --json $(BUILD)/bench/short/synth.json
 	$(PY) bench/bench_edges.py --short --json $(BUILD)/bench/short/edges.json
+	$(PY) bench/bench_analyze.py --short --json $(BUILD)/bench/short/analyze.json
 	$(PY) bench/bench_table2.py --short --json $(BUILD)/bench/short/table2.json
 
 # --- reproduction: the README's main command ---------------------------------------------------------

@@ -44,9 +44,9 @@ def find_steps(x: np.ndarray, s: np.ndarray, threshold: float) -> np.ndarray:
     starts = np.flatnonzero(new_run)
     steep = np.abs(x[np.minimum(above + 1, len(x) - 1)] - x[np.maximum(above - 1, 0)])
     run = np.cumsum(new_run) - 1
-    is_max = steep == np.maximum.reduceat(steep, starts)[run]
-    _, first = np.unique(run[is_max], return_index=True)  # the first steepest sample of each run
-    return above[np.flatnonzero(is_max)[first]]
+    is_max = np.flatnonzero(steep == np.maximum.reduceat(steep, starts)[run])
+    first = np.diff(run[is_max], prepend=-1) > 0  # the first steepest sample of each run (runs ascend)
+    return above[is_max[first]]
 
 
 def edge_threshold(s: np.ndarray, swing: float | None) -> float | None:

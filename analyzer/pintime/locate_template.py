@@ -24,7 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from pintime.template import Template
 
@@ -37,6 +36,7 @@ RINGING_MARGIN_SAMPLES = 4  # zeros the ringing table has beyond the response, f
 NEGLIGIBLE_RINGING = 1e-5  # of the step: ringing below this is ignored (noise is ≳ 1e-5 of a step)
 SETTLED_SAMPLES = 4.0  # the template's last samples, where only a straight line (level, droop) is left
 SWEEPS = 2  # Gauss–Seidel sweeps after the first fit: a neighbour's ringing is a small part of a window
+FIRST_STEPS = 1  # Gauss–Newton steps of that first fit: it only places the ringing the sweeps take out
 JOINT_SAMPLES = FIT_HALF_SAMPLES + 2  # edges this close share a window: a neighbour's step is in it
 JOINT_STEPS = 12  # Gauss–Newton steps of a joint fit (it stops earlier once the times settle)
 JOINT_TOLERANCE_SAMPLES = 1e-7  # a joint fit has settled when no time moves by more (≪ the CRLB)
@@ -48,7 +48,8 @@ class TemplateTable:
 
     template: Template
     ringing: np.ndarray  # (128, columns): a neighbour's response without its final straight line at
-    # u = column − ringing_cols + row/128 (zero beyond ±ringing_half) …
+    # u = column − columns/2 + row/128 (zero beyond ±ringing_half; float32: ringing ≲ 1e-2 of a step,
+    # rounded to ≲ 1e-9 of it, far below the noise) …
     ringing_slope: np.ndarray  # … and its change to the next finer u (linear interpolation)
     ringing_half: int  # the response is 0 beyond ±ringing_half samples
     reach_samples: float  # neighbours closer than this (centre to centre) reach into a window
@@ -75,12 +76,13 @@ class TemplateTable:
         cols = half + RINGING_MARGIN_SAMPLES  # zeros either side: any neighbour's phase stays in the table
         ringing_u = np.arange(-cols, cols, 1.0 / RINGING_PER_SAMPLE)
         g_u, _ = template.evaluate(ringing_u)
-        ringing = np.where(ringing_u > 0, g_u - (offset + slope * ringing_u), g_u) * (np.abs(ringing_u) < half)
+        ringing = np.where(ringing_u > 0, g_u - (offset + slope * ringing_u), g_u)
+        ringing[np.abs(ringing_u) >= half] = 0.0
         extent = np.max(np.abs(ringing_u[np.abs(ringing) > NEGLIGIBLE_RINGING]))
         reach = extent + FIT_HALF_SAMPLES + 1
         by_row = ringing.reshape(-1, RINGING_PER_SAMPLE).T  # [row, column]: u = column − cols + row/128
         slope_by_row = np.diff(ringing, append=0.0).reshape(-1, RINGING_PER_SAMPLE).T
-        return cls(template, np.ascontiguousarray(by_row), np.ascontiguousarray(slope_by_row), half,
+        return cls(template, by_row.astype(np.float32), slope_by_row.astype(np.float32), half,
                    reach, np.einsum("qij,qjl->qil", cov[:, :2], jac), cov[:, 1, 1])
 
     def response(self, offset: np.ndarray, phase: np.ndarray, amp: np.ndarray, length: int) -> np.ndarray:
@@ -98,10 +100,10 @@ class TemplateTable:
         row, whole = np.divmod(step.astype(np.intp), RINGING_PER_SAMPLE)[::-1]
         col = offset + whole + (self.ringing.shape[1] // 2)
         inside = (col >= 0) & (col <= self.ringing.shape[1] - length)
-        col = np.where(inside, col, 0)
-        values = sliding_window_view(self.ringing, length, axis=1)[row, col]
-        values += frac[:, None] * sliding_window_view(self.ringing_slope, length, axis=1)[row, col]
-        return values * np.where(inside, amp, 0.0)[:, None]
+        at = (row * self.ringing.shape[1] + np.where(inside, col, 0))[:, None] + np.arange(length)
+        values = self.ringing.take(at)
+        values += frac[:, None].astype(np.float32) * self.ringing_slope.take(at)
+        return values * np.where(inside, amp, 0.0).astype(np.float32)[:, None]
 
 
 @dataclass(frozen=True)
@@ -114,10 +116,12 @@ class EdgeFit:
     converged: np.ndarray
 
 
-def fit_isolated(table: TemplateTable, y: np.ndarray, phase0: np.ndarray, noise_rms: float) -> EdgeFit:
+def fit_isolated(table: TemplateTable, y: np.ndarray, phase0: np.ndarray, noise_rms: float,
+                 steps: int = STEPS) -> EdgeFit:
     """Fit one edge per window; ``y`` is (edges, 2W+1) centred on each edge's coarse sample.
 
-    The uncertainty uses the capture's noise ``noise_rms`` (measured on quiet stretches; a window's own
+    At most ``steps`` Gauss–Newton steps: an edge stops once a step leaves it in its grid cell. The
+    uncertainty uses the capture's noise ``noise_rms`` (measured on quiet stretches; a window's own
     residual, from 2W+1 − 4 degrees of freedom, would make it scatter by ±20 %).
     """
     lo, hi = PHASE_RANGE
@@ -125,7 +129,7 @@ def fit_isolated(table: TemplateTable, y: np.ndarray, phase0: np.ndarray, noise_
     q = np.full(len(phase), -1)  # the grid cell each edge's last step used
     amp = np.zeros(len(phase))
     todo = np.arange(len(phase))
-    for _ in range(STEPS):
+    for _ in range(steps):
         q_new = np.clip(((phase[todo] - lo) * PHASES_PER_SAMPLE).astype(np.int64), 0, len(table.pinv) - 1)
         moved = q_new != q[todo]  # an edge still in the cell of its last step would step to the same place
         todo, q_new = todo[moved], q_new[moved]
@@ -168,14 +172,15 @@ def fit_groups(table: TemplateTable, x: np.ndarray, centre: np.ndarray, phase0: 
     shapes: dict[tuple[int, ...], list[int]] = {}
     for f in first.tolist():
         shapes.setdefault(tuple((centre[f:f + size[f]] - centre[f]).tolist()), []).append(f)
+    y_single = x[centre[single, None] + m[None, :]]
     for sweep in range(SWEEPS + 1):
         # every window loses its neighbours' ringing at their fits of the sweep before (none at first)
         known = (phase.copy(), amp.copy()) if sweep else None
-        y = x[centre[single, None] + m[None, :]]
+        y = y_single
         if known:
             y = y - _neighbour_ringing(table, centre[single] - FIT_HALF_SAMPLES, len(m), single, single,
                                        centre, *known)
-        fit = fit_isolated(table, y, phase[single], noise_rms)
+        fit = fit_isolated(table, y, phase[single], noise_rms, STEPS if sweep else FIRST_STEPS)
         phase[single], sigma[single], amp[single] = fit.phase, fit.sigma, fit.amp
         for offsets, firsts in shapes.items():
             k = np.asarray(firsts)[:, None] + np.arange(len(offsets))[None, :]
@@ -198,20 +203,15 @@ def _neighbour_ringing(table: TemplateTable, start: np.ndarray, length: int, fir
     last[w]`` (indices into the sorted ``centre``); the edges before and after it are added, nearest
     first, as long as their response (``ringing_half`` samples either side, ±2 of phase) can reach it.
     """
-    out = np.zeros((len(start), length))
+    out = np.zeros((len(start), length), dtype=np.float32)
     stop = table.ringing_half + 2
-    for step, edge in ((-1, first), (1, last)):
-        w = np.arange(len(start))
-        j = edge + step
-        while True:
-            keep = (j >= 0) & (j < len(centre))
-            keep[keep] = (centre[j[keep]] > start[w[keep]] - stop) & \
-                         (centre[j[keep]] < start[w[keep]] + length - 1 + stop)
-            w, j = w[keep], j[keep]
-            if not w.size:
-                break
-            out[w] += table.response(start[w] - centre[j], phase[j], amp[j], length)
-            j = j + step
+    # how many edges before and after each window reach it (centres sorted)
+    before = first - np.searchsorted(centre, start - stop, side="right")
+    after = np.searchsorted(centre, start + length - 1 + stop, side="left") - 1 - last
+    for k in range(1, max(before.max(initial=0), after.max(initial=0)) + 1):
+        for count, j in ((before, first - k), (after, last + k)):
+            w = np.flatnonzero(count >= k)
+            out[w] += table.response(start[w] - centre[j[w]], phase[j[w]], amp[j[w]], length)
     return out
 
 

@@ -20,6 +20,7 @@ TEMPLATE_HALF_SAMPLES = 48  # U: well beyond the anti-alias ringing of common AD
 KNOT_SAMPLES = 0.0625  # spline knots: a sharp filter's edge needs 16 per sample to stay below the noise
 FINE_EDGES = 500  # the fine template is fitted to this many train edges (cost ∝ edges × coefficients²)
 COARSE_KNOT_SAMPLES = 0.25  # knots while the train's line converges (16× cheaper normal equations)
+COARSE_EDGES = 250  # ... fitted to this many train edges (the line itself is fitted to all of them)
 BASELINE_SAMPLES = 24  # window samples before the template's support: they pin each window's baseline
 # learning window around an edge's coarse sample: the baseline stretch, then the support and two samples
 # more (data beyond the support would let the template's end trade its slope against the baselines)
@@ -119,10 +120,10 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         """``fresh`` refitted at the current line (amplitudes from ``template``), one line step, the
         residuals, and ``u`` with the residuals signed by each edge's polarity."""
         u = m[None, :] - (v @ line - centre)[:, None]
-        lin, _, _, _ = window_linear(template, y, u, ramp)
         fine = fresh.knot_samples < COARSE_KNOT_SAMPLES
-        k = slice(None, None, max(1, n // FINE_EDGES)) if fine else slice(None)
-        fresh = fresh.refit(u[k], np.broadcast_to(lin[k, :1], u[k].shape), y[k], nuisance, carrier)
+        k = slice(None, None, max(1, n // (FINE_EDGES if fine else COARSE_EDGES)))
+        lin, _, _, _ = window_linear(template, y[k], u[k], ramp)
+        fresh = fresh.refit(u[k], np.broadcast_to(lin[:, :1], u[k].shape), y[k], nuisance, carrier)
         # line update by variable projection: per edge, the τ information left after the linear terms
         lin, cols, dg, n_ll = window_linear(fresh, y, u, ramp)
         resid = y - np.einsum("elp,ep->el", cols, lin)

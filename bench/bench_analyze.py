@@ -1,0 +1,156 @@
+"""Benchmark of ``pintime analyze`` on the Table 1 captures: speed on one core, stage by stage (issue 4).
+
+Target: the whole analysis (decode, detect, learn, locate, clock, frames, estimators, Table 1) of a
+Table 1 capture at ≥ 100× real time on one core with the template method. Reported per capture: the
+in-process analysis (``pintime.analyze_cli.analyze``, best of ``--repeat`` runs) as × real time and as
+the ratio to merely decoding the same WAV with soundfile; the command (``pintime analyze``, with Python's
+start-up and imports) likewise; and where the in-process time goes. Stages are measured by wrapping the
+pipeline's functions with timers, each stage *exclusive* of the stages it calls (reading the WAV inside
+the learning pass counts as ``decode``), so the stages add up to the total. Times are CPU seconds (user +
+system) of the process doing the work, so other jobs on a shared machine do not count.
+
+Captures: ``build/captures/table1-<profile>.wav`` (rendered if missing, seed 1; ``--short``: the 3 s
+capture of ``bench_edges.py --short``). Every BLAS is held to one thread.
+
+Usage: ``python bench/bench_analyze.py [--profiles paper default] [--repeat 2] [--json FILE] [--short]``
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # one core: before numpy loads
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import functools  # noqa: E402
+import json  # noqa: E402
+import resource  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import soundfile as sf  # noqa: E402
+from bench_edges import SIM, capture, short_edges  # noqa: E402
+from figures import check_short  # noqa: E402
+from pintime import analyze_cli, clock, locate  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PINTIME = ROOT / ".venv" / "bin" / "pintime"
+TARGET_X_REAL_TIME = 100.0
+# stage → (owner, attribute) of the function whose time it is; analyze_cli's own imported names are patched
+STAGES: dict[str, tuple[Any, str]] = {
+    "decode": (sf.SoundFile, "read"),
+    "learn": (locate, "learn_capture"),
+    "detect": (locate._Detector, "steps"),
+    "locate": (locate, "_locate_block"),
+    "clock": (clock, "calibrate"),
+    "frames": (analyze_cli, "decode_frames"),
+    "table1": (analyze_cli, "build_table1"),
+}
+
+
+class StageTimer:
+    """Exclusive wall time per stage: a stage's time less that of the timed stages it called."""
+
+    def __init__(self) -> None:
+        self.seconds = dict.fromkeys(STAGES, 0.0)
+        self._inner: list[float] = []  # per open stage: time spent in timed stages it called
+
+    def wrap(self, name: str, function: Callable) -> Callable:
+        @functools.wraps(function)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            self._inner.append(0.0)
+            started = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                elapsed = time.process_time() - started
+                self.seconds[name] += elapsed - self._inner.pop()
+                if self._inner:
+                    self._inner[-1] += elapsed
+        return timed
+
+    def __enter__(self) -> StageTimer:
+        self._saved = {name: getattr(owner, attr) for name, (owner, attr) in STAGES.items()}
+        for name, (owner, attr) in STAGES.items():
+            setattr(owner, attr, self.wrap(name, self._saved[name]))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for name, (owner, attr) in STAGES.items():
+            setattr(owner, attr, self._saved[name])
+
+
+def analyze_once(wav: Path) -> tuple[float, dict[str, float]]:
+    """CPU time of one in-process analysis and its stages."""
+    with StageTimer() as timer:
+        started = time.process_time()
+        analyze_cli.analyze(wav, "template")
+        total = time.process_time() - started
+    return total, {**timer.seconds, "other": total - sum(timer.seconds.values())}
+
+
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def command_s(wav: Path) -> float:
+    """CPU time of ``pintime analyze`` as a user runs it (a fresh Python: start-up and imports too)."""
+    started = children_cpu_s()
+    subprocess.run([str(PINTIME), "analyze", str(wav)], check=True, stdout=subprocess.DEVNULL)
+    return children_cpu_s() - started
+
+
+def decode_cpu_s(wav: Path) -> float:
+    """CPU time to read every sample of ``wav`` with soundfile, in the analyzer's block size."""
+    started = time.process_time()
+    with sf.SoundFile(str(wav)) as f:
+        while len(f.read(locate.BLOCK_FRAMES, dtype="float32")):
+            pass
+    return time.process_time() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profiles", nargs="+", help="default: paper default (--short: default-steady)")
+    parser.add_argument("--repeat", type=int, default=2, help="runs per capture; the fastest counts")
+    parser.add_argument("--json", type=Path, default=ROOT / "build" / "bench" / "analyze.json")
+    parser.add_argument("--short", action="store_true", help="a 3 s capture only (checks the figures)")
+    args = parser.parse_args()
+    edges = short_edges() if args.short else SIM / "table1.edges.csv"
+    profiles = args.profiles or (["default-steady"] if args.short else ["paper", "default"])
+    wavs = {profile: capture(profile, edges) for profile in profiles}  # rendered first if missing
+    rows = []
+    print(f"{'profile':<15} {'capture s':>9} {'analyze s':>9} {'×RT':>6} {'×decode':>7} {'command s':>9} "
+          f"{'×RT':>6}  stages (CPU s, exclusive)")
+    for profile, wav in wavs.items():
+        duration_s = sf.info(str(wav)).duration
+        decode = min(decode_cpu_s(wav) for _ in range(args.repeat))
+        total, stages = min((analyze_once(wav) for _ in range(args.repeat)), key=lambda run: run[0])
+        command = min(command_s(wav) for _ in range(args.repeat))
+        row = dict(profile=profile, capture_s=duration_s, decode_s=decode, analyze_s=total,
+                   x_real_time=duration_s / total, x_decode=total / decode, command_s=command,
+                   command_x_real_time=duration_s / command, stages_s=stages)
+        rows.append(row)
+        split = " ".join(f"{name} {seconds:.2f}" for name, seconds in stages.items())
+        print(f"{profile:<15} {duration_s:>9.1f} {total:>9.2f} {row['x_real_time']:>6.1f} "
+              f"{row['x_decode']:>7.2f} {command:>9.2f} {row['command_x_real_time']:>6.1f}  {split}",
+              flush=True)
+    print(f"Times are CPU s; ×RT = capture length / analysis time (target ≥ {TARGET_X_REAL_TIME:g} "
+          "in-process, template method, one core); ×decode = analysis time / time soundfile takes to "
+          "decode the same WAV; command: `pintime analyze` including Python start-up and imports.")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(rows, indent=2) + "\n")
+    if args.short:
+        return check_short("bench_analyze", rows, ["capture_s", "decode_s", "analyze_s", "x_real_time",
+                                                   "x_decode", "command_s", "command_x_real_time",
+                                                   *(f"stages_s.{name}" for name in [*STAGES, "other"])])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
