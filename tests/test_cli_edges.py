@@ -5,7 +5,10 @@ Each case runs ``pintime`` in-process and checks the one-line error (exit 2) or 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from pintime.validate_cli import format_validation
 from test_hostile import SIM, assert_fails, run_cli
 
 pytestmark = pytest.mark.skipif(not (SIM / "table1.edges.csv").exists(), reason="no simavr run (make sim)")
@@ -27,3 +30,46 @@ def test_synth_refuses_an_existing_output_without_force(tmp_path, existing):
     code, out, lines = run_cli([*argv, "--force"])
     assert code == 0, lines
     assert (tmp_path / "out.wav").read_bytes()[:4] == b"RIFF"
+
+
+def test_analyze_elf_on_a_table1_capture_is_refused():
+    """--elf names a user program's functions: on another program it is an error, never ignored."""
+    elf = SIM.parent / "firmware" / "user_example.elf"
+    line = assert_fails(["analyze", SIM / "table1.edges.csv", "--elf", elf], SIM / "table1.edges.csv")
+    assert "--elf" in line and "table1" in line
+
+
+@pytest.fixture
+def validation(tmp_path) -> Path:
+    """A `pintime validate --json` result (exact table1 edges: every estimate is its truth)."""
+    out = tmp_path / "v.json"
+    argv = ["validate", SIM / "table1.edges.csv", "--truth", SIM / "table1.json", "--json", out]
+    assert run_cli(argv)[0] == 0
+    return out
+
+
+@pytest.mark.parametrize("figures", ["missing", "empty", "a-file"])
+def test_report_figures_folder_must_hold_figures(tmp_path, validation, figures):
+    """A --figures that is no folder, or holds no PNG, would give a report without figures: refused."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "a-file").write_text("x")
+    report = tmp_path / "report.md"
+    assert_fails(["report", validation, "-o", report, "--figures", tmp_path / figures], tmp_path / figures)
+    assert not report.exists()
+
+
+def test_report_shows_the_figures_found_at_any_depth(tmp_path, validation):
+    (tmp_path / "figs" / "run").mkdir(parents=True)
+    (tmp_path / "figs" / "run" / "fig3.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    argv = ["report", validation, "-o", tmp_path / "report.md", "--figures", tmp_path / "figs"]
+    assert run_cli(argv)[0] == 0
+    assert "](figs/run/fig3.png)" in (tmp_path / "report.md").read_text()
+
+
+def test_validation_prints_only_sections_with_rows():
+    """A table2 result has no Table 1 rows: no Table 1 header (it was printed empty before Table 2)."""
+    table2_row = {"label": "BB3 et al.", "mean_us": 235.0, "ci95_half_us": 1e-13, "truth_us": 235.0,
+                  "error_us": 0.0}
+    text = format_validation({"table1": [], "table2": [table2_row], "edges": {}})
+    assert text.splitlines()[0].startswith("Basic Block") and "Technique" not in text
+    assert "routine ref100" not in text and "" not in text.splitlines()

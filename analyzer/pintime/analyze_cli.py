@@ -157,6 +157,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="user programs: the firmware ELF, to name the measured functions")
 
 
+def refuse_unused_elf(a: Analysis, elf: str | Path | None) -> None:
+    """PintimeError when an ELF was given for a capture that is not of a user program: never ignored."""
+    if elf is not None and a.user is None:
+        raise PintimeError(f"{a.path}: --elf names the functions of a user program (firmware/pintime.h); "
+                           f"this capture is of program {PROGRAMS[a.run['program']]}")
+
+
 def table2_inputs(capture: str | Path, visits: str | Path | None) -> list[Path]:
     """The files a table2 analysis of ``capture`` reads besides it (none when there are no visits)."""
     try:
@@ -170,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_overwrite([args.json, args.plots],
                      [args.capture, args.elf, *table2_inputs(args.capture, args.visits)])
     a = analyze(args.capture, args.method, args.visits, args.elf)
+    refuse_unused_elf(a, args.elf)
     if args.json:
         write_text(args.json, json.dumps(summary_json(a), indent=2) + "\n")
     print(format_summary(a))
