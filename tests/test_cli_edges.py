@@ -5,6 +5,7 @@ Each case runs ``pintime`` in-process and checks the one-line error (exit 2) or 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,37 @@ def test_validation_prints_only_sections_with_rows():
     text = format_validation({"table1": [], "table2": [table2_row], "edges": {}})
     assert text.splitlines()[0].startswith("Basic Block") and "Technique" not in text
     assert "routine ref100" not in text and "" not in text.splitlines()
+
+
+@pytest.mark.parametrize("timescale", ["1 ns", "100 fs", "1 s"])
+def test_vcd_with_a_wrong_timescale_is_refused(tmp_path, timescale):
+    """simavr writes 1 ps; under another unit the capture clock is absurd against the MCU's: refused, with
+    both clocks named, instead of a ±10⁹ ppm calibration reported as a result."""
+    vcd = tmp_path / "u.vcd"
+    text = (SIM / "user_example.vcd").read_bytes()
+    vcd.write_bytes(text.replace(b"$timescale 1 ps $end", f"$timescale {timescale} $end".encode(), 1))
+    line = assert_fails(["analyze", vcd], vcd)
+    assert "ppm" in line and "F_CPU 1000000 Hz" in line and "timescale" in line
+
+
+def _scaled_edge_list(tmp_path: Path, factor: float) -> Path:
+    """build/sim/user_example.edges.csv with every cycle × factor: the reference's second lasts factor s."""
+    lines = (SIM / "user_example.edges.csv").read_text().splitlines()
+    rows = [line.split(",", 1) for line in lines[1:]]
+    path = tmp_path / f"x{factor}.edges.csv"
+    path.write_text("\n".join([lines[0]] + [f"{round(int(c) * factor)},{rest}" for c, rest in rows]) + "\n")
+    return path
+
+
+def test_edge_list_clock_far_from_the_run_frames_f_cpu_is_refused(tmp_path):
+    """Cycles 3 % longer than the RUN frame's F_CPU says: 30000 ppm is no crystal's error."""
+    path = _scaled_edge_list(tmp_path, 1.03)
+    assert "+30000 ppm" in assert_fails(["analyze", path], path)
+
+
+def test_edge_list_clock_within_the_bound_is_reported(tmp_path):
+    """A 0.5 % slow MCU clock (a ceramic resonator's tolerance) is a clock error, measured and reported."""
+    out = tmp_path / "a.json"
+    code, _, lines = run_cli(["analyze", _scaled_edge_list(tmp_path, 1.005), "--json", out])
+    assert code == 0, lines
+    assert json.loads(out.read_text())["clock"]["ppm"] == pytest.approx(5000, abs=0.01)

@@ -86,6 +86,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     run = _run_fields(path, decode)
     if clock.unit_s is None:  # a cycle time base: now the MCU clock is known
         clock = clock.with_unit(1.0 / run["f_cpu_hz"])
+    clk.check_rate(clock, run["f_cpu_hz"], str(path))
     polarity = -meas.polarity if decode.inverted else meas.polarity
     table = build_table1(decode.frames, meas.time, clock.us_per_unit)
     table2 = (table2_from_capture(path, visits, run, decode.frames, meas.time, clock.us_per_unit)

@@ -15,6 +15,12 @@ import numpy as np
 from pintime.edges import REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 
+# Beyond this the capture's time base is wrong, not its clock: sound cards are within ±50 ppm (DESIGN.md
+# §5) and the MCU's clock within ±0.5 % even on a ceramic resonator (±1 % on a user-calibrated RC
+# oscillator), while the usual mistakes are far larger: a VCD timescale off by 10× or 1000×, a 44.1 kHz
+# recording taken for 48 kHz (−8.1 %), a RUN frame's F_CPU that is not the clock the reference counts.
+MAX_RATE_PPM = 20_000.0
+
 
 @dataclass(frozen=True)
 class LineFit:
@@ -159,3 +165,16 @@ def calibration_train_ppm(time_us: np.ndarray, polarity: np.ndarray, period_cycl
     fit = fit_edge_line(time_us, index, polarity < 0)
     nominal_us = period_cycles * 1e6 / f_cpu_hz
     return (fit.step / nominal_us - 1.0) * 1e6, fit.step_sigma / nominal_us * 1e6
+
+
+def check_rate(clock: Clock, f_cpu_hz: int, source: str) -> None:
+    """PintimeError naming both clocks when the capture's time base and the MCU's differ by more than
+    MAX_RATE_PPM (the source's nominal unit must be known, see :meth:`Clock.with_unit`)."""
+    ppm = clock.rate_ppm
+    if ppm is None or clock.unit_s is None or abs(ppm) <= MAX_RATE_PPM:
+        return
+    seconds = clock.units_per_mcu_s * clock.unit_s
+    raise PintimeError(f"{source}: 1 s of the clock reference (F_CPU {f_cpu_hz} Hz from the RUN frame) spans "
+                       f"{clock.units_per_mcu_s:.9g} units of {clock.unit_s:.3g} s = {seconds:.6g} s of the "
+                       f"capture ({ppm:+.0f} ppm, limit ±{MAX_RATE_PPM:.0f}): wrong VCD timescale, sample "
+                       "rate or F_CPU")
