@@ -5,7 +5,11 @@ Each case runs ``pintime`` in-process and checks the one-line error (exit 2) or 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+from pintime.validate_cli import format_validation
 from test_hostile import SIM, assert_fails, run_cli
 
 pytestmark = pytest.mark.skipif(not (SIM / "table1.edges.csv").exists(), reason="no simavr run (make sim)")
@@ -27,3 +31,80 @@ def test_synth_refuses_an_existing_output_without_force(tmp_path, existing):
     code, out, lines = run_cli([*argv, "--force"])
     assert code == 0, lines
     assert (tmp_path / "out.wav").read_bytes()[:4] == b"RIFF"
+
+
+def test_analyze_elf_on_a_table1_capture_is_refused():
+    """--elf names a user program's functions: on another program it is an error, never ignored."""
+    elf = SIM.parent / "firmware" / "user_example.elf"
+    line = assert_fails(["analyze", SIM / "table1.edges.csv", "--elf", elf], SIM / "table1.edges.csv")
+    assert "--elf" in line and "table1" in line
+
+
+@pytest.fixture
+def validation(tmp_path) -> Path:
+    """A `pintime validate --json` result (exact table1 edges: every estimate is its truth)."""
+    out = tmp_path / "v.json"
+    argv = ["validate", SIM / "table1.edges.csv", "--truth", SIM / "table1.json", "--json", out]
+    assert run_cli(argv)[0] == 0
+    return out
+
+
+@pytest.mark.parametrize("figures", ["missing", "empty", "a-file"])
+def test_report_figures_folder_must_hold_figures(tmp_path, validation, figures):
+    """A --figures that is no folder, or holds no PNG, would give a report without figures: refused."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "a-file").write_text("x")
+    report = tmp_path / "report.md"
+    assert_fails(["report", validation, "-o", report, "--figures", tmp_path / figures], tmp_path / figures)
+    assert not report.exists()
+
+
+def test_report_shows_the_figures_found_at_any_depth(tmp_path, validation):
+    (tmp_path / "figs" / "run").mkdir(parents=True)
+    (tmp_path / "figs" / "run" / "fig3.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    argv = ["report", validation, "-o", tmp_path / "report.md", "--figures", tmp_path / "figs"]
+    assert run_cli(argv)[0] == 0
+    assert "](figs/run/fig3.png)" in (tmp_path / "report.md").read_text()
+
+
+def test_validation_prints_only_sections_with_rows():
+    """A table2 result has no Table 1 rows: no Table 1 header (it was printed empty before Table 2)."""
+    table2_row = {"label": "BB3 et al.", "mean_us": 235.0, "ci95_half_us": 1e-13, "truth_us": 235.0,
+                  "error_us": 0.0}
+    text = format_validation({"table1": [], "table2": [table2_row], "edges": {}})
+    assert text.splitlines()[0].startswith("Basic Block") and "Technique" not in text
+    assert "routine ref100" not in text and "" not in text.splitlines()
+
+
+@pytest.mark.parametrize("timescale", ["1 ns", "100 fs", "1 s"])
+def test_vcd_with_a_wrong_timescale_is_refused(tmp_path, timescale):
+    """simavr writes 1 ps; under another unit the capture clock is absurd against the MCU's: refused, with
+    both clocks named, instead of a ±10⁹ ppm calibration reported as a result."""
+    vcd = tmp_path / "u.vcd"
+    text = (SIM / "user_example.vcd").read_bytes()
+    vcd.write_bytes(text.replace(b"$timescale 1 ps $end", f"$timescale {timescale} $end".encode(), 1))
+    line = assert_fails(["analyze", vcd], vcd)
+    assert "ppm" in line and "F_CPU 1000000 Hz" in line and "timescale" in line
+
+
+def _scaled_edge_list(tmp_path: Path, factor: float) -> Path:
+    """build/sim/user_example.edges.csv with every cycle × factor: the reference's second lasts factor s."""
+    lines = (SIM / "user_example.edges.csv").read_text().splitlines()
+    rows = [line.split(",", 1) for line in lines[1:]]
+    path = tmp_path / f"x{factor}.edges.csv"
+    path.write_text("\n".join([lines[0]] + [f"{round(int(c) * factor)},{rest}" for c, rest in rows]) + "\n")
+    return path
+
+
+def test_edge_list_clock_far_from_the_run_frames_f_cpu_is_refused(tmp_path):
+    """Cycles 3 % longer than the RUN frame's F_CPU says: 30000 ppm is no crystal's error."""
+    path = _scaled_edge_list(tmp_path, 1.03)
+    assert "+30000 ppm" in assert_fails(["analyze", path], path)
+
+
+def test_edge_list_clock_within_the_bound_is_reported(tmp_path):
+    """A 0.5 % slow MCU clock (a ceramic resonator's tolerance) is a clock error, measured and reported."""
+    out = tmp_path / "a.json"
+    code, _, lines = run_cli(["analyze", _scaled_edge_list(tmp_path, 1.005), "--json", out])
+    assert code == 0, lines
+    assert json.loads(out.read_text())["clock"]["ppm"] == pytest.approx(5000, abs=0.01)

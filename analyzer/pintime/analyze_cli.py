@@ -14,7 +14,8 @@ import numpy as np
 from pintime import clock as clk
 from pintime.edges import MEASUREMENT_CHANNEL, Edges
 from pintime.errors import PintimeError
-from pintime.frames import FORMAT_VERSION, PROGRAMS, Frame, FrameDecode, decode_frames
+from pintime.frames import FORMAT_VERSION, PROGRAMS, Frame, FrameDecode
+from pintime.gaps import RecordingGaps, decode_between_gaps, drop_near_gaps, read_gaps
 from pintime.sources import load_edges, sniff
 from pintime.table1 import Table1, build_table1, format_table1, table1_json
 from pintime.table2 import Table2, format_table2, table2_from_capture, table2_json
@@ -41,6 +42,8 @@ class Analysis:
     table: Table1
     table2: Table2 | None = None  # table2 captures: the block-time system of paper §5.1 (Table 2)
     user: list[UserRow] | None = None  # user programs (firmware/pintime.h): each function's line fit
+    gaps: RecordingGaps | None = None  # a recording's gaps (its sidecar), None without any
+    lost_to_gaps: int = 0  # frames cut by a recording gap: counted, never decoded
 
 
 def _run_fields(path: Path, decode: FrameDecode) -> dict[str, int]:
@@ -78,14 +81,19 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
             elf: str | Path | None = None) -> Analysis:
     """Run the whole pipeline on one capture (WAV, VCD or edge list)."""
     path = Path(path)
+    gaps = read_gaps(path) if sniff(path) == "wav" else None
     edges = load_edges(path, method, progress=sys.stderr.isatty())  # the only long step: WAV edges
-    clock = clk.calibrate(edges)
+    if gaps is not None:
+        edges, gaps = drop_near_gaps(edges, gaps)
+    gaps_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
+    clock = clk.calibrate(edges, gaps_s)
     meas = edges.on(MEASUREMENT_CHANNEL)
     time_us = clock.to_us(meas.time)
-    decode = decode_frames(time_us, meas.polarity, start_us=0.0)
+    decode, lost_to_gaps = decode_between_gaps(time_us, meas.polarity, clock.to_us(gaps_s))
     run = _run_fields(path, decode)
     if clock.unit_s is None:  # a cycle time base: now the MCU clock is known
         clock = clock.with_unit(1.0 / run["f_cpu_hz"])
+    clk.check_rate(clock, run["f_cpu_hz"], str(path))
     polarity = -meas.polarity if decode.inverted else meas.polarity
     table = build_table1(decode.frames, meas.time, clock.us_per_unit)
     table2 = (table2_from_capture(path, visits, run, decode.frames, meas.time, clock.us_per_unit)
@@ -94,11 +102,13 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
                        None if elf is None else function_names(elf))
             if PROGRAMS[run["program"]] == "user" else None)
     ends = decode.of_kind("end")
-    seen = sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
+    seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
+            + lost_to_gaps)
     missing = max(ends[-1].fields["frames"] - seen, 0) if ends else None
     cal = _calibration_check(decode.frames, time_us, polarity, run["f_cpu_hz"])
     used = (method or METHODS[0]) if sniff(path) == "wav" else "exact"
-    return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user)
+    return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user, gaps,
+                    lost_to_gaps)
 
 
 def summary_json(a: Analysis) -> dict[str, Any]:
@@ -117,7 +127,11 @@ def summary_json(a: Analysis) -> dict[str, Any]:
                   "calibration_train_ppm_sigma": None if a.cal_ppm is None else a.cal_ppm[1]},
         "frames": {"decoded": len(a.decode.frames), "rejected": a.decode.rejected,
                    "incomplete": a.decode.incomplete, "missing": a.missing,
-                   "reasons": a.decode.reasons, "polarity_inverted": a.decode.inverted},
+                   "reasons": a.decode.reasons, "polarity_inverted": a.decode.inverted,
+                   "lost_to_gaps": a.lost_to_gaps},
+        "recording_gaps": None if a.gaps is None else {
+            "sidecar": str(a.gaps.sidecar), "count": len(a.gaps.gaps), "edges_dropped": a.gaps.edges_dropped,
+            "times_s": a.gaps.times_s.tolist()},
         **table1_json(a.table),
         **({} if a.table2 is None else table2_json(a.table2)),
         **({} if a.user is None else user_json(a.user)),
@@ -136,6 +150,8 @@ def format_summary(a: Analysis) -> str:
     frames = (f"frames: {len(d.frames)} decoded, {d.rejected} rejected"
               + (f" ({reasons})" if reasons else "")
               + f", {d.incomplete} incomplete" + ("" if a.missing is None else f", {a.missing} missing")
+              + ("" if a.gaps is None else f", {a.lost_to_gaps} cut by {len(a.gaps.gaps)} recording gap(s) "
+                 f"listed in {a.gaps.sidecar} ({a.gaps.edges_dropped} edges beside them dropped)")
               + ("; measurement polarity was inverted (undone)" if d.inverted else ""))
     run = (f"{a.path}: program {PROGRAMS[a.run['program']]}, F_CPU {a.run['f_cpu_hz']} Hz, "
            f"firmware {a.run['revision']:08x}")
@@ -157,6 +173,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="user programs: the firmware ELF, to name the measured functions")
 
 
+def refuse_unused_elf(a: Analysis, elf: str | Path | None) -> None:
+    """PintimeError when an ELF was given for a capture that is not of a user program: never ignored."""
+    if elf is not None and a.user is None:
+        raise PintimeError(f"{a.path}: --elf names the functions of a user program (firmware/pintime.h); "
+                           f"this capture is of program {PROGRAMS[a.run['program']]}")
+
+
 def table2_inputs(capture: str | Path, visits: str | Path | None) -> list[Path]:
     """The files a table2 analysis of ``capture`` reads besides it (none when there are no visits)."""
     try:
@@ -170,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_overwrite([args.json, args.plots],
                      [args.capture, args.elf, *table2_inputs(args.capture, args.visits)])
     a = analyze(args.capture, args.method, args.visits, args.elf)
+    refuse_unused_elf(a, args.elf)
     if args.json:
         write_text(args.json, json.dumps(summary_json(a), indent=2) + "\n")
     print(format_summary(a))

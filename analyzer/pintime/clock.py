@@ -15,6 +15,12 @@ import numpy as np
 from pintime.edges import REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 
+# Beyond this the capture's time base is wrong, not its clock: sound cards are within ±50 ppm (DESIGN.md
+# §5) and the MCU's clock within ±0.5 % even on a ceramic resonator (±1 % on a user-calibrated RC
+# oscillator), while the usual mistakes are far larger: a VCD timescale off by 10× or 1000×, a 44.1 kHz
+# recording taken for 48 kHz (−8.1 %), a RUN frame's F_CPU that is not the clock the reference counts.
+MAX_RATE_PPM = 20_000.0
+
 
 @dataclass(frozen=True)
 class LineFit:
@@ -76,62 +82,80 @@ class Clock:
 
 
 def fit_edge_line(time: np.ndarray, index: np.ndarray, falling: np.ndarray,
-                  sigma: np.ndarray | None = None) -> LineFit:
-    """Weighted least-squares fit of ``time = t0 + step · index + fall_offset · falling``.
+                  sigma: np.ndarray | None = None, segment: np.ndarray | None = None) -> LineFit:
+    """Weighted least-squares fit of ``time = t0[segment] + step · index + fall_offset · falling``.
 
     Weights are ``1/sigma²`` when every sigma is positive, else equal. The covariance is
     ``(AᵀWA)⁻¹`` scaled by the reduced χ² (and, with real sigmas, by at least 1: the given sigmas are a
-    floor, clock wander only adds to them).
+    floor, clock wander only adds to them). ``segment`` (default: all 0) numbers stretches of the time base
+    with offsets of their own (recordings with gaps); ``t0`` is the first one's.
     """
     n = len(time)
     if n < 3:
         raise PintimeError(f"clock calibration needs at least 3 reference edges, found {n}")
     weighted = sigma is not None and bool(np.all(np.asarray(sigma) > 0))
     w = 1.0 / np.asarray(sigma, dtype=np.float64) if weighted else np.ones(n)
+    _, seg = np.unique(np.zeros(n) if segment is None else segment, return_inverse=True)
+    offsets = (seg[:, None] == np.arange(seg.max() + 1)[None, :]).astype(np.float64)  # one column each
     # centre index and time: nearly orthogonal columns, and no rounding of large absolute times
     k_mid, t_mid = float(np.mean(index)), float(np.median(time))
-    design = np.column_stack([np.ones(n), index - k_mid, falling.astype(np.float64)])
+    design = np.column_stack([offsets, index - k_mid, falling.astype(np.float64)])
     # min ‖W^½ (A p − (t − t_mid))‖²  solved by lstsq (SVD) on the weighted system
     params, _, rank, _ = np.linalg.lstsq(design * w[:, None], (time - t_mid) * w, rcond=None)
-    if rank < 3:
-        raise PintimeError("clock calibration: reference edges must include both rising and falling edges")
+    n_par = design.shape[1]
+    if rank < n_par:
+        raise PintimeError("clock calibration: reference edges must include both rising and falling edges"
+                           + (" and two edges between recording gaps" if n_par > 3 else ""))
     residual = time - t_mid - design @ params
-    dof = n - 3
+    dof = n - n_par
     chi2 = float(np.sum((residual * w) ** 2))
     scale = chi2 / dof if dof > 0 else (1.0 if weighted else np.nan)
     if weighted:
         scale = max(scale, 1.0)
     cov = np.linalg.inv((design * w[:, None]).T @ (design * w[:, None])) * scale
-    step = float(params[1])
+    step = float(params[-2])
     return LineFit(t0=float(t_mid + params[0] - step * k_mid), step=step,
-                   step_sigma=float(np.sqrt(cov[1, 1])),
-                   fall_offset=float(params[2]), fall_offset_sigma=float(np.sqrt(cov[2, 2])),
+                   step_sigma=float(np.sqrt(cov[-2, -2])),
+                   fall_offset=float(params[-1]), fall_offset_sigma=float(np.sqrt(cov[-1, -1])),
                    residual_rms=float(np.sqrt(np.mean(residual ** 2))), n_edges=n)
 
 
-def edge_indices(time: np.ndarray, polarity: np.ndarray, what: str) -> np.ndarray:
+def edge_indices(time: np.ndarray, polarity: np.ndarray, what: str,
+                 segment: np.ndarray | None = None) -> np.ndarray:
     """Number edges of a regular square wave 0, 1, 2 … from their spacing, allowing missing edges.
+
+    ``segment`` (ascending, default all 0) marks stretches between recording gaps: across a gap the
+    number of edges lost is unknown, so each stretch only counts on from the last (its own offset in
+    :func:`fit_edge_line` absorbs the difference).
 
     Raises PintimeError when the edges are not evenly spaced alternating edges.
     """
     if len(time) < 3:
         raise PintimeError(f"{what}: needs at least 3 edges, found {len(time)}")
+    seg = np.zeros(len(time), dtype=np.int64) if segment is None else np.asarray(segment)
     spacing = np.diff(time)
-    step = float(np.median(spacing))
+    same = seg[1:] == seg[:-1]
+    if not same.any():
+        raise PintimeError(f"{what}: no two edges between recording gaps")
+    step = float(np.median(spacing[same]))
     if step <= 0:
         raise PintimeError(f"{what}: edges are not evenly spaced")
     steps = np.rint(spacing / step)
-    if np.any(steps < 1) or np.any(np.abs(spacing / step - steps) > 0.1):
+    if np.any(same & ((steps < 1) | (np.abs(spacing / step - steps) > 0.1))):
         raise PintimeError(f"{what}: edges are not evenly spaced")
-    index = np.concatenate(([0], np.cumsum(steps))).astype(np.int64)
-    expected = polarity[0] * np.where(index % 2 == 0, 1, -1)
+    index = np.concatenate(([0], np.cumsum(np.where(same, steps, 1)))).astype(np.int64)
+    first = np.flatnonzero(np.concatenate(([True], ~same)))[np.cumsum(np.concatenate(([True], ~same))) - 1]
+    expected = polarity[first] * np.where((index - index[first]) % 2 == 0, 1, -1)
     if np.any(polarity != expected):
         raise PintimeError(f"{what}: edges do not alternate rising/falling")
     return index
 
 
-def calibrate(edges: Edges) -> Clock:
+def calibrate(edges: Edges, gaps: np.ndarray | None = None) -> Clock:
     """Fit every reference-channel edge (half an MCU second apart) and build the time conversion.
+
+    ``gaps`` (ascending, in the edges' time base): where a recording lost audio; each stretch between them
+    gets an offset of its own, the rate is common to all.
 
     Raises
     ------
@@ -142,8 +166,9 @@ def calibrate(edges: Edges) -> Clock:
     if len(ref.time) < 3:
         raise PintimeError(f"{edges.source}: clock calibration needs at least 3 edges on the reference "
                            f"channel (right / channel 1), found {len(ref.time)}")
-    index = edge_indices(ref.time, ref.polarity, f"{edges.source}: reference channel")
-    fit = fit_edge_line(ref.time, index, ref.polarity < 0, ref.sigma)
+    segment = np.searchsorted(np.zeros(0) if gaps is None else gaps, ref.time)
+    index = edge_indices(ref.time, ref.polarity, f"{edges.source}: reference channel", segment)
+    fit = fit_edge_line(ref.time, index, ref.polarity < 0, ref.sigma, segment)
     return Clock(units_per_mcu_s=2.0 * fit.step, units_per_mcu_s_sigma=2.0 * fit.step_sigma, fit=fit,
                  unit_s=edges.unit_s)
 
@@ -159,3 +184,16 @@ def calibration_train_ppm(time_us: np.ndarray, polarity: np.ndarray, period_cycl
     fit = fit_edge_line(time_us, index, polarity < 0)
     nominal_us = period_cycles * 1e6 / f_cpu_hz
     return (fit.step / nominal_us - 1.0) * 1e6, fit.step_sigma / nominal_us * 1e6
+
+
+def check_rate(clock: Clock, f_cpu_hz: int, source: str) -> None:
+    """PintimeError naming both clocks when the capture's time base and the MCU's differ by more than
+    MAX_RATE_PPM (the source's nominal unit must be known, see :meth:`Clock.with_unit`)."""
+    ppm = clock.rate_ppm
+    if ppm is None or clock.unit_s is None or abs(ppm) <= MAX_RATE_PPM:
+        return
+    seconds = clock.units_per_mcu_s * clock.unit_s
+    raise PintimeError(f"{source}: 1 s of the clock reference (F_CPU {f_cpu_hz} Hz from the RUN frame) spans "
+                       f"{clock.units_per_mcu_s:.9g} units of {clock.unit_s:.3g} s = {seconds:.6g} s of the "
+                       f"capture ({ppm:+.0f} ppm, limit ±{MAX_RATE_PPM:.0f}): wrong VCD timescale, sample "
+                       "rate or F_CPU")

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 from pintime.errors import PintimeError
+from pintime.gaps import drop_near_gaps, read_gaps
 from pintime.locate import METHODS, locate_capture
 from pintime.sources import load_edges, sniff
 from pintime.userfiles import refuse_overwrite, write_text
@@ -26,14 +27,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     refuse_overwrite([args.csv], [args.capture])
     if sniff(args.capture) == "wav":
+        gaps = read_gaps(args.capture)
         result = locate_capture(args.capture, args.method, progress=sys.stderr.isatty())
         edges = result.edges
         inverted = {None: "undetermined (no quiet interval)", True: "inverted (undone)", False: "normal"}
         learned = ("calibration train" if result.train is not None
                    else "blind, from isolated edges (no calibration train: may carry sub-sample bias)")
+        if gaps is not None:
+            edges, gaps = drop_near_gaps(edges, gaps)
         print(f"{len(edges.time)} edges, method {result.method}, polarity {inverted[result.inverted]}, "
               f"template {learned}, noise {result.noise_rms[0]:.3g}/{result.noise_rms[1]:.3g} FS, "
               f"median CRLB {np.median(result.crlb_s) * 1e9:.3g} ns", file=sys.stderr)
+        if gaps is not None:
+            print(f"{len(gaps.gaps)} recording gap(s) listed in {gaps.sidecar} at "
+                  f"{', '.join(f'{t:.6f}' for t in gaps.times_s)} s: {gaps.edges_dropped} edges beside them "
+                  "dropped; times after a gap are file times, short of the audio it lost", file=sys.stderr)
     else:
         edges = load_edges(args.capture)
         if edges.unit_s is None:

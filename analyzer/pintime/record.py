@@ -34,6 +34,7 @@ from tqdm import tqdm
 from pintime.detect import edge_threshold, step_strength
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL
 from pintime.errors import PintimeError
+from pintime.gaps import Gap
 from pintime.synth import WAV_MAX_BYTES, _version, sidecar_path
 from pintime.userfiles import refuse_existing, write_text
 from pintime.wav import CHANNELS, SAMPLE_RATE_HZ, iter_blocks, open_wav
@@ -116,15 +117,6 @@ def resampling_risk(device: Device) -> str | None:
     if device.host_api in ("MME", "Windows DirectSound"):
         return "the Windows shared mixer converts every stream to its own rate"
     return None
-
-
-@dataclass(frozen=True)
-class Gap:
-    """Frames missing from the recording just before file frame ``frame``."""
-
-    frame: int
-    frames_lost: int | None  # None: PortAudio does not say how many
-    cause: str
 
 
 class _Capture:
@@ -386,7 +378,7 @@ def warnings_after(result: RecordResult) -> list[str]:
 
 def _write_sidecar(result: RecordResult, seconds_requested: float, started_utc: str) -> None:
     write_text(result.sidecar_path, json.dumps({
-        "what": "pintime recording from a sound card (informational: the analyzer never reads this file)",
+        "what": "pintime recording from a sound card (the analyzer reads its gaps)",
         "device": result.device.name,
         "host_api": result.device.host_api,
         "samplerate_hz": SAMPLE_RATE_HZ,

@@ -140,10 +140,16 @@ def capture_section(runs: list[Run]) -> list[str]:
 
 
 def figures_section(figures: Path | None, report: Path) -> list[str]:
-    if figures is None or not figures.is_dir():
+    """The PNGs under ``figures`` (any depth); PintimeError if it is no folder or holds none."""
+    if figures is None:
         return []
+    if not figures.is_dir():
+        raise PintimeError(f"{figures}: no such folder of figures (--figures)")
+    pngs = sorted(figures.rglob("*.png"))
+    if not pngs:
+        raise PintimeError(f"{figures}: no PNG figure in it, at any depth (--figures)")
     out = ["## Figures", ""]
-    for png in sorted(figures.rglob("*.png")):
+    for png in pngs:
         rel = os.path.relpath(png, report.parent)
         out += [f"**{png.parent.name} / {png.stem}**", "", f"![{png.stem}]({rel})", ""]
     return out

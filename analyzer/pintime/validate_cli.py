@@ -14,7 +14,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pintime.analyze_cli import METHODS, Analysis, analyze, summary_json, table2_inputs, write_figures
+from pintime.analyze_cli import (
+    METHODS,
+    Analysis,
+    analyze,
+    refuse_unused_elf,
+    summary_json,
+    table2_inputs,
+    write_figures,
+)
 from pintime.errors import PintimeError
 from pintime.frames import PROGRAMS
 from pintime.sources import sniff
@@ -34,21 +42,30 @@ def read_truth(path: Path) -> tuple[dict[str, Any], Path]:
     if not {"f_cpu_hz", "revision", "program"} <= truth.keys():
         raise PintimeError(f"{path}: not a simavr truth JSON (needs f_cpu_hz, revision, program)")
     if not all(type(truth[k]) is int and truth[k] >= 0 for k in ("f_cpu_hz", "revision")) \
-            or truth["f_cpu_hz"] == 0 or truth["program"] not in PROGRAMS.values():
+            or truth["f_cpu_hz"] == 0 or not isinstance(truth["program"], str) or not truth["program"]:
         raise PintimeError(f"{path}: truth needs a positive integer f_cpu_hz, an integer revision and a "
-                           f"program among {', '.join(PROGRAMS.values())}")
+                           f"program name")
     edges = path.with_name(path.name.removesuffix(".json") + ".edges.csv")
     if not edges.exists():
         raise PintimeError(f"{path}: exact edge list {edges} not found (run `make sim`)")
     return truth, edges
 
 
+def truth_kind(truth: dict[str, Any]) -> str:
+    """The RUN frame program (``frames.PROGRAMS``) of a truth: the harness names a run by its ELF, so
+    ``table1`` and ``table2`` are themselves and any other name (``user``, ``user_example``…) is a user
+    program (firmware/pintime.h)."""
+    return truth["program"] if truth["program"] in ("table1", "table2") else "user"
+
+
 def _check_same_run(a: Analysis, truth: dict[str, Any], truth_path: Path) -> None:
     if a.run["revision"] != truth["revision"]:
         raise PintimeError(f"{a.path}: firmware revision {a.run['revision']:08x} differs from the truth's "
                            f"{int(truth['revision']):08x} ({truth_path})")
-    if a.run["f_cpu_hz"] != truth["f_cpu_hz"] or PROGRAMS[a.run["program"]] != truth["program"]:
-        raise PintimeError(f"{a.path}: program or F_CPU differs from the truth's ({truth_path})")
+    if a.run["f_cpu_hz"] != truth["f_cpu_hz"] or PROGRAMS[a.run["program"]] != truth_kind(truth):
+        raise PintimeError(f"{a.path}: program {PROGRAMS[a.run['program']]} at {a.run['f_cpu_hz']} Hz "
+                           f"differs from the truth's {truth['program']} at {truth['f_cpu_hz']} Hz "
+                           f"({truth_path})")
 
 
 def compare(a: Analysis, exact: Analysis) -> dict[str, Any]:
@@ -59,8 +76,14 @@ def compare(a: Analysis, exact: Analysis) -> dict[str, Any]:
     routine_us = REF100_CYCLES * 1e6 / a.run["f_cpu_hz"]
     for row in out["table1"]:
         t = truth_rows.get((row["technique"], row["n"]))
-        _add_truth(row, None if t is None else t["mean_us"])
+        _add_truth(row, None if t is None else t["mean_us"], row["count"])
         row["routine_us"] = routine_us
+    truth_user = {(r["function"], r["m"]): r for r in exact_out.get("user", [])}
+    for row in out.get("user", []):  # truth: the same line fit on the exact edges (whole cycles)
+        t = truth_user.get((row["function"], row["m"]))
+        for part in ("time", "intercept"):
+            _add_truth(row[part], None if t is None else t[part]["mean_us"], row["reps"])
+            row[part]["truth_cycles"] = None if t is None else t[part]["mean_cycles"]
     for key in ("table2", "table2_exits"):  # truth: the CFG's exact costs (+ ε), in µs (pintime.table2)
         for row in out.get(key, []):
             row["truth_us"] = row["truth_cycles"] * a.table2.us_per_cycle if a.table2 else None
@@ -68,15 +91,17 @@ def compare(a: Analysis, exact: Analysis) -> dict[str, Any]:
     if "overdetermined" in out and "overdetermined" in exact_out:
         truth_od = exact_out["overdetermined"]
         for name in ("t_e", "t_i", "epsilon"):
-            _add_truth(out["overdetermined"][name], truth_od[name]["mean_us"])
+            estimate = out["overdetermined"][name]
+            _add_truth(estimate, truth_od[name]["mean_us"], estimate["count"])
     return out
 
 
-def _add_truth(estimate: dict[str, Any], truth_us: float | None) -> None:
-    """Add ``truth_us``, ``error_us`` and ``error_se`` (the error in standard errors of the mean)."""
+def _add_truth(estimate: dict[str, Any], truth_us: float | None, count: int) -> None:
+    """Add ``truth_us``, ``error_us`` and ``error_se`` (the error in standard errors of the mean of
+    ``count`` repetitions)."""
     estimate["truth_us"] = truth_us
     estimate["error_us"] = None if truth_us is None else estimate["mean_us"] - truth_us
-    std, count = estimate["std_us"], estimate["count"]
+    std = estimate["std_us"]
     se = None if std is None or count < 2 else std / count ** 0.5
     estimate["error_se"] = None if estimate["error_us"] is None or not se else estimate["error_us"] / se
 
@@ -89,31 +114,51 @@ def edge_errors(capture: Path, exact: Analysis) -> dict[str, Any]:
 
 
 def format_validation(out: dict[str, Any]) -> str:
-    lines = [f"{'Technique':<22} {'ours (µs)':>14} {'truth (µs)':>14} {'error (µs)':>12} {'std (µs)':>10} "
-             f"{'error/SE':>9}"]
+    """The comparison as text: only the sections that have rows (Table 1, Table 2, user functions)."""
+    lines = []
     rows = [(row["label"], row) for row in out["table1"]]
     if "overdetermined" in out:
         parts = (("t_e", "Overdet. T_e"), ("t_i", "Overdet. T_i"), ("epsilon", "Overdet. ε"))
         rows += [(label, out["overdetermined"][name]) for name, label in parts]
-    for label, row in rows:
-        err = "—" if row["error_us"] is None else f"{row['error_us']:+.2e}"
-        truth = "—" if row["truth_us"] is None else f"{row['truth_us']:.6f}"
-        std = "—" if row["std_us"] is None else f"{row['std_us']:.2e}"
-        z = "—" if row["error_se"] is None else f"{row['error_se']:+.1f}"
-        lines.append(f"{label:<22} {row['mean_us']:>14.6f} {truth:>14} {err:>12} {std:>10} {z:>9}")
-    lines.append(f"(routine ref100 = {REF100_CYCLES} cycles = {out['table1'][0]['routine_us']:g} µs)"
-                 if out["table1"] else "")
+    if rows:
+        lines += _estimate_lines("Technique", rows)
+    if out["table1"]:
+        lines.append(f"(routine ref100 = {REF100_CYCLES} cycles = {out['table1'][0]['routine_us']:g} µs)")
     for key, title in (("table2", "Basic Block"), ("table2_exits", "CFG edge")):
         if key in out:
             lines.append(f"{title:<22} {'ours (µs)':>14} {'± 95 % CI':>10} {'truth (µs)':>14} "
                          f"{'error (µs)':>12}")
             lines += [f"{r['label']:<22} {r['mean_us']:>14.6f} {r['ci95_half_us']:>10.2e} "
                       f"{r['truth_us']:>14.6f} {r['error_us']:>+12.2e}" for r in out[key]]
+    user = out.get("user", [])
+    if user:
+        lines += _estimate_lines("Function (1×–M×)", [
+            (f"{r['name']} {label}", r[part]) for r in user
+            for part, label in (("time", "per call"), ("intercept", "ε"))])
+        lines += [f"({r['name']}: {r['time']['mean_cycles']:.6f} cycles per call, truth "
+                  + ("—" if r["time"]["truth_cycles"] is None else f"{r['time']['truth_cycles']:.6f}")
+                  + ")" for r in user]
+    if out.get("recording_gaps") is not None:
+        lines.append(f"edges: no per-edge errors across {out['recording_gaps']['count']} recording gap(s); "
+                     f"{out['frames']['lost_to_gaps']} frame(s) cut by them, not decoded")
     for method, e in out["edges"].items():
         lines.append(f"edges [{method}]: RMS {e['rms_ns']:.3g} ns, bias rise {e['bias_rise_ns']:+.3g} ns, "
                      f"fall {e['bias_fall_ns']:+.3g} ns, max {e['max_ns']:.3g} ns, "
                      f"CRLB {e['crlb_ns']:.3g} ns")
     return "\n".join(lines)
+
+
+def _estimate_lines(title: str, rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """A header and one line per (label, estimate with truth_us, error_us, std_us, error_se)."""
+    lines = [f"{title:<22} {'ours (µs)':>14} {'truth (µs)':>14} {'error (µs)':>12} {'std (µs)':>10} "
+             f"{'error/SE':>9}"]
+    for label, row in rows:
+        err = "—" if row["error_us"] is None else f"{row['error_us']:+.2e}"
+        truth = "—" if row["truth_us"] is None else f"{row['truth_us']:.6f}"
+        std = "—" if row["std_us"] is None else f"{row['std_us']:.2e}"
+        z = "—" if row["error_se"] is None else f"{row['error_se']:+.1f}"
+        lines.append(f"{label:<22} {row['mean_us']:>14.6f} {truth:>14} {err:>12} {std:>10} {z:>9}")
+    return lines
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -125,6 +170,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--visits", metavar="FILE", default=None,
                         help="table2: simavr per-pulse visits (default: PREFIX.visits.csv beside the truth)")
     parser.add_argument("--plots", metavar="DIR", help="also write the paper's figures from this capture")
+    parser.add_argument("--elf", metavar="FILE", default=None,
+                        help="user programs: the ELF naming the functions (default: the truth's elf)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,14 +179,19 @@ def run(args: argparse.Namespace) -> int:
     truth, exact_edges = read_truth(truth_path)
     visits = args.visits or (exact_edges.with_name(truth_path.name.removesuffix(".json") + ".visits.csv")
                              if truth["program"] == "table2" else None)
+    elf = args.elf or (truth.get("elf") if truth_kind(truth) == "user" else None)
+    if elf is not None and not (isinstance(elf, str) and Path(elf).is_file()):
+        raise PintimeError(f"{elf}: the ELF naming the functions is not found (give --elf FILE)")
     refuse_overwrite([args.json, args.plots],
-                     [args.capture, truth_path, exact_edges, *table2_inputs(args.capture, visits)])
-    a = analyze(args.capture, args.method, visits)
+                     [args.capture, truth_path, exact_edges, elf, *table2_inputs(args.capture, visits)])
+    a = analyze(args.capture, args.method, visits, elf)
     _check_same_run(a, truth, truth_path)
-    exact = analyze(exact_edges, visits=visits)
+    refuse_unused_elf(a, elf)
+    exact = analyze(exact_edges, visits=visits, elf=elf)
     out = compare(a, exact)
     out["truth"] = str(truth_path)
-    out["edges"] = edge_errors(Path(args.capture), exact)
+    # the edge check maps the whole capture onto the exact edges with one time map: a gap breaks it
+    out["edges"] = edge_errors(Path(args.capture), exact) if a.gaps is None else {}
     if args.json:
         write_text(args.json, json.dumps(out, indent=2) + "\n")
     print(format_validation(out))

@@ -1,0 +1,111 @@
+"""Recording gaps (``pintime record``'s sidecar): frames a gap cuts are counted as lost, never decoded.
+
+Each capture here is recorded through ``pintime record`` with a fake PortAudio (tests/test_record.py) that
+plays the committed example capture with a stretch of samples taken out, and flags an input overflow on the
+block after it, as PortAudio does when it discards input: the sidecar's gap list is record's own.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from pintime import record as rec
+from pintime.analyze_cli import analyze, summary_json
+from test_hostile import assert_fails, run_cli
+from test_record import FakeBackend
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE_WAV = ROOT / "captures" / "table1-default.wav"
+# block 147 starts at 3.136 s, inside repetition 1's 21 ms Executing 210× pulse; block 5 at 0.107 s, in
+# the QUIET between the first RUN frame and the CAL frame (2.5 ms after the one, 4.1 ms before the other)
+IN_A_PULSE = (147, 1000)  # (block, samples lost): 5.2 ms taken out of the pulse
+IN_A_QUIET = (5, 200)
+
+
+def record_with_gap(directory: Path, block: int, lost: int) -> Path:
+    samples, _ = sf.read(SOURCE_WAV, dtype="int32")
+    at = block * rec.BLOCK_FRAMES
+    samples = np.concatenate([samples[:at], samples[at + lost:]])
+    backend = FakeBackend(samples, overflow_blocks=[block])
+    result = rec.record(directory / "gap.wav", len(samples) / rec.SAMPLE_RATE_HZ, backend=backend)
+    assert [g.frame for g in result.gaps] == [at]
+    return result.wav_path
+
+
+@pytest.fixture(scope="module")
+def uncut() -> dict:
+    return summary_json(analyze(SOURCE_WAV))
+
+
+@pytest.fixture(scope="module")
+def cut_pulse(tmp_path_factory) -> Path:
+    return record_with_gap(tmp_path_factory.mktemp("pulse"), *IN_A_PULSE)
+
+
+def _rows(result: dict) -> dict[str, tuple[int, float]]:
+    return {r["label"]: (r["count"], r["mean_us"]) for r in result["table1"]}
+
+
+def test_a_frame_cut_by_a_gap_is_lost_not_decoded(cut_pulse, uncut):
+    """The Executing 210× frame the gap cuts is counted as lost to it; every other estimate is the uncut
+    capture's (the clock gives the stretch after the gap an offset of its own)."""
+    a = analyze(cut_pulse)
+    result = summary_json(a)
+    assert result["frames"]["lost_to_gaps"] == 1
+    assert result["frames"]["decoded"] == uncut["frames"]["decoded"] - 1
+    assert result["recording_gaps"]["count"] == 1
+    rows, before = _rows(result), _rows(uncut)
+    assert rows["Executing 210×"][0] == before["Executing 210×"][0] - 1
+    for label, (_, mean_us) in rows.items():
+        assert mean_us == pytest.approx(before[label][1], abs=1e-5), label
+    code, printed, _ = run_cli(["analyze", cut_pulse])
+    assert code == 0 and f"1 cut by 1 recording gap(s) listed in {cut_pulse.with_suffix('.json')}" in printed
+
+
+def test_the_same_file_without_its_gap_list_is_wrong(cut_pulse, uncut, tmp_path):
+    """Why the gap list matters: without it the cut pulse is decoded 5.2 ms short, and the reference edges
+    after the gap pull the clock 0.16 % off, silently."""
+    bare = tmp_path / "bare.wav"
+    bare.symlink_to(cut_pulse)
+    rows, before = _rows(summary_json(analyze(bare))), _rows(uncut)
+    assert rows["Executing 210×"][0] == before["Executing 210×"][0]
+    assert abs(rows["Executing 210×"][1] - before["Executing 210×"][1]) > 1.0
+
+
+def test_a_gap_in_a_quiet_loses_no_frame(tmp_path, uncut):
+    result = summary_json(analyze(record_with_gap(tmp_path, *IN_A_QUIET)))
+    assert result["frames"]["lost_to_gaps"] == 0 and result["recording_gaps"]["edges_dropped"] == 0
+    assert result["frames"]["decoded"] == uncut["frames"]["decoded"]
+    rows, before = _rows(result), _rows(uncut)
+    for label, (count, mean_us) in rows.items():
+        assert (count, mean_us) == (before[label][0], pytest.approx(before[label][1], abs=1e-6)), label
+
+
+def test_edges_and_validate_say_so(cut_pulse, tmp_path):
+    code, _, lines = run_cli(["edges", cut_pulse, "--csv", tmp_path / "e.csv"])
+    assert code == 0 and any(line.startswith("1 recording gap(s) listed in") for line in lines), lines
+    out = tmp_path / "v.json"
+    code, printed, lines = run_cli(["validate", cut_pulse, "--truth", ROOT / "build" / "sim" / "table1.json",
+                                    "--json", out])
+    if code == 2 and "revision" in lines[0]:
+        pytest.skip("build/sim/table1 is not the firmware of the committed captures")
+    assert code == 0, lines
+    assert "no per-edge errors across 1 recording gap(s); 1 frame(s) cut by them" in printed
+    result = json.loads(out.read_text())
+    assert result["edges"] == {} and all(r["truth_us"] is not None for r in result["table1"])
+
+
+@pytest.mark.parametrize("sidecar", [b"{", b"[]", b'{"gaps": 5}', b'{"gaps": [3]}',
+                                     b'{"gaps": [{"frame": -1, "frames_lost": null, "cause": "x"}]}',
+                                     b'{"gaps": [{"frame": 1.5, "frames_lost": null, "cause": "x"}]}',
+                                     b'{"gaps": [{"frame": 1, "cause": "x"}]}'])
+def test_a_damaged_gap_list_is_refused(tmp_path, sidecar):
+    """Whether the recording has gaps is then unknown: refused, naming the sidecar, before the WAV is read."""
+    wav = tmp_path / "c.wav"
+    wav.symlink_to(SOURCE_WAV)
+    (tmp_path / "c.json").write_bytes(sidecar)
+    assert_fails(["analyze", wav], tmp_path / "c.json")

@@ -1,0 +1,73 @@
+"""``pintime validate`` on user programs (firmware/pintime.h): each function's time per call and ε against
+the same line fit on simavr's exact edges, named from the ELF, as Table 1 rows are validated.
+
+Truth here is simavr's (build/sim/user_example.*); tests/test_user.py checks that those exact slopes are the
+per-instruction cycle counts (mac16 48, crc8_step 93 cycles per call, CALL and RET included).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pintime.cli import main
+from test_hostile import assert_fails, run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SIM = ROOT / "build" / "sim"
+ELF = ROOT / "build" / "firmware" / "user_example.elf"
+TRUTH = SIM / "user_example.json"
+EXPECTED_CYCLES = {"mac16": 48, "crc8_step": 93}
+
+pytestmark = pytest.mark.skipif(not TRUTH.exists(), reason="no simavr run of user_example (make sim)")
+
+
+def _validate(tmp_path: Path, *argv: object) -> tuple[dict, str]:
+    out = tmp_path / "v.json"
+    code, printed, lines = run_cli(["validate", *argv, "--truth", TRUTH, "--json", out])
+    assert code == 0, lines
+    return json.loads(out.read_text()), printed
+
+
+def test_exact_edges_are_their_own_truth(tmp_path, monkeypatch):
+    """Names from the truth's ELF (its path is relative to the project, as `make sim` wrote it)."""
+    monkeypatch.chdir(ROOT)
+    result, printed = _validate(tmp_path, SIM / "user_example.edges.csv")
+    assert [r["name"] for r in result["user"]] == list(EXPECTED_CYCLES)
+    for r in result["user"]:
+        assert r["time"]["truth_cycles"] == pytest.approx(EXPECTED_CYCLES[r["name"]], abs=1e-9)
+        assert r["time"]["error_us"] == pytest.approx(0, abs=1e-9)
+        assert r["intercept"]["truth_cycles"] == pytest.approx(1, abs=1e-9)  # ε, FORMAT.md §5
+    assert printed.startswith("Function") and "Technique" not in printed
+    assert "mac16 per call" in printed and "crc8_step ε" in printed
+
+
+def test_synthesized_capture_against_the_truth(tmp_path):
+    """A sound-card capture (default profile, template edges): every time per call within 3 ns of the
+    exact one, and the error stated against it."""
+    wav = tmp_path / "user.wav"
+    assert main(["synth", str(SIM / "user_example.edges.csv"), "-o", str(wav), "--profile", "default",
+                 "--seed", "5", "--duration-s", "2.5"]) == 0
+    result, printed = _validate(tmp_path, wav, "--elf", ELF)
+    assert [r["name"] for r in result["user"]] == list(EXPECTED_CYCLES)
+    for r in result["user"]:
+        t = r["time"]
+        assert t["truth_cycles"] == pytest.approx(EXPECTED_CYCLES[r["name"]], abs=1e-9)
+        assert t["error_us"] == pytest.approx(t["mean_us"] - t["truth_us"])
+        assert abs(t["error_us"]) < 0.003 and r["reps"] >= 5
+    assert set(result["edges"]) and "edges [template]" in printed  # per-edge errors of a WAV, as for table1
+
+
+def test_truth_of_another_program_is_refused(tmp_path):
+    line = assert_fails(["validate", SIM / "table1.edges.csv", "--truth", TRUTH], SIM / "table1.edges.csv")
+    assert "user_example" in line and "table1" in line
+
+
+def test_truth_elf_missing_is_named(tmp_path):
+    """The truth names its ELF; gone, validate says so instead of naming the functions by number."""
+    truth = json.loads(TRUTH.read_text()) | {"elf": str(tmp_path / "gone.elf")}
+    (tmp_path / "t.json").write_text(json.dumps(truth))
+    (tmp_path / "t.edges.csv").symlink_to(SIM / "user_example.edges.csv")
+    argv = ["validate", tmp_path / "t.edges.csv", "--truth", tmp_path / "t.json"]
+    assert_fails(argv, tmp_path / "gone.elf")
