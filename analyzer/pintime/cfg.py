@@ -142,6 +142,11 @@ class Cfg:
         return np.array([b.address for b in self.blocks], dtype=np.int64)
 
 
+def exit_names(cfg: Cfg) -> list[str]:
+    """``BB1→BB3`` for each CFG edge (``→ret`` when the function returns)."""
+    return [f"BB{e.source}→{'ret' if e.target is None else f'BB{e.target}'}" for e in cfg.exits]
+
+
 def instruction_cycles(instruction: Instruction, taken: bool = False, skipped_size_bytes: int = 2) -> int:
     """Cycles of one instruction; ``taken``: the branch is taken / the skip skips.
 
