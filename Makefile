@@ -6,6 +6,7 @@ F_CPU    ?= 1000000
 REPS     ?= 100
 MEASUREMENTS ?= 100
 ROUNDS   ?= 1000
+CUT_ROUNDS ?= 5
 BUILD    := build
 VENV     := .venv
 PY       := $(VENV)/bin/python
@@ -31,7 +32,7 @@ FW_DIR      := firmware
 FW_BUILD    := $(BUILD)/firmware
 FW_COMMON   := clock.c frames.c pinwave.S ref100.S
 table1_SRCS := table1.c groups.S
-table2_SRCS := table2.c table2_group.S adpcm.c adpcm_input.c adpcm_pulse.S
+table2_SRCS := table2.c table2_group.S adpcm.c adpcm_input.c adpcm_pulse.S table2_cut.S
 user_example_SRCS := user_example.c pintime_user.c
 user_SRCS   := user.c pintime_user.c
 # The last commit that changed firmware/: analyzer-only commits keep the revision (and captures valid).
@@ -40,7 +41,7 @@ PORT        ?= /dev/ttyACM0
 # simavr's avr_mcu_section.h (the .mmcu section); evaluated after `deps` has installed libsimavr-dev.
 SIMAVR_AVR_INC = $(patsubst -I%,%,$(firstword $(shell pkg-config --cflags-only-I simavr)))/avr
 FW_CFLAGS   = -mmcu=$(MCU) -DF_CPU=$(F_CPU) -DREPS=$(REPS) -DMEASUREMENTS=$(MEASUREMENTS) -DROUNDS=$(ROUNDS) \
-              -DFW_REVISION=$(FW_REVISION) -DPINTIME_REPS=$(USER_REPS) -DPINTIME_M=$(USER_M) \
+              -DCUT_ROUNDS=$(CUT_ROUNDS) -DFW_REVISION=$(FW_REVISION) -DPINTIME_REPS=$(USER_REPS) -DPINTIME_M=$(USER_M) \
               -Os -g -std=gnu11 -Wall -Wextra -Werror -I$(FW_DIR) -isystem $(SIMAVR_AVR_INC)
 # DESIGN.md §4: without the .mmcu section at 0x910000 simavr 1.6 loads .data at the wrong address.
 FW_LDFLAGS  := -mmcu=$(MCU) -Wl,--undefined=_mmcu,--section-start=.mmcu=0x910000
@@ -80,6 +81,23 @@ $(FW_BUILD)/%.elf: $$(call fw_objs,$$*)
 	avr-gcc $(FW_LDFLAGS) -o $@ $^
 	avr-size --format=avr --mcu=$(MCU) $@
 
+# table2 links twice (firmware/TABLE2.md §6): first with no cut copies (table2_nocuts.S), then with one copy of
+# that link's adpcm_coder per block (table2_cuts.S, generated), last in .text so nothing before them moves;
+# `pintime cfg --check-cuts` verifies the copies and the function byte for byte or the ELF is removed.
+$(FW_BUILD)/table2.pass1.elf: $(call fw_objs,table2) $(FW_BUILD)/obj/table2_nocuts.o
+	avr-gcc $(FW_LDFLAGS) -o $@ $^
+
+$(FW_BUILD)/table2_cuts.S: $(FW_BUILD)/table2.pass1.elf | deps
+	$(PINTIME) cfg $< --cut-copies $@
+
+$(FW_BUILD)/obj/table2_cuts.o: $(FW_BUILD)/table2_cuts.S
+	avr-gcc $(FW_CFLAGS) -c -o $@ $<
+
+$(FW_BUILD)/table2.elf: $(call fw_objs,table2) $(FW_BUILD)/obj/table2_cuts.o $(FW_BUILD)/table2.pass1.elf
+	avr-gcc $(FW_LDFLAGS) -o $@ $(filter %.o,$^)
+	$(PINTIME) cfg $@ --check-cuts $(FW_BUILD)/table2.pass1.elf || { rm -f $@; exit 1; }
+	avr-size --format=avr --mcu=$(MCU) $@
+
 # The chip gets only code and initialised data (no .mmcu section).
 $(FW_BUILD)/%.hex: $(FW_BUILD)/%.elf
 	avr-objcopy -O ihex -j .text -j .data $< $@
@@ -110,11 +128,13 @@ $(BUILD)/sim/%.json: $(FW_BUILD)/%.elf $(HARNESS)
 # per-pulse counts give each round's visits, from the ELF; the harness writes table2.visits.csv.
 $(BUILD)/sim/%.watch $(BUILD)/sim/%.blocks.json: $(FW_BUILD)/%.elf | deps
 	@mkdir -p $(@D)
-	$(PINTIME) cfg $< --watch $(BUILD)/sim/$*.watch --json $(BUILD)/sim/$*.blocks.json > $(BUILD)/sim/$*.blocks.txt
+	$(PINTIME) cfg $< --watch $(BUILD)/sim/$*.watch --json $(BUILD)/sim/$*.blocks.json \
+	  --alias $(BUILD)/sim/$*.alias > $(BUILD)/sim/$*.blocks.txt
 $(BUILD)/sim/table2.json: $(BUILD)/sim/table2.watch $(BUILD)/sim/table2.blocks.json
-$(BUILD)/sim/table2.json: HARNESS_FLAGS = --watch $(BUILD)/sim/table2.watch --blocks $(BUILD)/sim/table2.blocks.json
+$(BUILD)/sim/table2.json: HARNESS_FLAGS = --watch $(BUILD)/sim/table2.watch --blocks $(BUILD)/sim/table2.blocks.json \
+  --alias $(BUILD)/sim/table2.alias
 # the CFG JSON's format is pintime.cfg.describe: regenerate when it changes
-$(BUILD)/sim/table2.blocks.json: analyzer/pintime/cfg.py
+$(BUILD)/sim/table2.blocks.json: analyzer/pintime/cfg.py analyzer/pintime/cutcopies.py
 
 sim: deps firmware $(PROGRAMS:%=$(BUILD)/sim/%.json)
 

@@ -115,6 +115,16 @@ void frame_table2(uint16_t measurement, uint16_t first_round, uint16_t count, vo
 	send_frame(FRAME_TABLE2, payload, sizeof payload, group, count, lead_cycles);
 }
 
+void frame_table2cut(uint16_t measurement, uint8_t cuts, uint8_t per_cut, void (*group)(void),
+		     uint8_t lead_cycles)
+{
+	uint8_t payload[4];
+	uint8_t *p = put_u16(payload, measurement);
+	*p++ = cuts;
+	*p++ = per_cut;
+	send_frame(FRAME_TABLE2CUT, payload, sizeof payload, group, (uint16_t)cuts * per_cut, lead_cycles);
+}
+
 void frame_user(uint8_t function, uint16_t m, uint16_t rep, void (*group)(void), uint8_t lead_cycles)
 {
 	uint8_t payload[5];

@@ -21,6 +21,7 @@ enum frame_kind {
 	FRAME_END = 7,
 	FRAME_TABLE2 = 8,
 	FRAME_USER = 9,
+	FRAME_TABLE2CUT = 10,
 };
 
 enum program_id { PROGRAM_TABLE1 = 1, PROGRAM_TABLE2 = 2, PROGRAM_USER = 3 };
@@ -38,6 +39,10 @@ void frame_end(void);
  * shortened by as much, so it stays exact. */
 void frame_table2(uint16_t measurement, uint16_t first_round, uint16_t count, void (*group)(void),
 		  uint8_t lead_cycles);
+/* TABLE2CUT: payload `measurement` u16, `cuts` u8, `per_cut` u8; `group` gets cuts · per_cut, its first edge
+ * comes `lead_cycles` after its start (as for TABLE2). */
+void frame_table2cut(uint16_t measurement, uint8_t cuts, uint8_t per_cut, void (*group)(void),
+		     uint8_t lead_cycles);
 /* USER (pintime.h): payload `function` u8, `m` u16, `rep` u16; `group` gets m, its first edge comes
  * `lead_cycles` after its start (as for TABLE2). */
 void frame_user(uint8_t function, uint16_t m, uint16_t rep, void (*group)(void), uint8_t lead_cycles);

@@ -19,6 +19,17 @@
 /* Cycles from the start of group_table2 to its first (rising) edge; see table2_group.S. */
 #define TABLE2_GROUP_LEAD   34
 
+/* Cut measurements (TABLE2.md §6): per measurement one TABLE2CUT frame with CUT_ROUNDS pulses per cut copy.
+ * The copies' number is the CFG's block count, known only after the first link: table2_cuts.S (generated)
+ * checks it against TABLE2_MAX_CUTS. The group's C code between pulses is not cycle-counted: its first edge
+ * and GAPs are within a few µs of nominal, inside FORMAT.md §3's tolerances (measured: TABLE2.md §6). */
+#ifndef CUT_ROUNDS
+#define CUT_ROUNDS          5
+#endif
+#define TABLE2_MAX_CUTS     64
+#define TABLE2_CUT_LEAD     151     /* cycles from the start of group_table2_cut to its first edge */
+#define TABLE2_CUT_GAP_OVERHEAD 198 /* cycles between pulses besides delay_exact's n */
+
 #ifndef __ASSEMBLER__
 #include <stdint.h>
 
@@ -35,6 +46,10 @@ extern uint8_t table2_out[(ROUND_MAX_LEN + 1) / 2];
 
 /* GROUP of a TABLE2 frame, for pin_frame (timing.h): X = count, 1 … BATCH_ROUNDS rounds of table2_rounds[]. */
 void group_table2(void);
+
+/* One run of the cut copy at word address `copy` (table2_cut.S); 1 if it reached its cut block. */
+uint8_t table2_cut_pulse(const int16_t *in, uint8_t *out, int32_t len, struct adpcm_state *state,
+			 uint16_t copy, uint8_t mask);
 #endif
 
 #endif

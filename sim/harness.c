@@ -2,7 +2,7 @@
  * harness.c — run a pintime firmware ELF in simavr and record every edge of the two signal pins with its
  * exact cycle (DESIGN.md §2, firmware/FORMAT.md §1).
  *
- *   harness ELF -o PREFIX [--max-cycles N] [--histogram FILE] [--watch FILE [--blocks FILE]]
+ *   harness ELF -o PREFIX [--max-cycles N] [--histogram FILE] [--watch FILE [--blocks FILE] [--alias FILE]]
  *
  * Writes PREFIX.vcd (timescale 1 ps, time = cycle · 1e12 / F_CPU), PREFIX.edges.csv (cycle,channel,level;
  * channel 0 = measurement pin PA0, channel 1 = clock reference PB5 = OC1A) and PREFIX.json (run summary).
@@ -25,6 +25,11 @@
  * per watched address, in the file's order, its executions and the cycles they took inside the pulse. An
  * instruction belongs to the pulse when it starts at or after the rising edge and before the falling edge.
  * --blocks FILE (the CFG truth, `pintime cfg --json`) is only recorded in PREFIX.json beside the others.
+ * --alias FILE (TABLE2.md §6: the cut copies of adpcm_coder, as `pintime cfg ELF --alias FILE` writes them)
+ * lists address ranges `start end target` (hex byte addresses, one range per line): an instruction at pc in
+ * [start, end) that is not itself watched counts as the one at pc − start + target, so visits inside a copy
+ * are visits of the original's blocks. Watched or aliased instructions in a range that run outside every
+ * pulse (the firmware's dry runs of the copies) are counted apart ("aliased_outside_pulses").
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -65,14 +70,16 @@ struct histogram {
 struct watch {
 	uint32_t n;			/* watched addresses */
 	uint32_t *pc;			/* their byte addresses, in the watch file's order */
-	int32_t *slot;			/* per flash word: index into pc, or -1 */
+	int32_t *slot;			/* per flash word: index into pc (its own, or its alias target's), or -1 */
+	uint8_t *aliased;		/* per flash word: inside an --alias range */
 	uint64_t *count;		/* executions per watched address in the current pulse */
 	uint64_t *cycles;		/* cycles per watched address in the current pulse */
 	int ran;			/* a watched address ran in the current pulse */
 	uint64_t pulse;			/* number of the current pulse (rising edges before it) */
 	uint64_t rise_cycle;		/* cycle of the current pulse's rising edge */
 	uint64_t rows;			/* rows written: pulses in which a watched address ran */
-	uint64_t outside;		/* executions of watched addresses outside every pulse */
+	uint64_t outside;		/* executions of watched addresses outside every pulse (not aliased) */
+	uint64_t aliased_outside;	/* executions of watched addresses in alias ranges outside every pulse */
 	FILE *csv;
 };
 
@@ -229,6 +236,39 @@ static void read_watch(const char *path, uint32_t flash_bytes, struct watch *w)
 		die("%s", "out of memory for the watch list");
 }
 
+/* Read the alias file (after the watch file): `start end target` per line, hex byte addresses, each range and
+ * its image inside the flash, ranges not overlapping. Words of a range that are not watched themselves take
+ * the slot of their image. */
+static void read_alias(const char *path, uint32_t flash_bytes, struct watch *w)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		die("cannot open alias file %s", path);
+	w->aliased = calloc(flash_bytes / 2 + 1, 1);
+	if (!w->aliased)
+		die("%s", "out of memory for the alias ranges");
+	char line[128];
+	for (unsigned number = 1; fgets(line, sizeof line, f); number++) {
+		unsigned long start, end, target;
+		char extra;
+		if (sscanf(line, "%lx %lx %lx %c", &start, &end, &target, &extra) != 3 || start % 2 || end % 2
+		    || target % 2 || start >= end || end > flash_bytes || target + (end - start) > flash_bytes) {
+			snprintf(line, sizeof line, "%s:%u", path, number);
+			die("%s: expected `start end target`, even hex byte addresses inside the flash image", line);
+		}
+		for (unsigned long pc = start; pc < end; pc += 2) {
+			if (w->aliased[pc / 2]) {
+				snprintf(line, sizeof line, "%s:%u", path, number);
+				die("%s: alias ranges overlap", line);
+			}
+			w->aliased[pc / 2] = 1;
+			if (w->slot[pc / 2] < 0)
+				w->slot[pc / 2] = w->slot[(pc - start + target) / 2];
+		}
+	}
+	fclose(f);
+}
+
 static void write_visits_header(struct watch *w)
 {
 	fputs("pulse,rise_cycle,width_cycles", w->csv);
@@ -253,6 +293,8 @@ static void watch_step(struct watch *w, const struct recorder *r, uint32_t pc, u
 		w->count[slot]++;
 		w->cycles[slot] += cycles;
 		w->ran = 1;
+	} else if (slot >= 0 && w->aliased && w->aliased[pc / 2]) {
+		w->aliased_outside++;
 	} else if (slot >= 0) {
 		w->outside++;
 	}
@@ -280,7 +322,7 @@ static void write_visits_summary(FILE *json, const char *prefix, const char *wat
 	else
 		fputs("null", json);
 	fprintf(json, ", \"addresses\": %" PRIu32 ", \"pulses\": %" PRIu64 ", \"watched_outside_pulses\": %"
-		PRIu64 "}", w->n, w->rows, w->outside);
+		PRIu64 ", \"aliased_outside_pulses\": %" PRIu64 "}", w->n, w->rows, w->outside, w->aliased_outside);
 }
 
 static const char *basename_of(const char *path)
@@ -292,6 +334,7 @@ static const char *basename_of(const char *path)
 int main(int argc, char **argv)
 {
 	const char *elf = NULL, *prefix = NULL, *histogram_path = NULL, *watch_path = NULL, *blocks_path = NULL;
+	const char *alias_path = NULL;
 	uint64_t max_cycles = DEFAULT_MAX_CYCLES;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
@@ -308,19 +351,21 @@ int main(int argc, char **argv)
 			watch_path = argv[++i];
 		} else if (strcmp(argv[i], "--blocks") == 0 && i + 1 < argc) {
 			blocks_path = argv[++i];
+		} else if (strcmp(argv[i], "--alias") == 0 && i + 1 < argc) {
+			alias_path = argv[++i];
 		} else if (argv[i][0] != '-' && !elf) {
 			elf = argv[i];
 		} else {
 			die("usage: harness ELF -o PREFIX [--max-cycles N] [--histogram FILE] "
-			    "[--watch FILE [--blocks FILE]] (bad argument '%s')",
+			    "[--watch FILE [--blocks FILE] [--alias FILE]] (bad argument '%s')",
 			    argv[i]);
 		}
 	}
 	if (!elf || !prefix)
 		die("%s", "usage: harness ELF -o PREFIX [--max-cycles N] [--histogram FILE] "
-		    "[--watch FILE [--blocks FILE]]");
-	if (blocks_path && !watch_path)
-		die("%s", "--blocks needs --watch");
+		    "[--watch FILE [--blocks FILE] [--alias FILE]]");
+	if ((blocks_path || alias_path) && !watch_path)
+		die("%s", "--blocks and --alias need --watch");
 	if (!is_elf(elf))
 		die("%s is not an ELF file", elf);
 
@@ -362,6 +407,8 @@ int main(int argc, char **argv)
 	struct watch watch = { 0 };
 	if (watch_path) {
 		read_watch(watch_path, fw.flashsize, &watch);
+		if (alias_path)
+			read_alias(alias_path, fw.flashsize, &watch);
 		watch.csv = open_out(prefix, ".visits.csv");
 		write_visits_header(&watch);
 	}

@@ -34,8 +34,10 @@ PAYLOAD = {"run": (("f_cpu_hz", 4), ("revision", 4), ("program", 1)),
            "cal": (("period_cycles", 4), ("count", 2)), "direct": (("rep", 2),),
            "executing": (("n", 2), ("rep", 2)), "differential": (("n", 2), ("rep", 2)),
            "line": (("m", 2), ("rep", 2)), "overdet": (("m", 2), ("rep", 2)), "end": (("frames", 2),),
-           "table2": (("measurement", 2), ("first_round", 2), ("count", 2))}
-KIND_NUMBER = {k: i for i, k in enumerate(PAYLOAD)}  # FORMAT.md §4 order: RUN = 0 … END = 7, TABLE2 = 8
+           "table2": (("measurement", 2), ("first_round", 2), ("count", 2)),
+           "user": (("function", 1), ("m", 2), ("rep", 2)),
+           "table2cut": (("measurement", 2), ("cuts", 1), ("per_cut", 1))}
+KIND_NUMBER = {k: i for i, k in enumerate(PAYLOAD)}  # FORMAT.md §4 order: RUN = 0 … TABLE2CUT = 10
 
 
 def schedule(reps: int, f_cpu_hz: int, revision: int) -> list[tuple[str, dict[str, int]]]:

@@ -1,5 +1,7 @@
 """The table2 program in simavr (issue 5): frames as FORMAT.md §4/§7 says, and every pulse exactly the static
-cost of the visits the harness counted in it, plus ε (firmware/TABLE2.md §3–§4).
+cost of the visits the harness counted in it, plus ε (firmware/TABLE2.md §3–§4); the cut copies of §6 byte
+for byte the coder but for their patched word, and every cut pulse the cost of the exits taken before it first
+reached its block, plus ε_cut.
 
 Small builds in a temporary directory (`make sim PROGRAMS=table2` with few rounds): at 1 MHz two measurements
 of 200 rounds; at 16 MHz one of 150, so its last frame holds a partial batch. Frames are decoded by the
@@ -25,6 +27,8 @@ from pintime.cfg import (
     visits_from_histogram,
     watch_addresses,
 )
+from pintime.cutcopies import CutCopies, check_cut_build, find_copies
+from pintime.errors import PintimeError
 from simbuild import make_build
 from test_firmware import US, Run, header_cycles, load_run
 
@@ -32,6 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 BATCH_ROUNDS = 100  # rounds per TABLE2 frame (FORMAT.md §7)
 CALL_CYCLES = 5  # CALL on the ATmega2560 (22-bit PC), datasheet instruction set summary
 MEAS_PINA_IO = 0x00  # PINA in I/O space: `out 0x00, r` toggles the measurement pin (pins.h)
+CUT_ROUNDS = 5  # pulses per cut in a TABLE2CUT frame (Makefile default)
+# ε_cut (FORMAT.md §7): rising `out` 1, ICALL 4 (22-bit PC), the patched RJMP 2, the stub's JMP 3, LDS 2
+EPSILON_CUT = 1 + 4 + 2 + 3 + 2
+EPSILON_UNCUT = 1 + 4  # a cut copy that never reaches its block: rising `out`, ICALL, then its own RET
 BUILDS = {"1MHz": (1_000_000, 2, 200), "16MHz": (16_000_000, 1, 150)}  # F_CPU, MEASUREMENTS, ROUNDS
 
 
@@ -44,6 +52,12 @@ class Table2Run:
     cfg: Cfg
     watch: np.ndarray  # watched byte addresses, in the watch file's (= visits columns') order
     visits: np.ndarray  # visits.csv rows: pulse, rise_cycle, width_cycles, then count, cycles per address
+    copies: CutCopies
+
+    def rows_of(self, kind: str) -> np.ndarray:
+        """The visits rows of the pulses of one frame kind, in pulse order."""
+        rising = np.concatenate([f.group[0::2] for f in self.run.decode.of_kind(kind)])
+        return self.visits[np.isin(self.visits[:, 0], rising // 2)]
 
 
 @pytest.fixture(scope="module", params=list(BUILDS))
@@ -55,8 +69,10 @@ def t2(request, tmp_path_factory) -> Table2Run:
     elf = build / "firmware" / "table2.elf"
     watch = np.array([int(line, 16) for line in Path(f"{prefix}.watch").read_text().split()], dtype=np.int64)
     visits = np.loadtxt(f"{prefix}.visits.csv", delimiter=",", skiprows=1, dtype=np.int64, ndmin=2)
+    copies = find_copies(elf, "adpcm_coder")
+    assert copies is not None
     return Table2Run(load_run(prefix, 0), elf, measurements, rounds, function_cfg(elf, "adpcm_coder"), watch,
-                     visits)
+                     visits, copies)
 
 
 def schedule(t2: Table2Run) -> list[tuple[str, dict[str, int]]]:
@@ -68,6 +84,7 @@ def schedule(t2: Table2Run) -> list[tuple[str, dict[str, int]]]:
         frames += [("table2", {"measurement": m, "first_round": first,
                                "count": min(BATCH_ROUNDS, t2.rounds - first)})
                    for first in range(0, t2.rounds, BATCH_ROUNDS)]
+        frames.append(("table2cut", {"measurement": m, "cuts": len(t2.cfg.blocks), "per_cut": CUT_ROUNDS}))
     return frames + [("end", {"frames": len(frames)})]
 
 
@@ -89,11 +106,15 @@ def test_run_ends_and_records_its_truth_files(t2: Table2Run):
     info = t2.run.info
     assert info["end"] == "firmware_done"
     sim = t2.run.prefix.parent
-    assert info["visits"] == {"file": f"{t2.run.prefix}.visits.csv", "watch": f"{t2.run.prefix}.watch",
-                              "blocks": f"{t2.run.prefix}.blocks.json", "addresses": len(t2.watch),
-                              "pulses": t2.measurements * t2.rounds, "watched_outside_pulses": 0}
+    cut_pulses = t2.measurements * len(t2.cfg.blocks) * CUT_ROUNDS
+    visits = dict(info["visits"])
+    assert visits.pop("aliased_outside_pulses") > 0  # the firmware's dry runs of the copies, between frames
+    assert visits == {"file": f"{t2.run.prefix}.visits.csv", "watch": f"{t2.run.prefix}.watch",
+                      "blocks": f"{t2.run.prefix}.blocks.json", "addresses": len(t2.watch),
+                      "pulses": t2.measurements * t2.rounds + cut_pulses, "watched_outside_pulses": 0}
     blocks = json.loads((sim / "table2.blocks.json").read_text())
-    assert blocks["watch"] == t2.watch.tolist() == watch_addresses(t2.cfg)
+    assert blocks["watch"] == watch_addresses(t2.cfg)
+    assert t2.watch.tolist() == t2.copies.watch() == watch_addresses(t2.cfg) + blocks["cuts"]["patched"]
     assert [b["name"] for b in blocks["blocks"]] == [b.name for b in t2.cfg.blocks]
 
 
@@ -117,6 +138,9 @@ def test_headers_settle_and_gaps_exact(t2: Table2Run):
         if f.kind == "table2":
             assert np.all(level[f.group[0::2]] == 1) and np.all(level[f.group[1::2]] == 0)
             assert np.all(t[f.group[2::2]] - t[f.group[1:-1:2]] == US["gap"] * per_us)
+        if f.kind == "table2cut":  # C code between the pulses: 0 or 14 cycles over (FORMAT.md §7)
+            assert np.all(level[f.group[0::2]] == 1) and np.all(level[f.group[1::2]] == 0)
+            assert set(np.unique(t[f.group[2::2]] - t[f.group[1:-1:2]] - US["gap"] * per_us)) <= {0, 14}
 
 
 def test_epsilon_is_six_cycles(t2: Table2Run):
@@ -127,21 +151,60 @@ def test_every_pulse_is_its_visits_cost_plus_epsilon(t2: Table2Run):
     """The end-to-end truth check of TABLE2.md §4: one visits row per TABLE2 pulse, in order, at its edges,
     and its width = Σ exit counts × exit costs (pintime.cfg) + ε, exactly, for every pulse."""
     t = t2.run.cycle[0]
-    rising = np.concatenate([f.group[0::2] for f in t2.run.decode.of_kind("table2")])
+    rising = np.sort(np.concatenate([f.group[0::2] for f in t2.run.decode.frames
+                                     if f.kind in ("table2", "table2cut")]))
     pulse, rise_cycle, width = t2.visits[:, :3].T
     np.testing.assert_array_equal(pulse, rising // 2)  # pulse p = measurement-pin edges 2p, 2p + 1
     np.testing.assert_array_equal(rise_cycle, t[rising])
     np.testing.assert_array_equal(width, t[rising + 1] - t[rising])
     eps = epsilon_cycles(t2.elf)
+    rows = t2.rows_of("table2")
     costs = [visits_from_histogram(t2.cfg, t2.watch, row[3::2], row[4::2]).cycles(t2.cfg) + eps
-             for row in t2.visits]
-    np.testing.assert_array_equal(costs, width)
+             for row in rows]
+    np.testing.assert_array_equal(costs, rows[:, 2])
+
+
+def test_every_cut_pulse_is_its_prefix_cost_plus_epsilon_cut(t2: Table2Run):
+    """TABLE2.md §6 end to end: pulse i of a TABLE2CUT frame runs copy i div CUT_ROUNDS; the harness counts
+    the visits inside the copy as the coder's (--alias) and shows whether its patched word ran (once, and no
+    other copy's); the width is the cost of the exits taken before the cut + ε_cut when it did, the whole
+    call's cost + 5 when the round never reached the block. The cut at BB0 is ε_cut alone."""
+    cuts = len(t2.cfg.blocks)
+    rows = t2.rows_of("table2cut")
+    assert len(rows) == t2.measurements * cuts * CUT_ROUNDS
+    patched = rows[:, 3::2][:, len(watch_addresses(t2.cfg)):]  # per copy's patched word
+    cut = np.tile(np.repeat(np.arange(cuts), CUT_ROUNDS), t2.measurements)
+    hit = patched[np.arange(len(rows)), cut]
+    assert set(np.unique(hit)) <= {0, 1} and patched.sum(axis=1).tolist() == hit.tolist()
+    for row, c, reached in zip(rows, cut, hit, strict=True):
+        v = visits_from_histogram(t2.cfg, t2.watch, row[3::2], row[4::2])
+        assert row[2] == v.cycles(t2.cfg) + (EPSILON_CUT if reached else EPSILON_UNCUT)
+        if reached:  # block c never ran: the first arrival is the cut
+            assert v.block_counts[c] == 0 and (c > 0 or v.block_counts.sum() == 0)
+    assert np.all(rows[cut == 0, 2] == EPSILON_CUT) and np.all(hit[cut == 0] == 1)
+    assert hit.mean() > 0.9  # the firmware's dry runs found reaching rounds for (nearly) every cut
+
+
+def test_cut_copies_are_the_coder_byte_for_byte(t2: Table2Run, tmp_path: Path):
+    """The build's check (`pintime cfg --check-cuts`) passes on the build, and names the copy when one byte
+    of a copy differs."""
+    first = t2.elf.with_name("table2.pass1.elf")
+    assert check_cut_build(t2.elf, first, "adpcm_coder").base == t2.copies.base
+    header = subprocess.run(["avr-objdump", "-h", str(t2.elf)], capture_output=True, text=True,
+                            check=True).stdout
+    text = next(line.split() for line in header.splitlines() if line.split()[1:2] == [".text"])
+    tampered = tmp_path / "tampered.elf"
+    data = bytearray(t2.elf.read_bytes())
+    data[int(text[5], 16) + t2.copies.start(5) + 40] ^= 0x01  # a byte of copy 5, not its patched word
+    tampered.write_bytes(bytes(data))
+    with pytest.raises(PintimeError, match="copy 5 is not adpcm_coder cut at BB5"):
+        check_cut_build(tampered, first, "adpcm_coder")
 
 
 def block_counts(t2: Table2Run) -> np.ndarray:
-    """Rounds × blocks visit counts, rows in pulse order."""
+    """Rounds × blocks visit counts of the TABLE2 pulses, rows in pulse order."""
     return np.array([visits_from_histogram(t2.cfg, t2.watch, row[3::2], row[4::2]).block_counts
-                     for row in t2.visits])
+                     for row in t2.rows_of("table2")])
 
 
 def test_counts_vary_except_once_per_call_blocks(t2: Table2Run):
@@ -204,4 +267,4 @@ def test_harness_rejects_bad_watch_file(t2: Table2Run, tmp_path: Path, content: 
 
 def test_harness_blocks_needs_watch(t2: Table2Run, tmp_path: Path):
     result = harness(t2, tmp_path, "--blocks", "x.json")
-    assert (result.returncode, result.stderr.strip()) == (2, "harness: --blocks needs --watch")
+    assert (result.returncode, result.stderr.strip()) == (2, "harness: --blocks and --alias need --watch")

@@ -142,6 +142,11 @@ class Cfg:
         return np.array([b.address for b in self.blocks], dtype=np.int64)
 
 
+def exit_names(cfg: Cfg) -> list[str]:
+    """``BB1→BB3`` for each CFG edge (``→ret`` when the function returns)."""
+    return [f"BB{e.source}→{'ret' if e.target is None else f'BB{e.target}'}" for e in cfg.exits]
+
+
 def instruction_cycles(instruction: Instruction, taken: bool = False, skipped_size_bytes: int = 2) -> int:
     """Cycles of one instruction; ``taken``: the branch is taken / the skip skips.
 
@@ -168,7 +173,7 @@ def instruction_cycles(instruction: Instruction, taken: bool = False, skipped_si
 def disassemble(elf: str | Path, function: str) -> list[Instruction]:
     """The instructions of ``function`` in ``elf`` (via ``avr-nm`` and ``avr-objdump``)."""
     address, size = _symbol(elf, function)
-    listing = _tool(["avr-objdump", "-d", "-z", f"--start-address={address:#x}",
+    listing = binutils(["avr-objdump", "-d", "-z", f"--start-address={address:#x}",
                      f"--stop-address={address + size:#x}", str(elf)])
     instructions = []
     for line in listing.splitlines():
@@ -182,7 +187,7 @@ def disassemble(elf: str | Path, function: str) -> list[Instruction]:
     return instructions
 
 
-def _tool(command: list[str]) -> str:
+def binutils(command: list[str]) -> str:
     """Stdout of an avr-binutils command; a missing tool or a failure is a PintimeError."""
     try:
         return subprocess.run(command, capture_output=True, text=True, check=True).stdout
@@ -195,7 +200,7 @@ def _tool(command: list[str]) -> str:
 
 def _symbol(elf: str | Path, function: str) -> tuple[int, int]:
     """Byte address and size of a code symbol (``avr-nm -S``)."""
-    for line in _tool(["avr-nm", "-S", "--defined-only", str(elf)]).splitlines():
+    for line in binutils(["avr-nm", "-S", "--defined-only", str(elf)]).splitlines():
         fields = line.split()
         if len(fields) == 4 and fields[3] == function and fields[2] in "Tt":
             return int(fields[0], 16), int(fields[1], 16)
@@ -401,7 +406,8 @@ def describe(cfg: Cfg) -> dict:
 
 def cfg_from_description(data: dict, source: str = "CFG JSON") -> Cfg:
     """Rebuild the :class:`Cfg` a :func:`describe` JSON was made from (no binutils needed), checking that
-    its blocks and exit costs are those recorded; PintimeError on anything else."""
+    its blocks and exit costs are those recorded; PintimeError on anything else. A ``cuts`` member (the cut
+    copies, :mod:`pintime.cutcopies`) is not part of the CFG and is left to that module."""
     try:
         code = [Instruction(int(a), int(n), str(m), str(o)) for a, n, m, o in data["code"]]
         cfg = build_cfg(str(data["function"]), code)
@@ -410,6 +416,6 @@ def cfg_from_description(data: dict, source: str = "CFG JSON") -> Cfg:
     except (KeyError, TypeError, ValueError, OverflowError) as err:  # OverflowError: int(Infinity)
         raise PintimeError(f"{source}: not a `pintime cfg --json` file with its code ({err!r}); "
                            "regenerate it with this pintime") from None
-    if describe(cfg) != data:
+    if describe(cfg) != {key: value for key, value in data.items() if key != "cuts"}:
         raise PintimeError(f"{source}: its blocks or cycle costs do not match its own code (edited file?)")
     return cfg

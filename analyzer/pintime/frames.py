@@ -42,6 +42,7 @@ KINDS: dict[int, tuple[str, tuple[tuple[str, int], ...]]] = {
     7: ("end", (("frames", 2),)),
     8: ("table2", (("measurement", 2), ("first_round", 2), ("count", 2))),
     9: ("user", (("function", 1), ("m", 2), ("rep", 2))),
+    10: ("table2cut", (("measurement", 2), ("cuts", 1), ("per_cut", 1))),
 }
 PROGRAMS = {1: "table1", 2: "table2", 3: "user"}
 
@@ -94,6 +95,8 @@ def group_edge_count(kind: str, fields: dict[str, int]) -> int:
         return 4 * fields["n"]
     if kind == "table2":
         return 2 * fields["count"]
+    if kind == "table2cut":
+        return 2 * fields["cuts"] * fields["per_cut"]
     return 2 * fields["m"]  # line, overdet, user
 
 

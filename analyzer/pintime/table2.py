@@ -31,9 +31,10 @@ import numpy as np
 
 from pintime import estimators as est
 from pintime.blocksystem import EPSILON, Fit, Reduction, reduce_columns, solve
-from pintime.cfg import Cfg
+from pintime.cfg import Cfg, exit_names
 from pintime.errors import PintimeError
 from pintime.frames import Frame
+from pintime.table2cut import Resolved, format_resolved, resolve, resolved_json
 from pintime.visits import Rounds, load_sim_rounds, locate, match
 
 EXACT_CYCLES = 1e-6  # RMS residual of the exact widths below which a model's truth is exact (float rounding)
@@ -86,11 +87,8 @@ class Table2:
     exit: Model
     capture_epsilon: est.Estimate | None  # ε of the capture's pulses, µs (see capture_epsilon)
     same_span: bool  # block and exit count columns span the same space: both models fit identically
-
-
-def exit_names(cfg: Cfg) -> list[str]:
-    """``BB1→BB3`` for each CFG edge (``→ret`` when the function returns)."""
-    return [f"BB{e.source}→{'ret' if e.target is None else f'BB{e.target}'}" for e in cfg.exits]
+    resolved: Resolved | None  # every exit from the cut measurements (pintime.table2cut), if any
+    resolved_note: str | None  # why there is none (no cut copies in the firmware, cut frames lost, …)
 
 
 def epsilon_cycles(cfg: Cfg, exit_counts: np.ndarray, width_cycles: np.ndarray) -> int:
@@ -156,8 +154,15 @@ def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float) -> Table2:
     both = np.column_stack([rounds.block_counts, rounds.exit_counts, np.ones(len(rounds.width_us))])
     same_span = int(np.linalg.matrix_rank(both)) == len(block.unknowns) == len(exit_.unknowns)
     exact = block if block.truth_residual_cycles < EXACT_CYCLES else exit_  # ε against an exact truth
+    resolved: Resolved | None = None
+    note: str | None = "the firmware has no cut copies (TABLE2.md §6)"
+    if rounds.cuts is not None:
+        try:
+            resolved, note = resolve(cfg, rounds, us_per_cycle), None
+        except PintimeError as err:
+            note = str(err)
     return Table2(cfg.function, us_per_cycle, eps, len(rounds.width_us), block, exit_,
-                  capture_epsilon(exact, eps, us_per_cycle), same_span)
+                  capture_epsilon(exact, eps, us_per_cycle), same_span, resolved, note)
 
 
 def table2_from_capture(capture: Path, visits: str | Path | None, run: dict[str, int], frames: list[Frame],
@@ -216,7 +221,9 @@ def table2_json(t: Table2) -> dict[str, Any]:
                                "mean_us": t.capture_epsilon.mean_us,
                                "ci95_us": list(t.capture_epsilon.ci95_us)},
                            "same_span": t.same_span,
-                           "block": _fit_json(t.block), "exit": _fit_json(t.exit)}}
+                           "block": _fit_json(t.block), "exit": _fit_json(t.exit)},
+            "table2_resolved": ({"note": t.resolved_note} if t.resolved is None
+                                else resolved_json(t.resolved, t.us_per_cycle))}
 
 
 def _model_lines(model: Model, us_per_cycle: float, title: str) -> list[str]:
@@ -263,6 +270,8 @@ def format_table2(t: Table2) -> str:
     else:
         lines.append("  Here the exits taken are not determined by the block counts: the block model cannot "
                      "be exact (its truth is only a least-squares value); the exit model's unknowns are.")
+    lines += [""] + ([format_resolved(t.resolved, t.us_per_cycle)] if t.resolved is not None
+                     else [f"Cut measurements: none ({t.resolved_note})"])
     lines += ["", "Paper's Table 2 (their compiler's blocks, 1 MHz): "
               + "; ".join(f"{n} {m:g} ± {c:g} µs" for n, m, c in PAPER_TABLE2)]
     return "\n".join(lines)

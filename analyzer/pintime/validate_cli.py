@@ -30,6 +30,7 @@ from pintime.userfiles import read_json, refuse_overwrite, write_text
 
 REF100_CYCLES = 100  # FORMAT.md §5: ref100 with its CALL and RET
 INIT_CYCLES = 37  # FORMAT.md §5: init with its CALL and RET
+FLOAT_US = 1e-9  # float rounding of an exact fit: a resolved exit this close to its truth is within any CI
 # Per-edge errors against the exact edges: provided by the WAV edge-location module as
 # ``edge_errors(capture: Path, truth: Edges) -> {method: {rms_ns, bias_rise_ns, bias_fall_ns, max_ns,
 # crlb_ns}}``; exact sources (VCD, edge list) have none to report.
@@ -88,6 +89,12 @@ def compare(a: Analysis, exact: Analysis) -> dict[str, Any]:
         for row in out.get(key, []):
             row["truth_us"] = row["truth_cycles"] * a.table2.us_per_cycle if a.table2 else None
             row["error_us"] = row["mean_us"] - row["truth_us"]
+    for row in out.get("table2_resolved", {}).get("columns", []):  # pintime.table2cut: truth in cycles
+        if "mean_us" in row and a.table2:
+            row["error_us"] = row["mean_us"] - row["truth_cycles"] * a.table2.us_per_cycle
+            truth_us = row["truth_cycles"] * a.table2.us_per_cycle
+            row["within_ci95"] = abs(row["mean_us"] - truth_us) <= row["ci95_half_us"] + FLOAT_US
+            row["rounds_to_truth"] = round(row["mean_cycles"]) == row["truth_cycles"]
     if "overdetermined" in out and "overdetermined" in exact_out:
         truth_od = exact_out["overdetermined"]
         for name in ("t_e", "t_i", "epsilon"):
@@ -141,6 +148,7 @@ def format_validation(out: dict[str, Any]) -> str:
     if out.get("recording_gaps") is not None:
         lines.append(f"edges: no per-edge errors across {out['recording_gaps']['count']} recording gap(s); "
                      f"{out['frames']['lost_to_gaps']} frame(s) cut by them, not decoded")
+    lines += _resolved_lines(out.get("table2_resolved", {}).get("columns", []))
     for method, e in out["edges"].items():
         lines.append(f"edges [{method}]: RMS {e['rms_ns']:.3g} ns, bias rise {e['bias_rise_ns']:+.3g} ns, "
                      f"fall {e['bias_fall_ns']:+.3g} ns, max {e['max_ns']:.3g} ns, "
@@ -158,6 +166,22 @@ def _estimate_lines(title: str, rows: list[tuple[str, dict[str, Any]]]) -> list[
         std = "—" if row["std_us"] is None else f"{row['std_us']:.2e}"
         z = "—" if row["error_se"] is None else f"{row['error_se']:+.1f}"
         lines.append(f"{label:<22} {row['mean_us']:>14.6f} {truth:>14} {err:>12} {std:>10} {z:>9}")
+    return lines
+
+
+def _resolved_lines(columns: list[dict[str, Any]]) -> list[str]:
+    """Table 2's exits resolved by the cut measurements (pintime.table2cut), each against its truth."""
+    if not columns:
+        return []
+    lines = [f"{'Resolved exit':<22} {'cycles':>10} {'± 95 % CI (µs)':>15} {'truth':>6} {'error (µs)':>12} "
+             "in CI  rounds  how"]
+    for r in columns:
+        if "mean_us" not in r:
+            lines.append(f"{r['name']:<22} {'—':>10} {'':>15} {r['truth_cycles']:>6} {'':>26}  {r['how']}")
+            continue
+        ok = ["yes" if r[key] else "NO" for key in ("within_ci95", "rounds_to_truth")]
+        lines.append(f"{r['name']:<22} {r['mean_cycles']:>10.3f} {r['ci95_half_us']:>15.2e} "
+                     f"{r['truth_cycles']:>6} {r['error_us']:>+12.2e} {ok[0]:>5}  {ok[1]:>6}  {r['how']}")
     return lines
 
 

@@ -1,0 +1,93 @@
+; table2_cut.S — one run of a *cut copy* of adpcm_coder (firmware/TABLE2.md §6, FORMAT.md §4 kind 10).
+;
+; uint8_t table2_cut_pulse(const int16_t *in, uint8_t *out, int32_t len, struct adpcm_state *state,
+;                          uint16_t copy, uint8_t mask);
+; `copy` is the word address of one copy of adpcm_coder's machine code (table2_cuts.S, generated at build time
+; from the linked ELF by `pintime cfg --cut-copies`) in which the first word of one block, the cut block, is
+; `rjmp` to a `jmp table2_cut_exit` after the copy. The copy runs exactly as adpcm_coder until execution first
+; reaches the cut block; there it stops. With mask = MEAS_MASK the run is one pulse of the measurement pin:
+;
+;     out  MEAS_PIN, r28   ; rising edge                           [1]
+;     icall                ; the copy                              [4 + the blocks run before the cut]
+;     rjmp, jmp            ; the patched word, the copy's stub     [2 + 3]
+;     lds  r24, mask       ;                                       [2]
+;     out  MEAS_PIN, r24   ; falling edge at its start
+;
+; so its width is the cycles of the exits taken before the first arrival at the cut block + 12 on the
+; simulator (ε_cut; the cut at BB0 runs none). If the input never reaches the cut block, the copy returns
+; as adpcm_coder does and the falling edge follows its RET (width = its cycles + 5): the analyzer tells the
+; two apart from the visits. With mask = 0 (a dry run, outside every frame) the pin does not move.
+; Returns 1 if the cut block was reached, else 0. Interrupts must be off (SP is rewritten).
+
+#include "pins.h"
+
+        .section .bss.table2_cut, "aw", @nobits
+table2_cut_sp:   .space 2                       ; SP after the 18 pushes below
+table2_cut_mask: .space 1
+
+        .section .text.table2_cut, "ax", @progbits
+        .global table2_cut_pulse
+        .type   table2_cut_pulse, @function
+table2_cut_pulse:
+        push    r2                              ; every call-saved register: a cut copy stops before
+        push    r3                              ; its epilogue restores them
+        push    r4
+        push    r5
+        push    r6
+        push    r7
+        push    r8
+        push    r9
+        push    r10
+        push    r11
+        push    r12
+        push    r13
+        push    r14
+        push    r15
+        push    r16
+        push    r17
+        push    r28
+        push    r29
+        in      r26, _SFR_IO_ADDR(SPL)
+        sts     table2_cut_sp, r26
+        in      r26, _SFR_IO_ADDR(SPH)
+        sts     table2_cut_sp + 1, r26
+        sts     table2_cut_mask, r12
+        movw    r30, r14                        ; Z = the copy
+        mov     r28, r12                        ; mask (the copy saves and restores r28)
+        out     _SFR_IO_ADDR(MEAS_PIN), r28     ; [1] rising edge
+        icall                                   ; [4] + the copy
+        out     _SFR_IO_ADDR(MEAS_PIN), r28     ; falling edge: the copy returned without reaching the cut
+        ldi     r24, 0
+        rjmp    1f
+
+        .global table2_cut_exit
+        .type   table2_cut_exit, @function
+table2_cut_exit:                                ; [2 + 3] from the patched word and the copy's stub
+        lds     r24, table2_cut_mask            ; [2]
+        out     _SFR_IO_ADDR(MEAS_PIN), r24     ; falling edge
+        lds     r26, table2_cut_sp              ; drop the copy's frame: back to the SP after the pushes
+        out     _SFR_IO_ADDR(SPL), r26
+        lds     r26, table2_cut_sp + 1
+        out     _SFR_IO_ADDR(SPH), r26
+        ldi     r24, 1
+1:      clr     r1                              ; the copy may stop with a product in r1
+        pop     r29
+        pop     r28
+        pop     r17
+        pop     r16
+        pop     r15
+        pop     r14
+        pop     r13
+        pop     r12
+        pop     r11
+        pop     r10
+        pop     r9
+        pop     r8
+        pop     r7
+        pop     r6
+        pop     r5
+        pop     r4
+        pop     r3
+        pop     r2
+        ret
+        .size   table2_cut_pulse, . - table2_cut_pulse
