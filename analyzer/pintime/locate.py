@@ -33,7 +33,7 @@ from pintime.template import Template
 from pintime.wav import Block, WavInfo, iter_blocks, open_wav
 
 METHODS = ("template", "inflection", "threshold")
-BLOCK_FRAMES = 1 << 17  # 0.68 s per block
+BLOCK_FRAMES = 1 << 18  # 1.4 s per block (4 MB of float32 stereo with its float64 channel copy)
 PAD_FRAMES = 1024  # look-ahead/behind of a block: a group of close edges must fit in it
 LEARN_MAX_S = 8.0  # the calibration train is at the start of a capture (FORMAT.md §6)
 LEARN_EDGES = 1300  # enough measurement-channel edges to hold the whole train (1000 edges)
