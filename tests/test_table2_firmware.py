@@ -28,7 +28,11 @@ from pintime.cfg import (
     watch_addresses,
 )
 from pintime.cutcopies import CutCopies, check_cut_build, find_copies
+from pintime.edgelist import read_edge_list
 from pintime.errors import PintimeError
+from pintime.frames import FrameDecode, decode_frames
+from pintime.table2 import Table2, build_table2
+from pintime.visits import load_sim_rounds, match
 from simbuild import make_build
 from test_firmware import US, Run, header_cycles, load_run
 
@@ -268,3 +272,68 @@ def test_harness_rejects_bad_watch_file(t2: Table2Run, tmp_path: Path, content: 
 def test_harness_blocks_needs_watch(t2: Table2Run, tmp_path: Path):
     result = harness(t2, tmp_path, "--blocks", "x.json")
     assert (result.returncode, result.stderr.strip()) == (2, "harness: --blocks and --alias need --watch")
+
+
+def resolved(t2: Table2Run, edges: Path | None = None) -> tuple[FrameDecode, Table2]:
+    """The decoded frames and Table 2 of the run's exact edges (or of ``edges``, an edited copy) with the
+    run's visits, in MCU time from F_CPU (the 16 MHz run is too short for the clock calibration)."""
+    meas = read_edge_list(edges or Path(f"{t2.run.prefix}.edges.csv")).on(0)
+    us_per_cycle = 1e6 / t2.run.info["f_cpu_hz"]
+    decode = decode_frames(meas.time * us_per_cycle, meas.polarity, start_us=0.0)
+    sim = load_sim_rounds(Path(f"{t2.run.prefix}.visits.csv"))
+    return decode, build_table2(sim.cfg, match(sim, decode.frames, meas.time, us_per_cycle), us_per_cycle)
+
+
+def test_cut_system_resolves_every_exit_exactly(t2: Table2Run):
+    """TABLE2.md §6 on the exact edges: the rounds and the reached cut pulses have rank 50 of the 53
+    columns (51 exits, ε, ε_cut); what stays merged is exactly the two fixed-trip loops and the return block
+    with ε, each split by its stated constraint; every cut raises the rank; every column is then its simavr
+    cost, exactly."""
+    r = resolved(t2)[1].resolved
+    assert r is not None and r.skipped == [] and r.outliers == 0
+    assert len(r.reduction.basis) == 50 and len(r.columns) == 53
+    merged = sorted(sorted(name for name, _ in r.reduction.members(u)) for u in range(50)
+                    if len(r.reduction.members(u)) > 1)
+    assert merged == [["BB29→BB29", "BB29→BB30"], ["BB35→ret", "ε"], ["BB7→BB7", "BB7→BB8"]]
+    assert r.needed_cuts == r.cut_blocks == list(range(len(t2.cfg.blocks)))
+    us_per_cycle = 1e6 / t2.run.info["f_cpu_hz"]
+    for c in r.columns:
+        assert c.estimate is not None
+        assert abs(c.estimate.mean_us / us_per_cycle - c.truth_cycles) < 1e-6, c
+        assert (c.how == "measured") == (c.name not in {n for group in merged for n in group}), c
+    exits = {c.name: c.truth_cycles for c in r.columns}
+    assert [exits[f"BB{e.source}→{'ret' if e.target is None else f'BB{e.target}'}"]
+            for e in t2.cfg.exits] == [e.cycles for e in t2.cfg.exits]
+    assert (exits["ε"], exits["ε_cut"]) == (6, EPSILON_CUT)
+
+
+def edited_edges(t2: Table2Run, tmp_path: Path, drop: np.ndarray) -> Path:
+    """A copy of the exact edge list without the measurement-pin edges whose indices are in ``drop``."""
+    lines = Path(f"{t2.run.prefix}.edges.csv").read_text().splitlines()
+    meas_rows = [k for k, line in enumerate(lines[1:], 1) if line.split(",")[1] == "0"]
+    gone = {meas_rows[i] for i in drop.tolist()}
+    path = tmp_path / "edited.edges.csv"
+    path.write_text("\n".join(line for k, line in enumerate(lines) if k not in gone) + "\n")
+    return path
+
+
+def test_lost_or_damaged_cut_frames_are_counted_not_guessed(t2: Table2Run, tmp_path: Path):
+    """A TABLE2CUT frame that lost a pulse is rejected (counted by the decoder); its measurement has no cut
+    rows, so its combined system is rank-deficient and skipped (counted), and the others still resolve
+    every exit exactly. With no cut frame at all there is no resolved table, only the reason."""
+    cut_frames = t2.run.decode.of_kind("table2cut")
+    damaged = edited_edges(t2, tmp_path, cut_frames[0].group[-2:])  # the frame's last pulse
+    decode, table2 = resolved(t2, damaged)
+    assert decode.rejected == 1 and len(decode.of_kind("table2cut")) == t2.measurements - 1
+    r = table2.resolved
+    if t2.measurements == 1:
+        assert r is None and table2.resolved_note is not None and "no TABLE2CUT" in table2.resolved_note
+    else:
+        assert r is not None and r.skipped == [0] and len(r.measurements) == t2.measurements - 1
+        assert all(c.estimate is not None and abs(c.estimate.mean_us * t2.run.info["f_cpu_hz"] / 1e6
+                                                  - c.truth_cycles) < 1e-6 for c in r.columns)
+    everything = np.concatenate([np.arange(f.start, f.group[-1] + 1) for f in cut_frames])
+    decode, table2 = resolved(t2, edited_edges(t2, tmp_path, everything))
+    assert decode.rejected == 0 and not decode.of_kind("table2cut")
+    assert table2.resolved is None and table2.resolved_note is not None
+    assert "no TABLE2CUT" in table2.resolved_note

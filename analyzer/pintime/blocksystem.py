@@ -101,17 +101,28 @@ def reduce_columns(counts: np.ndarray, names: list[str] | tuple[str, ...]) -> Re
     groups = identical_groups(counts)
     zero = [g for g in groups if not counts[:, g[0]].any()]
     nonzero = [g for g in groups if counts[:, g[0]].any()]
+    # counts = Q·R with orthonormal Q: any set of columns of R has the rank of the same columns of counts,
+    # and the same least-squares coefficients, at the cost of columns × columns instead of rounds × columns
+    r = np.asarray(np.linalg.qr(counts.astype(np.float64), mode="r"))
     basis: list[int] = []
     for group in sorted(nonzero, key=lambda g: (-len(g), g[0])):
-        trial = counts[:, sorted([*basis, group[0]])].astype(np.float64)
-        if np.linalg.matrix_rank(trial) > len(basis):
+        if rank(r[:, sorted([*basis, group[0]])], len(counts)) > len(basis):
             basis.append(group[0])
     basis.sort()
     # least-squares coefficients of every column in the basis, then made exact (rational) and checked
-    approx = np.linalg.lstsq(counts[:, basis].astype(np.float64), counts.astype(np.float64), rcond=None)[0]
+    approx = np.linalg.lstsq(r[:, basis], r, rcond=None)[0]
     coefficients = [_combination(counts, basis, approx[:, c], c, names) for c in range(counts.shape[1])]
     return Reduction(tuple(names), tuple(basis), tuple(coefficients),
                      tuple(tuple(g) for g in nonzero), tuple(c for g in zero for c in g))
+
+
+def rank(r: np.ndarray, rows: int) -> int:
+    """Numerical rank of a ``rows`` × columns matrix from its QR factor ``r`` (or any matrix with its
+    singular values), with numpy's default tolerance for the original shape."""
+    singular = np.linalg.svd(r, compute_uv=False)
+    if singular.size == 0:
+        return 0
+    return int(np.sum(singular > singular[0] * max(rows, r.shape[1]) * np.finfo(np.float64).eps))
 
 
 def _combination(counts: np.ndarray, basis: list[int], approx: np.ndarray, c: int,

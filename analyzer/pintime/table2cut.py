@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from pintime import estimators as est
-from pintime.blocksystem import EPSILON, Reduction, reduce_columns, solve
+from pintime.blocksystem import EPSILON, Reduction, rank, reduce_columns, solve
 from pintime.cfg import Cfg, exit_names
 from pintime.errors import PintimeError
 from pintime.visits import CutRuns, Rounds
@@ -144,15 +144,13 @@ def _determined(matrix: np.ndarray) -> np.ndarray:
 
 
 def needed_cuts(counts: np.ndarray, cut_of_row: np.ndarray, cut_blocks: list[int]) -> list[int]:
-    """The cut blocks whose rows raise the rank of the combined system (the others add nothing)."""
-    unique, inverse = np.unique(counts, axis=0, return_inverse=True)
-    full = np.linalg.matrix_rank(unique.astype(np.float64))
-    needed = []
-    for c in cut_blocks:
-        without = np.unique(inverse[cut_of_row != c])
-        if np.linalg.matrix_rank(unique[without].astype(np.float64)) < full:
-            needed.append(c)
-    return needed
+    """The cut blocks whose rows raise the rank of the combined system (the others add nothing). Each set
+    of rows is replaced by its QR factor R (same row space), so each test is small."""
+    x = counts.astype(np.float64)
+    factors = {c: np.asarray(np.linalg.qr(x[cut_of_row == c], mode="r")) for c in [-1, *cut_blocks]}
+    full = rank(np.vstack(list(factors.values())), len(counts))
+    return [c for c in cut_blocks
+            if rank(np.vstack([f for k, f in factors.items() if k != c]), len(counts)) < full]
 
 
 def resolve(cfg: Cfg, rounds: Rounds, us_per_cycle: float) -> Resolved:
