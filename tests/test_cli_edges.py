@@ -6,6 +6,8 @@ Each case runs ``pintime`` in-process and checks the one-line error (exit 2) or 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -108,3 +110,22 @@ def test_edge_list_clock_within_the_bound_is_reported(tmp_path):
     code, _, lines = run_cli(["analyze", _scaled_edge_list(tmp_path, 1.005), "--json", out])
     assert code == 0, lines
     assert json.loads(out.read_text())["clock"]["ppm"] == pytest.approx(5000, abs=0.01)
+
+
+def test_error_quoting_a_control_character_is_one_line(tmp_path):
+    """pyvcd quotes the byte it is confused by: a U+0085 (NEL, a line break to Python) made two lines."""
+    vcd = tmp_path / "nel.vcd"
+    text = (SIM / "user_example.vcd").read_bytes()
+    at = text.index(b"\n#", 2000) + 1
+    vcd.write_bytes(text[:at] + "#12\u0085\n".encode() + text[at:])
+    assert "\\x85" in assert_fails(["analyze", vcd], vcd)
+
+
+def test_a_closed_output_pipe_is_no_traceback():
+    """`pintime analyze X | head`, head gone before the tables are printed: exit 141, nothing on stderr."""
+    proc = subprocess.Popen([sys.executable, "-m", "pintime.cli", "analyze", str(SIM / "table1.edges.csv")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 141 and err == b""

@@ -71,3 +71,12 @@ def test_truth_elf_missing_is_named(tmp_path):
     (tmp_path / "t.edges.csv").symlink_to(SIM / "user_example.edges.csv")
     argv = ["validate", tmp_path / "t.edges.csv", "--truth", tmp_path / "t.json"]
     assert_fails(argv, tmp_path / "gone.elf")
+
+
+def test_report_shows_the_functions(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    _validate(tmp_path, SIM / "user_example.edges.csv")
+    code, _, lines = run_cli(["report", tmp_path / "v.json", "-o", tmp_path / "r.md"])
+    assert code == 0, lines
+    text = (tmp_path / "r.md").read_text()
+    assert "## Your functions" in text and "| mac16 | 48.0000 | 48.0000 (0) |" in text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from pintime.errors import PintimeError
@@ -35,16 +36,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def one_line(message: str) -> str:
+    """``message`` with every character that is not printable (a newline, U+0085 NEL quoted from a damaged
+    file…) written as its escape: an error is one line, whatever the file it quotes holds."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
     except PintimeError as err:
-        print(f"pintime: error: {err}", file=sys.stderr)
+        print(f"pintime: error: {one_line(str(err))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("pintime: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of the output went away (`pintime analyze X | head`): no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor one at exit, flushing stdout
+        return 141  # 128 + SIGPIPE, as a shell reports a command a closed pipe stopped
 
 
 if __name__ == "__main__":

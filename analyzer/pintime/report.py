@@ -41,7 +41,7 @@ _SHAPE_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError)
 
 def _sections(runs: list[Run]) -> list[str]:
     lines = []
-    for section in (table1_section, table2_section, edges_section, capture_section):
+    for section in (table1_section, table2_section, user_section, edges_section, capture_section):
         lines += section(runs)
     return lines
 
@@ -99,6 +99,23 @@ def table2_section(runs: list[Run]) -> list[str]:
     return out + [f"The paper's Table 2 (its compiler's blocks, µs): {paper}.", ""]
 
 
+def user_section(runs: list[Run]) -> list[str]:
+    """User programs: each function's time per call, truth and each capture's mean (std), in cycles."""
+    runs = [r for r in runs if r.get("user")]
+    if not runs:
+        return []
+    header = ["Function", "simavr truth"] + [r["name"] for r in runs]
+    truth = [row["time"]["truth_cycles"] for row in runs[0]["user"]]
+    rows = [[row["name"], "—" if truth[i] is None else f"{truth[i]:.4f}"]
+            + [f"{r['user'][i]['time']['mean_cycles']:.4f} ({r['user'][i]['time']['std_cycles']:.2g})"
+               for r in runs]
+            for i, row in enumerate(runs[0]["user"])]
+    return (["## Your functions — time per call", "",
+             "Line fitting 1×–M× (paper §4): the slope's mean over the repetitions (std), in MCU cycles, "
+             "CALL and RET included. Truth: the same fit on simavr's exact edges.", ""]
+            + _table(header, rows) + [""])
+
+
 def edges_section(runs: list[Run]) -> list[str]:
     """Per-edge accuracy by method, once per capture (validate reports every method)."""
     seen, rows = set(), []
@@ -133,9 +150,10 @@ def capture_section(runs: list[Run]) -> list[str]:
         c, f = r["clock"], r["frames"]
         ppm = "—" if c.get("ppm") is None else f"{c['ppm']:+.4f} ± {c['ppm_sigma']:.2g}"
         rows.append([r["name"], r["run"]["program"], str(r["run"]["f_cpu_hz"]), r["run"]["revision"], ppm,
-                     str(f["decoded"]), str(f["rejected"]), str(f["incomplete"]), str(f["missing"])])
+                     str(f["decoded"]), str(f["rejected"]), str(f["incomplete"]), str(f["missing"]),
+                     str(f.get("lost_to_gaps", 0))])
     header = ["capture · method", "program", "F_CPU (Hz)", "firmware", "clock (ppm)", "frames decoded",
-              "rejected", "incomplete", "missing"]
+              "rejected", "incomplete", "missing", "cut by recording gaps"]
     return ["## Captures", ""] + _table(header, rows) + [""]
 
 
