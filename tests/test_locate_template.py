@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
-from pintime.locate_template import RINGING_PER_SAMPLE, TemplateTable, _neighbour_ringing
+from pintime.locate_template import (
+    FIT_HALF_SAMPLES,
+    PHASE_RANGE,
+    PHASES_PER_SAMPLE,
+    RINGING_PER_SAMPLE,
+    STEPS,
+    TemplateTable,
+    _neighbour_ringing,
+    fit_isolated,
+)
 from pintime.template import Template
 from scipy.special import sici
 
@@ -50,3 +59,30 @@ def test_neighbour_ringing_sums_every_other_edge():
     fast = _neighbour_ringing(table, centre[pair] - 8, length, pair, pair + 1, centre, phase, amp)
     slow = slow_neighbour_ringing(table, centre[pair] - 8, length, pair, pair + 1, centre, phase, amp)
     np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-7)
+
+
+def fixed_steps_fit(table: TemplateTable, y: np.ndarray, phase0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``STEPS`` Gauss–Newton steps for every edge, none skipped: phases and amplitudes."""
+    lo, _ = PHASE_RANGE
+    phase = phase0.copy()
+    for _ in range(STEPS):
+        q = np.clip(((phase - lo) * PHASES_PER_SAMPLE).astype(np.int64), 0, len(table.pinv) - 1)
+        theta = np.einsum("eil,el->ei", table.pinv[q], y)
+        phase = lo + (q + 0.5) / PHASES_PER_SAMPLE + theta[:, 1] / theta[:, 0]
+    return phase, theta[:, 0]
+
+
+def test_fit_isolated_stopping_early_changes_nothing():
+    """An edge whose step left it in its grid cell stops: the result is that of every step taken."""
+    template = ringing_template()
+    table = TemplateTable.build(template)
+    rng = np.random.default_rng(3)
+    true = rng.uniform(-0.5, 0.5, 500)
+    m = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
+    y = 0.4 * template.evaluate(m[None, :] - true[:, None])[0] + 0.01 + rng.normal(0, 1e-5, (500, len(m)))
+    seeds = true + rng.uniform(-0.2, 0.2, 500)
+    fit = fit_isolated(table, y, seeds, 1e-5)
+    phase, amp = fixed_steps_fit(table, y, seeds)
+    np.testing.assert_array_equal(fit.phase, phase)
+    np.testing.assert_array_equal(fit.amp, amp)
+    assert fit.converged.all() and np.abs(fit.phase - true).max() < 1e-3
