@@ -32,7 +32,7 @@ PHASES_PER_SAMPLE = 1024  # grid of tabulated phases; first-order error at half 
 PHASE_RANGE = (-1.0, 2.0)  # phases relative to the window centre the table covers
 STEPS = 3  # Gauss–Newton steps from a seed within ~0.1 sample (threshold method): then in one grid cell
 RINGING_PER_SAMPLE = 128  # neighbours' ringing is tabulated this finely (interpolation error ≪ noise)
-RINGING_MARGIN_SAMPLES = 4  # zeros the ringing table has beyond the response, for neighbours' phases
+RINGING_MARGIN_SAMPLES = 2  # zero columns the ringing table has beyond the response (and slope) at each end
 NEGLIGIBLE_RINGING = 1e-5  # of the step: ringing below this is ignored (noise is ≳ 1e-5 of a step)
 SETTLED_SAMPLES = 4.0  # the template's last samples, where only a straight line (level, droop) is left
 SWEEPS = 2  # Gauss–Seidel sweeps after the first fit: a neighbour's ringing is a small part of a window
@@ -73,7 +73,7 @@ class TemplateTable:
         settled = np.linspace(end - SETTLED_SAMPLES, end, 64)  # the straight line the response ends on
         slope, offset = np.polyfit(settled, template.evaluate(settled)[0], 1)
         half = int(np.ceil(end)) + 1
-        cols = half + RINGING_MARGIN_SAMPLES  # zeros either side: any neighbour's phase stays in the table
+        cols = half + RINGING_MARGIN_SAMPLES
         ringing_u = np.arange(-cols, cols, 1.0 / RINGING_PER_SAMPLE)
         g_u, _ = template.evaluate(ringing_u)
         ringing = np.where(ringing_u > 0, g_u - (offset + slope * ringing_u), g_u)
@@ -91,19 +91,18 @@ class TemplateTable:
         the edge, after it only the ringing about its final straight line (the line itself, offset plus
         droop, is taken by the window's own offset and slope, and is only as good as the template's end).
         Neighbours are never within the window, so ``u`` is far from 0 here, where ``g`` is smooth enough
-        for linear interpolation in a fine table. Rows that would leave the table (a neighbour whose fit
-        ran away) are 0.
+        for linear interpolation in a fine table. Samples beyond the table read its zero end columns.
         """
         fine = -phase * RINGING_PER_SAMPLE
         step = np.floor(fine)
         frac = fine - step  # the same sub-grid fraction for every sample of a row
         row, whole = np.divmod(step.astype(np.intp), RINGING_PER_SAMPLE)[::-1]
-        col = offset + whole + (self.ringing.shape[1] // 2)
-        inside = (col >= 0) & (col <= self.ringing.shape[1] - length)
-        at = (row * self.ringing.shape[1] + np.where(inside, col, 0))[:, None] + np.arange(length)
+        columns = self.ringing.shape[1]
+        col = np.clip((offset + whole + columns // 2)[:, None] + np.arange(length), 0, columns - 1)
+        at = (row * columns)[:, None] + col
         values = self.ringing.take(at)
         values += frac[:, None].astype(np.float32) * self.ringing_slope.take(at)
-        return values * np.where(inside, amp, 0.0).astype(np.float32)[:, None]
+        return values * amp.astype(np.float32)[:, None]
 
 
 @dataclass(frozen=True)
