@@ -337,3 +337,14 @@ def test_lost_or_damaged_cut_frames_are_counted_not_guessed(t2: Table2Run, tmp_p
     assert decode.rejected == 0 and not decode.of_kind("table2cut")
     assert table2.resolved is None and table2.resolved_note is not None
     assert "no TABLE2CUT" in table2.resolved_note
+
+
+@pytest.mark.parametrize("content, why", [("zz\n", "expected `start end target`"),
+                                          ("0x100 0x80 0x0\n", "expected `start end target`"),
+                                          ("0x100 0x104 0x0 9\n", "expected `start end target`"),
+                                          ("0x100 0x108 0x0\n0x104 0x10c 0x0\n", "alias ranges overlap")])
+def test_harness_rejects_bad_alias_file(t2: Table2Run, tmp_path: Path, content: str, why: str):
+    alias = tmp_path / "bad.alias"
+    alias.write_text(content)
+    result = harness(t2, tmp_path, "--watch", f"{t2.run.prefix}.watch", "--alias", str(alias))
+    assert result.returncode == 2 and why in result.stderr

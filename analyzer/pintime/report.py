@@ -95,6 +95,18 @@ def table2_section(runs: list[Run]) -> list[str]:
                 + [f"{r[key][i]['mean_us']:.4f} ± {r[key][i]['ci95_half_us']:.2g}" for r in runs]
                 for i, row in enumerate(runs[0][key])]
         out += _table(header, rows) + [""]
+    resolved = [r for r in runs if "columns" in r.get("table2_resolved", {})]
+    if resolved:
+        out += ["Resolved by the cut measurements (paper §5.1, firmware/TABLE2.md §6): every CFG exit alone, "
+                "in cycles ± 95 % CI in µs; ✗ = the truth lies outside the CI.", ""]
+        header = ["exit", "truth (cycles)"] + [r["name"] for r in resolved] + ["how"]
+        rows = [[c["name"], str(c["truth_cycles"])]
+                + [f"{r['table2_resolved']['columns'][i]['mean_cycles']:.4f} ± "
+                   f"{r['table2_resolved']['columns'][i]['ci95_half_us']:.2g}"
+                   f"{' ✗' if r['table2_resolved']['columns'][i].get('within_ci95') is False else ''}"
+                   for r in resolved] + [c["how"]]
+                for i, c in enumerate(resolved[0]["table2_resolved"]["columns"])]
+        out += _table(header, rows) + [""]
     paper = "; ".join(f"{n} {m:g} ± {c:g}" for n, m, c in PAPER_TABLE2)
     return out + [f"The paper's Table 2 (its compiler's blocks, µs): {paper}.", ""]
 
