@@ -163,7 +163,7 @@ def capture_section(runs: list[Run]) -> list[str]:
         ppm = "—" if c.get("ppm") is None else f"{c['ppm']:+.4f} ± {c['ppm_sigma']:.2g}"
         rows.append([r["name"], r["run"]["program"], str(r["run"]["f_cpu_hz"]), r["run"]["revision"], ppm,
                      str(f["decoded"]), str(f["rejected"]), str(f["incomplete"]), str(f["missing"]),
-                     str(f.get("lost_to_gaps", 0))])
+                     "—" if r.get("recording_gaps") is None else str(r["recording_gaps"]["frames_cut"])])
     header = ["capture · method", "program", "F_CPU (Hz)", "firmware", "clock (ppm)", "frames decoded",
               "rejected", "incomplete", "missing", "cut by recording gaps"]
     return ["## Captures", ""] + _table(header, rows) + [""]

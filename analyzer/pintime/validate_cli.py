@@ -45,7 +45,7 @@ def read_truth(path: Path) -> tuple[dict[str, Any], Path]:
     if not all(type(truth[k]) is int and truth[k] >= 0 for k in ("f_cpu_hz", "revision")) \
             or truth["f_cpu_hz"] == 0 or not isinstance(truth["program"], str) or not truth["program"]:
         raise PintimeError(f"{path}: truth needs a positive integer f_cpu_hz, an integer revision and a "
-                           f"program name")
+                           "program name")
     edges = path.with_name(path.name.removesuffix(".json") + ".edges.csv")
     if not edges.exists():
         raise PintimeError(f"{path}: exact edge list {edges} not found (run `make sim`)")
@@ -147,9 +147,10 @@ def format_validation(out: dict[str, Any]) -> str:
         lines += [f"({r['name']}: {r['time']['mean_cycles']:.6f} cycles per call, truth "
                   + ("—" if r["time"]["truth_cycles"] is None else f"{r['time']['truth_cycles']:.6f}")
                   + ")" for r in user]
-    if out.get("recording_gaps") is not None:
-        lines.append(f"edges: no per-edge errors across {out['recording_gaps']['count']} recording gap(s); "
-                     f"{out['frames']['lost_to_gaps']} frame(s) cut by them, not decoded")
+    gaps = out.get("recording_gaps")
+    if gaps is not None:
+        lines.append(f"edges: no per-edge errors across {gaps['count']} recording gap(s); "
+                     f"{gaps['frames_cut']} frame(s) cut by them, not decoded")
     lines += _resolved_lines(out.get("table2_resolved", {}).get("columns", []))
     for method, e in out["edges"].items():
         lines.append(f"edges [{method}]: RMS {e['rms_ns']:.3g} ns, bias rise {e['bias_rise_ns']:+.3g} ns, "
