@@ -32,8 +32,9 @@ REF100_CYCLES = 100  # FORMAT.md §5: ref100 with its CALL and RET
 INIT_CYCLES = 37  # FORMAT.md §5: init with its CALL and RET
 FLOAT_US = 1e-9  # float rounding of an exact fit: a resolved exit this close to its truth is within any CI
 # Per-edge errors against the exact edges: provided by the WAV edge-location module as
-# ``edge_errors(capture: Path, truth: Edges) -> {method: {rms_ns, bias_rise_ns, bias_fall_ns, max_ns,
-# crlb_ns}}``; exact sources (VCD, edge list) have none to report.
+# ``edge_errors(capture: Path, truth: Edges) -> {method: {rms_ns, locator_rms_ns, locator_rms_se_ns,
+# phase_bias_rms_ns, bias_rise_ns, bias_fall_ns, max_ns, crlb_ns, clock_adev_1s}}``; exact sources (VCD,
+# edge list) have none to report.
 EDGE_CHECK = "pintime.edgecheck"
 
 
@@ -153,9 +154,14 @@ def format_validation(out: dict[str, Any]) -> str:
                      f"{gaps['frames_cut']} frame(s) cut by them, not decoded")
     lines += _resolved_lines(out.get("table2_resolved", {}).get("columns", []))
     for method, e in out["edges"].items():
-        lines.append(f"edges [{method}]: RMS {e['rms_ns']:.3g} ns, bias rise {e['bias_rise_ns']:+.3g} ns, "
-                     f"fall {e['bias_fall_ns']:+.3g} ns, max {e['max_ns']:.3g} ns, "
-                     f"CRLB {e['crlb_ns']:.3g} ns")
+        adev = "—" if e["clock_adev_1s"] is None else f"{e['clock_adev_1s']:.2g}"
+        own = "—" if e["locator_rms_ns"] is None else \
+            (f"{e['locator_rms_ns']:.3g} ± {e['locator_rms_se_ns']:.2g} ns (phase bias "
+             f"{e['phase_bias_rms_ns']:.2g} ns; / CRLB {e['locator_rms_ns'] / e['crlb_ns']:.2f})")
+        lines.append(f"edges [{method}]: RMS {e['rms_ns']:.3g} ns about the time map (clock wander in it), "
+                     f"locator alone {own}, CRLB {e['crlb_ns']:.3g} ns; bias rise {e['bias_rise_ns']:+.3g} "
+                     f"ns, fall {e['bias_fall_ns']:+.3g} ns, max {e['max_ns']:.3g} ns; "
+                     f"card clock Allan deviation at 1 s {adev}")
     return "\n".join(lines)
 
 
