@@ -84,9 +84,10 @@ def _is_gap(entry: object) -> bool:
 
 def drop_near_gaps(edges: Edges, gaps: RecordingGaps) -> tuple[Edges, RecordingGaps]:
     """``edges`` (capture seconds) without those within GUARD_S of a gap; the count goes into the gaps."""
-    t = gaps.times_s
-    nearest = np.abs(edges.time[:, None] - t[None, :]).min(axis=1) if len(edges.time) else np.zeros(0)
-    keep = nearest > GUARD_S
+    t = gaps.times_s  # at least one: RecordingGaps lists some
+    after = np.minimum(np.searchsorted(t, edges.time), len(t) - 1)  # the first gap after each edge, or last
+    before = np.maximum(after - 1, 0)
+    keep = (np.abs(edges.time - t[after]) > GUARD_S) & (np.abs(edges.time - t[before]) > GUARD_S)
     kept = Edges(edges.time[keep], edges.channel[keep], edges.polarity[keep], edges.sigma[keep],
                  edges.unit_s, edges.source)
     return kept, replace(gaps, edges_dropped=int(np.count_nonzero(~keep)))
