@@ -33,7 +33,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import soundfile as sf  # noqa: E402
-from bench_edges import SIM, capture, short_edges  # noqa: E402
+from bench_edges import SIM, capture, decode_s, short_edges  # noqa: E402
 from figures import check_short  # noqa: E402
 from pintime import analyze_cli, clock, locate  # noqa: E402
 
@@ -110,15 +110,6 @@ def command_s(wav: Path) -> float:
     return children_cpu_s() - started
 
 
-def decode_cpu_s(wav: Path) -> float:
-    """CPU time to read every sample of ``wav`` with soundfile, in the analyzer's block size."""
-    started = time.process_time()
-    with sf.SoundFile(str(wav)) as f:
-        while len(f.read(locate.BLOCK_FRAMES, dtype="float32")):
-            pass
-    return time.process_time() - started
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profiles", nargs="+", help="default: paper default (--short: default-steady)")
@@ -134,7 +125,7 @@ def main() -> int:
           f"{'×RT':>6}  stages (CPU s, exclusive)")
     for profile, wav in wavs.items():
         duration_s = sf.info(str(wav)).duration
-        decode = min(decode_cpu_s(wav) for _ in range(args.repeat))
+        decode = min(decode_s(wav) for _ in range(args.repeat))
         total, stages = min((analyze_once(wav) for _ in range(args.repeat)), key=lambda run: run[0])
         command = min(command_s(wav) for _ in range(args.repeat))
         row = dict(profile=profile, capture_s=duration_s, decode_s=decode, analyze_s=total,
