@@ -33,7 +33,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import soundfile as sf  # noqa: E402
-from bench_edges import SIM, capture, short_edges  # noqa: E402
+from bench_edges import SIM, capture, decode_s, short_edges  # noqa: E402
 from figures import check_short  # noqa: E402
 from pintime import analyze_cli, clock, locate  # noqa: E402
 
@@ -47,7 +47,7 @@ STAGES: dict[str, tuple[Any, str]] = {
     "detect": (locate._Detector, "steps"),
     "locate": (locate, "_locate_block"),
     "clock": (clock, "calibrate"),
-    "frames": (analyze_cli, "decode_frames"),
+    "frames": (analyze_cli, "decode_between_gaps"),
     "table1": (analyze_cli, "build_table1"),
 }
 
@@ -57,11 +57,13 @@ class StageTimer:
 
     def __init__(self) -> None:
         self.seconds = dict.fromkeys(STAGES, 0.0)
+        self.calls = dict.fromkeys(STAGES, 0)
         self._inner: list[float] = []  # per open stage: time spent in timed stages it called
 
     def wrap(self, name: str, function: Callable) -> Callable:
         @functools.wraps(function)
         def timed(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] += 1
             self._inner.append(0.0)
             started = time.process_time()
             try:
@@ -90,6 +92,9 @@ def analyze_once(wav: Path) -> tuple[float, dict[str, float]]:
         started = time.process_time()
         analyze_cli.analyze(wav, "template")
         total = time.process_time() - started
+    idle = [name for name, calls in timer.calls.items() if not calls]
+    if idle:  # the pipeline no longer goes through these functions: its time would hide under "other"
+        raise SystemExit(f"bench_analyze: stages {', '.join(idle)} never ran: update STAGES")
     return total, {**timer.seconds, "other": total - sum(timer.seconds.values())}
 
 
@@ -103,15 +108,6 @@ def command_s(wav: Path) -> float:
     started = children_cpu_s()
     subprocess.run([str(PINTIME), "analyze", str(wav)], check=True, stdout=subprocess.DEVNULL)
     return children_cpu_s() - started
-
-
-def decode_cpu_s(wav: Path) -> float:
-    """CPU time to read every sample of ``wav`` with soundfile, in the analyzer's block size."""
-    started = time.process_time()
-    with sf.SoundFile(str(wav)) as f:
-        while len(f.read(locate.BLOCK_FRAMES, dtype="float32")):
-            pass
-    return time.process_time() - started
 
 
 def main() -> int:
@@ -129,7 +125,7 @@ def main() -> int:
           f"{'×RT':>6}  stages (CPU s, exclusive)")
     for profile, wav in wavs.items():
         duration_s = sf.info(str(wav)).duration
-        decode = min(decode_cpu_s(wav) for _ in range(args.repeat))
+        decode = min(decode_s(wav) for _ in range(args.repeat))
         total, stages = min((analyze_once(wav) for _ in range(args.repeat)), key=lambda run: run[0])
         command = min(command_s(wav) for _ in range(args.repeat))
         row = dict(profile=profile, capture_s=duration_s, decode_s=decode, analyze_s=total,

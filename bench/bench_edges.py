@@ -1,5 +1,6 @@
 """Benchmark of WAV edge location: per-edge error against simavr truth next to the Cramér–Rao bound, for
-each method, and speed (× real time, and relative to merely decoding the WAV with soundfile).
+each method, and speed (CPU time, so other jobs on a shared machine do not count: × real time, and
+relative to merely decoding the WAV with soundfile).
 
 Captures: the full table1 run (``make sim``) rendered by the sound-card model with the ``paper`` and
 ``default`` profiles (``build/captures/table1-<profile>.wav``, rendered here if missing, seed 1), and the
@@ -27,7 +28,7 @@ from figures import check_short
 from pintime import soundcard as sc
 from pintime.edgecheck import errors_of
 from pintime.edgelist import read_edge_list
-from pintime.locate import METHODS, locate_capture
+from pintime.locate import BLOCK_FRAMES, METHODS, locate_capture
 from pintime.synth import synthesize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,12 +60,12 @@ def capture(name: str, edges: Path) -> Path:
 
 
 def decode_s(wav: Path) -> float:
-    """Wall time to read every sample of ``wav`` with soundfile, in the analyzer's block size."""
-    started = time.perf_counter()
+    """CPU time to read every sample of ``wav`` with soundfile, in the analyzer's block size."""
+    started = time.process_time()
     with sf.SoundFile(str(wav)) as f:
-        while len(f.read(1 << 17, dtype="float32")):
+        while len(f.read(BLOCK_FRAMES, dtype="float32")):
             pass
-    return time.perf_counter() - started
+    return time.process_time() - started
 
 
 def main() -> int:
@@ -87,9 +88,9 @@ def main() -> int:
         decode = decode_s(wav)
         duration_s = sf.info(str(wav)).duration
         for method in METHODS:
-            started = time.perf_counter()
+            started = time.process_time()
             result = locate_capture(wav, method)
-            elapsed = time.perf_counter() - started
+            elapsed = time.process_time() - started
             e = errors_of(result, truth)
             row = dict(profile=profile, method=method, seconds=elapsed, capture_s=duration_s,
                        decode_s=decode, x_real_time=duration_s / elapsed, x_decode=elapsed / decode, **e)
