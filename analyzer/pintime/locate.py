@@ -40,7 +40,6 @@ LEARN_EDGES = 1300  # enough measurement-channel edges to hold the whole train (
 SIMPLE_HALF = 16  # window half-width of the threshold and inflection methods (and of the seeds)
 MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this far inside a block's data
 BLIND_ROUNDS = 4  # fit / refit alternations of blind template learning
-TRAIN_KNOT_EDGES = 20  # knots of the train's line when a method's error is measured on it (~20 ms apart)
 
 
 @dataclass(frozen=True)
@@ -175,7 +174,7 @@ def _method_rms(method: str, table: TemplateTable, noise: float, train_data: lis
     """RMS error of a method on the calibration train's edges about their line, and the RMS of the
     uncertainties the method itself gave them (both in samples).
 
-    The line is piecewise linear in the edge index, a knot every ``TRAIN_KNOT_EDGES`` edges, so that the
+    The line is piecewise linear in the edge index (:func:`pintime.train.line_basis`), so that the
     sample clock's wander over the train (nanoseconds in a second, DESIGN.md §5) is not charged to the
     method; a method's sub-sample bias repeats every ~10 edges (the train's period is 0.104 sample past a
     whole number, FORMAT.md), far too fast for the knots to take it.
@@ -184,10 +183,7 @@ def _method_rms(method: str, table: TemplateTable, noise: float, train_data: lis
     phase, sigma, _ = locate_single(method, table, noise, y_simple, y[:, -int(train.WINDOW[0]) + np.arange(
         -FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)])
     est = pos + phase
-    k = np.arange(len(est), dtype=np.float64) / TRAIN_KNOT_EDGES
-    knots = np.arange(int(np.ceil(k[-1])) + 1)
-    hat = np.maximum(0.0, 1.0 - np.abs(k[:, None] - knots[None, :]))  # continuous piecewise-linear basis
-    v = np.column_stack([hat, (sign < 0).astype(np.float64)])
+    v = train.line_basis(sign < 0)
     resid = est - v @ np.linalg.lstsq(v, est, rcond=None)[0]
     dof = max(1, len(est) - v.shape[1])
     return float(np.sqrt(np.sum(resid ** 2) / dof)), float(np.sqrt(np.mean(sigma ** 2)))

@@ -4,6 +4,12 @@ The CAL frame toggles the measurement pin every P cycles, P not a whole number o
 times lie on a straight line ``τ_i = t₀ + i·P + δ·[edge i falls]`` whose sub-sample positions cover every
 phase. Fitting the template and that line together learns the step response without the bias of any seed
 estimator, and yields the train period in samples (the clock ratio) and the fall−rise offset δ.
+
+In the card's samples the line is only nearly straight: the sample clock wanders by nanoseconds over the
+train's second (DESIGN.md §5), which a straight line would blur into the template as a phase-dependent
+bias. The line is therefore continuous piecewise linear in the edge index, a knot every ``KNOT_EDGES``
+edges (:func:`line_basis`); each stretch between knots still covers every sub-sample phase twice (the
+period is 0.104 sample past a whole number, FORMAT.md), so the template stays determined.
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ WINDOW = np.arange(-(TEMPLATE_HALF_SAMPLES + BASELINE_SAMPLES), TEMPLATE_HALF_SA
 MIN_ITERATIONS, MAX_ITERATIONS = 3, 20
 RIPPLE_RATES = (32, 64, 128, 256)  # delta-sigma modulator rates, multiples of fs
 RIPPLE_POWER = 100.0  # a ripple must carry this many times the power noise would put at its rate
-TOLERANCE_SAMPLES = 1e-6  # stop when period (over the train) and δ move less than this (~5 ps)
+TOLERANCE_SAMPLES = 1e-6  # stop when the line's shape and δ move less than this (~5 ps)
+KNOT_EDGES = 20  # the train's line bends every this many edges (~20 ms): the clock wanders over the train
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,15 @@ def find_train(pos: np.ndarray, sign: np.ndarray) -> np.ndarray | None:
     if hi - lo < MIN_TRAIN_EDGES:
         return None
     return np.arange(lo, hi)
+
+
+def line_basis(falling: np.ndarray) -> np.ndarray:
+    """Design of the train's edge positions: a continuous piecewise-linear function of the edge index, knots
+    every ``KNOT_EDGES`` edges (hat functions), then δ for the falling edges (last column)."""
+    k = np.arange(len(falling), dtype=np.float64) / KNOT_EDGES
+    knots = np.arange(int(np.ceil(k[-1])) + 1)
+    hat = np.maximum(0.0, 1.0 - np.abs(k[:, None] - knots[None, :]))
+    return np.column_stack([hat, falling.astype(np.float64)])
 
 
 def window_linear(template: Template, y: np.ndarray, u: np.ndarray, ramp: np.ndarray):
@@ -110,7 +126,7 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     template from trading shape against baselines.
     """
     n, length = y.shape
-    v = np.stack([np.ones(n), np.arange(n, dtype=np.float64), falling.astype(np.float64)], axis=1)
+    v = line_basis(falling)
     line = np.linalg.lstsq(v, seed_samples, rcond=None)[0]
     m = WINDOW.astype(np.float64)
     ramp = m / WINDOW[-1]
@@ -140,9 +156,11 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     for iteration in range(MAX_ITERATIONS):
         template, step, resid, signed = refit(template, template, 0.0)
         line = line + step
-        # t₀ trades off against the template's origin and creeps slowly; it does not matter, P and δ do
-        if iteration + 1 >= MIN_ITERATIONS and abs(step[1]) * n < TOLERANCE_SAMPLES \
-                and abs(step[2]) < TOLERANCE_SAMPLES:
+        # a common shift of the knots trades off against the template's origin and creeps slowly; it does
+        # not matter, the line's shape and δ do
+        shape = step[:-1] - np.mean(step[:-1])
+        if iteration + 1 >= MIN_ITERATIONS and np.max(np.abs(shape)) < TOLERANCE_SAMPLES \
+                and abs(step[-1]) < TOLERANCE_SAMPLES:
             break
     carrier = modulator_ripple(*signed)
     template, step, resid, _ = refit(template, Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES), carrier)
@@ -150,4 +168,5 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     rms = float(np.sqrt(np.mean(resid * resid)))
     final = template.normalized()
     shift = final.origin - template.origin  # edge times move with the origin
-    return TrainFit(final, float(line[0] + shift), float(line[1]), float(line[2]), n, rms)
+    period, first = np.polyfit(np.arange(n), v[:, :-1] @ line[:-1], 1)  # the line's mean slope: P
+    return TrainFit(final, float(first + shift), float(period), float(line[-1]), n, rms)
