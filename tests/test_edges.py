@@ -79,6 +79,9 @@ def test_template_within_1_5_crlb(located, truth, profile):
     e = errors_of(located(profile, "template"), truth)
     assert e["matched"] == e["exact"] == e["located"]
     assert e["rms_ns"] <= 1.5 * e["crlb_ns"], e
+    # a steady clock: the locator's own error is the plain RMS, the clock shows only the edges' error
+    assert abs(e["locator_rms_ns"] - e["rms_ns"]) < 0.1 * e["rms_ns"], e
+    assert e["clock_adev_1s"] < 1e-9, e
 
 
 @pytest.mark.parametrize("profile", ["default", "paper"])

@@ -74,7 +74,8 @@ def errors_of(result: CaptureEdges, truth: Edges) -> dict[str, Any]:
     own = locator_error(time_s, scatter, pol, crlb_s, located.channel[idx], result.info.samplerate_hz)
     t_exact = truth.time[jdx].astype(np.float64)
     line = np.polyfit(t_exact - t_exact[0], time_s, 1)  # errors about a straight line keep the wander
-    adev = clock_adev(time_s, time_s - np.polyval(line, t_exact - t_exact[0]), located.channel[idx])
+    raw = time_s - np.polyval(line, t_exact - t_exact[0]) - np.where(pol > 0, bias[1], bias[-1])
+    adev = clock_adev(time_s, raw, located.channel[idx])
     return {
         "rms_ns": float(np.sqrt(np.sum(scatter ** 2) / max(1, len(idx) - n_map - 2)) * 1e9),
         **{f"{name}_ns": None if np.isnan(own[f"{name}_s"]) else own[f"{name}_s"] * 1e9
@@ -182,7 +183,8 @@ def clock_adev(time_s: np.ndarray, err_s: np.ndarray, channel: np.ndarray,
                tau_s: float = ADEV_TAU_S) -> float | None:
     """Allan deviation at ``tau_s`` of the capture clock's frequency relative to the MCU's.
 
-    ``err_s`` are the located minus the exact times about one straight line (so the wander is in them).
+    ``err_s`` are the located minus the exact times about one straight line (so the wander is in them),
+    less the mean fall−rise offset (which would read as frequency steps between edges of either polarity).
     Every measurement-channel edge i starts a triple i, j, k with ``t_j ≈ t_i + τ`` and ``t_k ≈ t_j + τ``
     (nearest edges, within ``ADEV_SPACING_TOLERANCE``); the mean frequencies ``y₁``, ``y₂`` over the two
     spans give ``σ_y²(τ) = ⟨(y₂ − y₁)²⟩ / 2`` (overlapping estimate). The locator's error adds ≈ 3σ²/τ²,
