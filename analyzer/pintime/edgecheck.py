@@ -53,12 +53,14 @@ ADEV_SPACING_TOLERANCE = 0.01  # edges used for it lie within 1 % of the nominal
 def edge_errors(capture: Path, truth: Edges) -> dict[str, Any]:
     """Per method: ``rms_ns``, ``bias_rise_ns``, ``bias_fall_ns``, ``max_ns``, ``crlb_ns`` and counts.
 
-    ``bias_*`` are the mean errors of rising and falling edges (relative to the fitted time map, which
-    takes out any error common to both); ``rms_ns`` and ``max_ns`` are the RMS and worst error about the
-    bias of the edge's polarity and the 20 ms time map (what absolute time stamps see, the card's clock
-    wander included), comparable with ``crlb_ns``, the RMS of the edges' Cramér–Rao bounds;
-    ``locator_rms_ns`` ± ``locator_rms_se_ns`` is the locator's own RMS error, free of the clock's wander
-    (:func:`locator_error`), and ``clock_adev_1s`` the card clock's Allan deviation at 1 s.
+    ``bias_*`` are the mean errors of the measurement channel's rising and falling edges (relative to the
+    fitted time map, which takes out any error common to both), ``right_skew_ns`` the reference channel's
+    mean error less the measurement channel's (a card with two ADCs); ``rms_ns`` and ``max_ns`` are the
+    RMS and worst error about the mean of the edge's channel and polarity and the 20 ms time map (what
+    absolute time stamps see, the card's clock wander included), comparable with ``crlb_ns``, the RMS of
+    the edges' Cramér–Rao bounds; ``locator_rms_ns`` ± ``locator_rms_se_ns`` is the locator's own RMS
+    error, free of the clock's wander (:func:`locator_error`), and ``clock_adev_1s`` the card clock's
+    Allan deviation at 1 s.
     """
     return {method: errors_of(locate_capture(capture, method), truth) for method in METHODS}
 
@@ -67,22 +69,29 @@ def errors_of(result: CaptureEdges, truth: Edges) -> dict[str, Any]:
     """Errors of one located capture against the exact edges ``truth`` (any time unit)."""
     located = result.edges
     idx, jdx, err, n_map = _match(located, truth)
-    pol = located.polarity[idx]
-    bias = {p: float(np.mean(err[pol == p])) if np.any(pol == p) else 0.0 for p in (1, -1)}
-    scatter = err - np.where(pol > 0, bias[1], bias[-1])
+    pol, channel = located.polarity[idx], located.channel[idx]
+    # constant offsets of each channel and polarity (fall−rise delay, a second ADC's skew) are the card's
+    # and the pin's, not the locator's: errors are taken about them
+    group = 2 * channel.astype(np.int64) + (pol < 0)
+    count = np.bincount(group, minlength=4)
+    offset = np.bincount(group, err, 4) / np.maximum(count, 1)
+    scatter = err - offset[group]
     time_s, crlb_s = located.time[idx], result.crlb_s[idx]
-    own = locator_error(time_s, scatter, pol, crlb_s, located.channel[idx], result.info.samplerate_hz)
+    own = locator_error(time_s, scatter, pol, crlb_s, channel, result.info.samplerate_hz)
     t_exact = truth.time[jdx].astype(np.float64)
     line = np.polyfit(t_exact - t_exact[0], time_s, 1)  # errors about a straight line keep the wander
-    raw = time_s - np.polyval(line, t_exact - t_exact[0]) - np.where(pol > 0, bias[1], bias[-1])
-    adev = clock_adev(time_s, raw, located.channel[idx])
+    raw = time_s - np.polyval(line, t_exact - t_exact[0]) - offset[group]
+    adev = clock_adev(time_s, raw, channel)
+    skew = (np.mean(err[channel == 1]) - np.mean(err[channel == 0])) * 1e9 if count[2:].any() else None
     return {
-        "rms_ns": float(np.sqrt(np.sum(scatter ** 2) / max(1, len(idx) - n_map - 2)) * 1e9),
+        "rms_ns": float(np.sqrt(np.sum(scatter ** 2) / max(1, len(idx) - n_map - np.count_nonzero(count)))
+                        * 1e9),
         **{f"{name}_ns": None if np.isnan(own[f"{name}_s"]) else own[f"{name}_s"] * 1e9
            for name in ("locator_rms", "locator_rms_se", "phase_bias_rms")},  # None: too few pairs (JSON)
         "clock_adev_1s": adev,
-        "bias_rise_ns": bias[1] * 1e9,
-        "bias_fall_ns": bias[-1] * 1e9,
+        "bias_rise_ns": float(offset[0]) * 1e9,
+        "bias_fall_ns": float(offset[1]) * 1e9,
+        "right_skew_ns": skew,
         "max_ns": float(np.max(np.abs(scatter)) * 1e9),
         "crlb_ns": float(np.sqrt(np.mean(result.crlb_s[idx] ** 2)) * 1e9),
         "matched": int(len(idx)),
