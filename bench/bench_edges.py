@@ -103,7 +103,7 @@ def main() -> int:
                   f"{e['bias_rise_ns']:>+8.3g} {e['bias_fall_ns']:>+8.3g} "
                   f"{e['max_ns']:>9.4g} {adev:>8} {e['matched']:>7} {elapsed:>7.2f} "
                   f"{row['x_real_time']:>6.3g} {row['x_decode']:>7.1f}", flush=True)
-    print("RMS and max are about each polarity's bias (rise, fall) and a 20 ms time map (clock wander "
+    print("RMS and max are about each channel's and polarity's mean and a 20 ms time map (clock wander "
           "included); locator/CRLB: the locator's own per-edge RMS (wander separated out) / CRLB, ± its "
           "standard error; ×decode = analysis time / soundfile decoding time.")
     args.json.parent.mkdir(parents=True, exist_ok=True)
