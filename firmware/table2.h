@@ -27,6 +27,7 @@
 #define CUT_ROUNDS          5
 #endif
 #define TABLE2_MAX_CUTS     64
+#define CUT_HOLD_US         2000    /* wait before a reached cut's falling edge (table2_cut.S; FORMAT.md §7) */
 #define TABLE2_CUT_LEAD     151     /* cycles from the start of group_table2_cut to its first edge */
 #define TABLE2_CUT_GAP_OVERHEAD 198 /* cycles between pulses besides delay_exact's n */
 

@@ -10,16 +10,26 @@
 ;     out  MEAS_PIN, r28   ; rising edge                           [1]
 ;     icall                ; the copy                              [4 + the blocks run before the cut]
 ;     rjmp, jmp            ; the patched word, the copy's stub     [2 + 3]
+;     ldi, ldi, call delay_exact  ; the hold                       [2 + CUT_HOLD_CYCLES]
 ;     lds  r24, mask       ;                                       [2]
 ;     out  MEAS_PIN, r24   ; falling edge at its start
 ;
-; so its width is the cycles of the exits taken before the first arrival at the cut block + 12 on the
-; simulator (ε_cut; the cut at BB0 runs none). If the input never reaches the cut block, the copy returns
+; so its width is the cycles of the exits taken before the first arrival at the cut block + ε_cut,
+; ε_cut = 14 + CUT_HOLD_CYCLES on the simulator (the cut at BB0 runs no block). The hold (CUT_HOLD_US,
+; table2.h) keeps every cut pulse at least as long as the shortest whole calls, where the edge locator has no
+; width-dependent bias (TABLE2.md §6). If the input never reaches the cut block, the copy returns
 ; as adpcm_coder does and the falling edge follows its RET (width = its cycles + 5): the analyzer tells the
 ; two apart from the visits. With mask = 0 (a dry run, outside every frame) the pin does not move.
 ; Returns 1 if the cut block was reached, else 0. Interrupts must be off (SP is rewritten).
 
 #include "pins.h"
+#include "table2.h"
+#include "timing.h"
+
+#define CUT_HOLD_CYCLES US_CYCLES(CUT_HOLD_US)
+#if CUT_HOLD_CYCLES - DELAY_EXACT_OVERHEAD < DELAY_EXACT_MIN || CUT_HOLD_CYCLES > 65535
+#error "CUT_HOLD_US out of delay_exact's range"
+#endif
 
         .section .bss.table2_cut, "aw", @nobits
 table2_cut_sp:   .space 2                       ; SP after the 18 pushes below
@@ -63,6 +73,9 @@ table2_cut_pulse:
         .global table2_cut_exit
         .type   table2_cut_exit, @function
 table2_cut_exit:                                ; [2 + 3] from the patched word and the copy's stub
+        ldi     r24, lo8(CUT_HOLD_CYCLES - DELAY_EXACT_OVERHEAD)        ; [1]
+        ldi     r25, hi8(CUT_HOLD_CYCLES - DELAY_EXACT_OVERHEAD)        ; [1]
+        call    delay_exact                     ; [CUT_HOLD_CYCLES] (on the copy's stack)
         lds     r24, table2_cut_mask            ; [2]
         out     _SFR_IO_ADDR(MEAS_PIN), r24     ; falling edge
         lds     r26, table2_cut_sp              ; drop the copy's frame: back to the SP after the pushes

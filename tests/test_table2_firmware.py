@@ -41,8 +41,13 @@ BATCH_ROUNDS = 100  # rounds per TABLE2 frame (FORMAT.md §7)
 CALL_CYCLES = 5  # CALL on the ATmega2560 (22-bit PC), datasheet instruction set summary
 MEAS_PINA_IO = 0x00  # PINA in I/O space: `out 0x00, r` toggles the measurement pin (pins.h)
 CUT_ROUNDS = 5  # pulses per cut in a TABLE2CUT frame (Makefile default)
-# ε_cut (FORMAT.md §7): rising `out` 1, ICALL 4 (22-bit PC), the patched RJMP 2, the stub's JMP 3, LDS 2
-EPSILON_CUT = 1 + 4 + 2 + 3 + 2
+CUT_HOLD_US = 2000  # a reached cut's wait before its falling edge (FORMAT.md §7)
+
+
+def epsilon_cut(t2: Table2Run) -> int:
+    """ε_cut (FORMAT.md §7): rising `out` 1, ICALL 4 (22-bit PC), the patched RJMP 2, the stub's JMP 3, two
+    LDI and the hold's CALL of delay_exact, LDS 2."""
+    return 1 + 4 + 2 + 3 + 2 + CUT_HOLD_US * t2.run.info["f_cpu_hz"] // 10**6 + 2
 EPSILON_UNCUT = 1 + 4  # a cut copy that never reaches its block: rising `out`, ICALL, then its own RET
 BUILDS = {"1MHz": (1_000_000, 2, 200), "16MHz": (16_000_000, 1, 150)}  # F_CPU, MEASUREMENTS, ROUNDS
 
@@ -182,10 +187,10 @@ def test_every_cut_pulse_is_its_prefix_cost_plus_epsilon_cut(t2: Table2Run):
     assert set(np.unique(hit)) <= {0, 1} and patched.sum(axis=1).tolist() == hit.tolist()
     for row, c, reached in zip(rows, cut, hit, strict=True):
         v = visits_from_histogram(t2.cfg, t2.watch, row[3::2], row[4::2])
-        assert row[2] == v.cycles(t2.cfg) + (EPSILON_CUT if reached else EPSILON_UNCUT)
+        assert row[2] == v.cycles(t2.cfg) + (epsilon_cut(t2) if reached else EPSILON_UNCUT)
         if reached:  # block c never ran: the first arrival is the cut
             assert v.block_counts[c] == 0 and (c > 0 or v.block_counts.sum() == 0)
-    assert np.all(rows[cut == 0, 2] == EPSILON_CUT) and np.all(hit[cut == 0] == 1)
+    assert np.all(rows[cut == 0, 2] == epsilon_cut(t2)) and np.all(hit[cut == 0] == 1)
     assert hit.mean() > 0.9  # the firmware's dry runs found reaching rounds for (nearly) every cut
 
 
@@ -304,7 +309,7 @@ def test_cut_system_resolves_every_exit_exactly(t2: Table2Run):
     exits = {c.name: c.truth_cycles for c in r.columns}
     assert [exits[f"BB{e.source}→{'ret' if e.target is None else f'BB{e.target}'}"]
             for e in t2.cfg.exits] == [e.cycles for e in t2.cfg.exits]
-    assert (exits["ε"], exits["ε_cut"]) == (6, EPSILON_CUT)
+    assert (exits["ε"], exits["ε_cut"]) == (6, epsilon_cut(t2))
 
 
 def edited_edges(t2: Table2Run, tmp_path: Path, drop: np.ndarray) -> Path:

@@ -21,8 +21,9 @@ Each is split by a stated constraint, reported as such (never as a measured valu
 
 - *datasheet*: when a merged unknown is exactly the two exits of one block, its taken exit costs its
   instruction's extra cycles more than its not-taken one (1 for a branch; :mod:`pintime.cfg`'s timing);
-- *listing*: when it is one exit with ε, ε = ε_cut − ``CUT_EXTRA_CYCLES`` (FORMAT.md §7: the cut path has the
-  ICALL, RJMP, JMP and LDS where the call has the CALL; the pin's own error is the same for both).
+- *listing*: when it is one exit with ε, ε = ε_cut − ``CUT_EXTRA_CYCLES`` − the hold (FORMAT.md §7: the cut
+  path has the ICALL, RJMP, JMP, the hold and LDS where the call has the CALL; the pin's own error is the
+  same for both).
 
 Anything else that stays merged is reported unresolved, with its combination.
 """
@@ -41,7 +42,9 @@ from pintime.errors import PintimeError
 from pintime.visits import CutRuns, Rounds
 
 EPSILON_CUT = "ε_cut"
-CUT_EXTRA_CYCLES = 6  # ε_cut − ε on the table2 firmware: (1 + 4 + 2 + 3 + 2) − (1 + 5), FORMAT.md §7
+CUT_HOLD_US = 2000  # FORMAT.md §7: a reached cut waits this long before its falling edge
+# ε_cut − ε on the table2 firmware without the hold, FORMAT.md §7: (1 + 4 + 2 + 3 + 2 + 2) − (1 + 5)
+CUT_EXTRA_CYCLES = 8
 MEASURED = "measured"
 
 
@@ -105,9 +108,11 @@ def truth_cycles(cfg: Cfg, counts: np.ndarray, width_cycles: np.ndarray) -> np.n
     return np.concatenate([exits, eps])
 
 
-def constraints(cfg: Cfg, reduction: Reduction) -> tuple[list[tuple[np.ndarray, int]], dict[int, str]]:
+def constraints(cfg: Cfg, reduction: Reduction, us_per_cycle: float) -> tuple[list[tuple[np.ndarray, int]],
+                                                                              dict[int, str]]:
     """Constraints (coefficients over the columns, right-hand side in cycles) that split the merged
     unknowns this module knows how to split (module docstring), and the reason per merged unknown."""
+    extra = CUT_EXTRA_CYCLES + round(CUT_HOLD_US / us_per_cycle)
     names = list(reduction.names)
     rows: list[tuple[np.ndarray, int]] = []
     reasons: dict[int, str] = {}
@@ -127,9 +132,9 @@ def constraints(cfg: Cfg, reduction: Reduction) -> tuple[list[tuple[np.ndarray, 
                           f"({block.name}: fixed-trip loop, no first-arrival cut splits them)")
         elif len(members) == 2 and EPSILON in members and epsilon_cut_alone:
             coef[names.index(EPSILON)], coef[names.index(EPSILON_CUT)] = 1, -1
-            rows.append((coef, -CUT_EXTRA_CYCLES))
-            reasons[u] = (f"listing: ε = ε_cut − {CUT_EXTRA_CYCLES} cycles (the return block ends every "
-                          "full pulse, no cut pulse runs it)")
+            rows.append((coef, -extra))
+            reasons[u] = (f"listing: ε = ε_cut − {extra} cycles (the return block ends every full pulse, "
+                          "no cut pulse runs it)")
         else:
             reasons[u] = f"unresolved: only {reduction.formula(u)} is measured"
     return rows, reasons
@@ -164,7 +169,7 @@ def resolve(cfg: Cfg, rounds: Rounds, us_per_cycle: float) -> Resolved:
     names = column_names(cfg)
     truth = truth_cycles(cfg, counts, width_cycles)
     reduction = reduce_columns(counts, names)
-    extra, reasons = constraints(cfg, reduction)
+    extra, reasons = constraints(cfg, reduction, us_per_cycle)
     lhs = np.vstack([reduction.matrix.T, *[coef for coef, _ in extra]])
     determined = _determined(lhs)
     values, solved, skipped, outliers = [], [], [], 0
