@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import soundfile as sf
 from pintime import soundcard as sc
 from pintime.cli import main
 from pintime.edgecheck import errors_of, match
@@ -209,3 +210,18 @@ def test_match_follows_sparse_reference_edges_over_a_long_capture():
                      located.sigma, 1.0, "other")
     with pytest.raises(PintimeError, match="another capture"):
         match(shuffled, exact)
+
+
+def test_an_edge_just_before_the_end_of_a_recording_is_located(captures, located, tmp_path):
+    """A recording stopped 60 samples after an edge still has that edge (a block at the end of the file
+    has no look-ahead to leave it to), at the time the whole capture gives it."""
+    whole = located("default", "template").edges
+    t = whole.time[whole.channel == 0]
+    last = t[np.flatnonzero(np.diff(t) > 1e-3)[-1]]  # the last edge followed by > 1 ms without one
+    frames = int(last * 192_000) + 60
+    data, rate = sf.read(str(captures["default"]), frames=frames, dtype="int32")
+    cut = tmp_path / "cut.wav"
+    sf.write(str(cut), data, rate, subtype="PCM_24")
+    edges = locate_capture(cut, "template").edges
+    t_cut = edges.time[edges.channel == 0]
+    assert t_cut[-1] == pytest.approx(last, abs=1e-9)
