@@ -160,7 +160,7 @@ SYNTH_PROFILES   := default paper wide-filter noisy
 EXAMPLE_PROFILES := default wide-filter noisy
 SEED             ?= 1
 # the committed examples (RUN, CAL and two repetitions) end inside the SYNC high of repetition 2's RUN frame
-EXAMPLE_S        := 4.5632
+EXAMPLE_S        := 4.5677
 .PHONY: synth-captures example-captures
 
 synth-captures: $(SYNTH_PROFILES:%=$(BUILD)/captures/table1-%.wav)
