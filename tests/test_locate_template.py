@@ -73,7 +73,8 @@ def fixed_steps_fit(table: TemplateTable, y: np.ndarray, phase0: np.ndarray) -> 
 
 
 def test_fit_isolated_stopping_early_changes_nothing():
-    """An edge whose step left it in its grid cell stops: the result is that of every step taken."""
+    """An edge whose step left it in its grid cell stops: the result is that of every step taken (the
+    compiled kernel against numpy: equal to 1e-3 of each edge's sigma, up to the order of the sums)."""
     template = ringing_template()
     table = TemplateTable.build(template)
     rng = np.random.default_rng(3)
@@ -83,6 +84,6 @@ def test_fit_isolated_stopping_early_changes_nothing():
     seeds = true + rng.uniform(-0.2, 0.2, 500)
     fit = fit_isolated(table, y, seeds, 1e-5)
     phase, amp = fixed_steps_fit(table, y, seeds)
-    np.testing.assert_array_equal(fit.phase, phase)
-    np.testing.assert_array_equal(fit.amp, amp)
+    assert np.all(np.abs(fit.phase - phase) <= 1e-3 * fit.sigma)
+    np.testing.assert_allclose(fit.amp, amp, rtol=1e-9)
     assert fit.converged.all() and np.abs(fit.phase - true).max() < 1e-3

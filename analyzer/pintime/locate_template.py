@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from pintime.template import Template
@@ -90,25 +91,6 @@ class TemplateTable:
         return cls(template, by_row.astype(np.float32), slope_by_row.astype(np.float32), half,
                    reach, np.einsum("qij,qjl->qil", cov[:, :2], jac), cov[:, 1, 1])
 
-    def response(self, offset: np.ndarray, phase: np.ndarray, amp: np.ndarray, length: int) -> np.ndarray:
-        """The part of neighbours' responses ``A·g(u)`` a window must lose, at ``u = offset + l − phase``
-        for ``l = 0 … length − 1`` (one row per neighbour; ``offset`` in whole samples): all of it before
-        the edge, after it only the ringing about its final straight line (the line itself, offset plus
-        droop, is taken by the window's own offset and slope, and is only as good as the template's end).
-        Neighbours are never within the window, so ``u`` is far from 0 here, where ``g`` is smooth enough
-        for linear interpolation in a fine table. Samples beyond the table read its zero end columns.
-        """
-        fine = -phase * RINGING_PER_SAMPLE
-        step = np.floor(fine)
-        frac = fine - step  # the same sub-grid fraction for every sample of a row
-        row, whole = np.divmod(step.astype(np.intp), RINGING_PER_SAMPLE)[::-1]
-        columns = self.ringing.shape[1]
-        col = np.clip((offset + whole + columns // 2)[:, None] + np.arange(length), 0, columns - 1)
-        at = (row * columns)[:, None] + col
-        values = self.ringing.take(at)
-        values += frac[:, None].astype(np.float32) * self.ringing_slope.take(at)
-        return values * amp.astype(np.float32)[:, None]
-
 
 @dataclass(frozen=True)
 class EdgeFit:
@@ -129,25 +111,38 @@ def fit_isolated(table: TemplateTable, y: np.ndarray, phase0: np.ndarray, noise_
     residual, from 2W+1 − 4 degrees of freedom, would make it scatter by ±20 %).
     """
     lo, hi = PHASE_RANGE
-    phase = phase0.astype(np.float64)  # a copy
-    q = np.full(len(phase), -1)  # the grid cell each edge's last step used
-    amp = np.zeros(len(phase))
-    todo = np.arange(len(phase))
-    for _ in range(steps):
-        q_new = np.clip(((phase[todo] - lo) * PHASES_PER_SAMPLE).astype(np.int64), 0, len(table.pinv) - 1)
-        moved = q_new != q[todo]  # an edge still in the cell of its last step would step to the same place
-        todo, q_new = todo[moved], q_new[moved]
-        if not todo.size:
-            break
-        theta = np.einsum("eil,el->ei", table.pinv.take(q_new, axis=0), y[todo])
-        q[todo], amp[todo] = q_new, theta[:, 0]
-        cell = lo + (q_new + 0.5) / PHASES_PER_SAMPLE
-        phase[todo] = cell + theta[:, 1] / np.where(theta[:, 0] == 0, np.inf, theta[:, 0])
+    phase = np.empty(len(phase0))
+    amp = np.empty(len(phase0))
+    q = np.empty(len(phase0), dtype=np.int64)  # the grid cell each edge's last step used
+    _fit_kernel(table.pinv, np.ascontiguousarray(y, dtype=np.float64), np.asarray(phase0, dtype=np.float64),
+                steps, phase, amp, q)
     cell = lo + (q + 0.5) / PHASES_PER_SAMPLE
     # var(A·δ)/A²: the amplitude is known far better than the timing term, its error is second order
     sigma = noise_rms * np.sqrt(table.timing_var[q]) / np.abs(amp)
     converged = (np.abs(phase - cell) <= 1.0 / PHASES_PER_SAMPLE) & (phase > lo) & (phase < hi)
     return EdgeFit(phase, sigma, amp, converged)
+
+
+@numba.njit(cache=True, nogil=True)
+def _fit_kernel(pinv, y, phase0, steps, phase, amp, q):  # pragma: no cover (compiled)
+    """:func:`fit_isolated`'s Gauss–Newton steps, edge by edge, into ``phase``, ``amp`` and ``q``."""
+    lo = PHASE_RANGE[0]
+    last_cell = pinv.shape[0] - 1
+    for e in range(y.shape[0]):
+        p, a, cell = phase0[e], 0.0, -1
+        for _ in range(steps):
+            x = (p - lo) * PHASES_PER_SAMPLE
+            new = min(int(x), last_cell) if x >= 0 else 0
+            if new == cell:  # still in the cell of its last step: it would step to the same place
+                break
+            cell = new
+            a = 0.0
+            t = 0.0
+            for k in range(y.shape[1]):
+                a += pinv[cell, 0, k] * y[e, k]
+                t += pinv[cell, 1, k] * y[e, k]
+            p = lo + (cell + 0.5) / PHASES_PER_SAMPLE + (t / a if a != 0 else 0.0)
+        phase[e], amp[e], q[e] = p, a, cell
 
 
 def fit_groups(table: TemplateTable, x: np.ndarray, centre: np.ndarray, phase0: np.ndarray,
@@ -201,22 +196,50 @@ def fit_groups(table: TemplateTable, x: np.ndarray, centre: np.ndarray, phase0: 
 def _neighbour_ringing(table: TemplateTable, start: np.ndarray, length: int, first: np.ndarray,
                        last: np.ndarray, centre: np.ndarray, phase: np.ndarray,
                        amp: np.ndarray) -> np.ndarray:
-    """Ringing (:meth:`TemplateTable.response`) of the edges outside each window on its samples.
+    """The ringing of the edges outside each window on its samples: the part of their responses
+    ``A·g(u)`` the window must lose, all of it before an edge, after it only the ringing about its final
+    straight line (that line, offset plus droop, is taken by the window's own offset and slope).
 
     Window ``w`` holds samples ``start[w] … start[w] + length − 1`` and its own edges ``first[w] …
-    last[w]`` (indices into the sorted ``centre``); the edges before and after it are added, nearest
-    first, as long as their response (``ringing_half`` samples either side, ±2 of phase) can reach it.
+    last[w]`` (indices into the sorted ``centre``); the edges before and after it are added as long as
+    their response (``ringing_half`` samples either side, ±2 of phase) can reach it. Neighbours are never
+    within the window, so ``u`` is far from 0 there, where ``g`` is smooth enough for linear
+    interpolation in the fine table; samples beyond the table read its zero end columns.
     """
-    out = np.zeros((len(start), length), dtype=np.float32)
-    stop = table.ringing_half + 2
-    # how many edges before and after each window reach it (centres sorted)
-    before = first - np.searchsorted(centre, start - stop, side="right")
-    after = np.searchsorted(centre, start + length - 1 + stop, side="left") - 1 - last
-    for k in range(1, max(before.max(initial=0), after.max(initial=0)) + 1):
-        for count, j in ((before, first - k), (after, last + k)):
-            w = np.flatnonzero(count >= k)
-            out[w] += table.response(start[w] - centre[j[w]], phase[j[w]], amp[j[w]], length)
+    out = np.zeros((len(start), length))
+    _ringing_kernel(table.ringing, table.ringing_slope, table.ringing_half + 2, start, first, last,
+                    centre, np.asarray(phase, dtype=np.float64), np.asarray(amp, dtype=np.float64), out)
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _ringing_kernel(ringing, ringing_slope, stop, start, first, last, centre, phase, amp,
+                    out):  # pragma: no cover (compiled)
+    """:func:`_neighbour_ringing` window by window, neighbour by neighbour, added into ``out``."""
+    for w in range(out.shape[0]):
+        j = first[w] - 1
+        while j >= 0 and centre[j] > start[w] - stop:
+            _add_response(ringing, ringing_slope, start[w] - centre[j], phase[j], amp[j], out[w])
+            j -= 1
+        j = last[w] + 1
+        while j < len(centre) and centre[j] < start[w] + out.shape[1] - 1 + stop:
+            _add_response(ringing, ringing_slope, start[w] - centre[j], phase[j], amp[j], out[w])
+            j += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_response(ringing, ringing_slope, offset, phase, amp, out):  # pragma: no cover (compiled)
+    """Add ``A·ringing(u)`` at ``u = offset + l − phase`` for ``l = 0 … len(out) − 1`` (whole samples
+    ``offset``): one table row (the sub-sample fraction is the same for every sample)."""
+    fine = np.floor(-phase * RINGING_PER_SAMPLE)
+    frac = -phase * RINGING_PER_SAMPLE - fine
+    whole = int(fine) // RINGING_PER_SAMPLE
+    row = int(fine) - whole * RINGING_PER_SAMPLE
+    columns = ringing.shape[1]
+    base = offset + whole + columns // 2
+    for k in range(len(out)):
+        col = min(max(base + k, 0), columns - 1)
+        out[k] += amp * (ringing[row, col] + frac * ringing_slope[row, col])
 
 
 def fit_joint(template: Template, y: np.ndarray, tau0: np.ndarray,
