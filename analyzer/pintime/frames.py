@@ -213,26 +213,30 @@ def _header_bits(time_us: np.ndarray, r: int, end: int) -> tuple[list[int] | str
 
     Returns the bits and the index of the first group edge (``end + 1`` when the header's last low
     runs into the next QUIET or the end of the capture), or (reason, None) on a timing violation.
+    Bit k is the high from edge r + 2k and the low after it; the header ends at the first bit whose
+    high is neither a 0 nor a 1, whose low is a SETTLE or not a bit's low, or which has no low.
     """
-    bits: list[int] = []
-    while True:
-        if r + 1 > end:
-            return "end", None  # edges ran out inside a bit (only possible at the end of a capture)
-        high = time_us[r + 1] - time_us[r]
-        if BIT0_HIGH_US[0] <= high < BIT0_HIGH_US[1]:
-            bits.append(0)
-        elif _inside(high, BIT1_HIGH_US):
-            bits.append(1)
-        else:
-            return "bit", None
-        if r + 1 == end:
-            return bits, end + 1  # low runs into the next QUIET (or the capture's end): empty group
-        low = time_us[r + 2] - time_us[r + 1]
-        if _inside(low, SETTLE_US):
-            return bits, r + 2
-        if not _inside(low, BIT_LOW_US):
-            return "bit", None
-        r += 2
+    t = time_us[r:end + 1]
+    high = t[1::2] - t[:-1:2]  # one per bit whose high has ended (its falling edge is at most `end`)
+    low = t[2::2] - t[1:-1:2]  # one per bit whose low has ended: the last bit may have none
+    zero = (high >= BIT0_HIGH_US[0]) & (high < BIT0_HIGH_US[1])
+    bad_high = ~zero & ~((high >= BIT1_HIGH_US[0]) & (high <= BIT1_HIGH_US[1]))
+    settle = np.zeros(len(high), dtype=bool)
+    settle[:len(low)] = (low >= SETTLE_US[0]) & (low <= SETTLE_US[1])
+    bit_low = np.zeros(len(high), dtype=bool)
+    bit_low[:len(low)] = (low >= BIT_LOW_US[0]) & (low <= BIT_LOW_US[1])
+    stop = bad_high | settle | ~bit_low
+    if not stop.any():
+        return "end", None  # edges ran out inside a bit (only possible at the end of a capture)
+    k = int(np.argmax(stop))
+    bits = np.where(zero[:k + 1], 0, 1).tolist()
+    if bad_high[k]:
+        return "bit", None
+    if k == len(low):
+        return bits, end + 1  # low runs into the next QUIET (or the capture's end): empty group
+    if settle[k]:
+        return bits, r + 2 + 2 * k
+    return "bit", None
 
 
 def _header(bits: list[int] | str) -> tuple[str, dict[str, int]] | str:
