@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.stats
 from pintime import estimators as est
 
 RNG = np.random.default_rng(20240611)
@@ -130,6 +131,12 @@ def test_fit_line_screens_with_theil_sen_deviations():
     deviation = np.abs(y - (slope * x + intercept))
     assert fit.deviation_us == pytest.approx(deviation, abs=1e-9)
     assert fit.threshold_us == pytest.approx(est.OUTLIER_FACTOR * np.median(deviation), rel=1e-9)
+
+
+def test_theil_sen_slope_equals_scipy_with_unsorted_and_repeated_x():
+    x = RNG.permutation(np.repeat(np.arange(1.0, 9.0), 2))[:13]
+    y = RNG.normal(0, 1.0, 13)
+    assert est._theil_sen_slope(x, y) == scipy.stats.theilslopes(y, x)[0]
 
 
 def test_line_fit_std_over_repetitions():

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+import scipy.special
 import scipy.stats
 
 TRIM_FRACTION = 0.1  # trimmed mean of the differential technique: drop 10 % at each end (paper §4.1)
@@ -44,7 +45,7 @@ def summarize(per_rep_us: np.ndarray) -> Estimate:
     if x.size == 1:
         return Estimate(mean, float("nan"), (float("nan"), float("nan")), 1)
     std = float(np.std(x, ddof=1))
-    half = float(scipy.stats.t.ppf(0.975, x.size - 1)) * std / np.sqrt(x.size)
+    half = float(scipy.special.stdtrit(x.size - 1, 0.975)) * std / np.sqrt(x.size)  # Student t quantile
     return Estimate(mean, std, (float(mean - half), float(mean + half)), int(x.size))
 
 
@@ -117,7 +118,7 @@ def fit_line(x: np.ndarray, y_us: np.ndarray) -> LineFitRep:
     """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y_us, dtype=np.float64)
-    slope_ts = float(scipy.stats.theilslopes(y, x)[0])
+    slope_ts = _theil_sen_slope(x, y)
     deviation = np.abs(y - slope_ts * x - float(np.median(y - slope_ts * x)))
     threshold = max(OUTLIER_FACTOR * float(np.median(deviation)), OUTLIER_FLOOR_US)
     kept = deviation <= threshold
@@ -132,6 +133,13 @@ def fit_line(x: np.ndarray, y_us: np.ndarray) -> LineFitRep:
     r2 = 1.0 - float(np.sum(residual ** 2)) / ss_tot if ss_tot > 0 else float("nan")
     return LineFitRep(float(a), float(b), r2, float(np.sqrt(np.mean(residual ** 2))), kept, deviation,
                       threshold, (float(everything[0]), float(everything[1])))
+
+
+def _theil_sen_slope(x: np.ndarray, y: np.ndarray) -> float:
+    """Theil–Sen slope: the median of the slopes between every two points with different ``x``."""
+    dx = x[None, :] - x[:, None]
+    up = dx > 0
+    return float(np.median((y[None, :] - y[:, None])[up] / dx[up]))
 
 
 @dataclass(frozen=True)
