@@ -135,17 +135,19 @@ class Template:
         design = sparse.csr_matrix((vals, (rows, cols)), shape=(len(i), n_all))[:, free].tocsr()
         normal = (design.T @ design).toarray()
         if nuisance is not None:
+            # QᵀD, dense (every window reaches nearly every coefficient): row (window, baseline column)
             p = nuisance.shape[1]
-            q_rows = np.repeat(np.arange(n_win * p), length)
-            q_cols = (np.arange(n_win)[:, None, None] * length + np.arange(length)[None, None, :])
-            q_cols = np.broadcast_to(q_cols, (n_win, p, length)).ravel()
-            q_vals = np.broadcast_to(nuisance.T[None], (n_win, p, length)).ravel()
-            q_block = sparse.csr_matrix((q_vals, (q_rows, q_cols)), shape=(n_win * p, n_win * length))
-            qd = (q_block @ design).toarray()
+            nz = free[cols]
+            col = (np.cumsum(free) - 1)[cols[nz]]
+            window, sample = np.divmod(rows[nz], length)
+            at = (window[:, None] * p + np.arange(p)) * design.shape[1] + col[:, None]
+            qd = np.bincount(at.ravel(), (vals[nz, None] * nuisance[sample]).ravel(),
+                             minlength=n_win * p * design.shape[1]).reshape(n_win * p, -1)
             normal -= qd.T @ qd
             target = target - (target @ nuisance) @ nuisance.T
         sol = np.zeros(n_all)
-        sol[free] = linalg.solve(normal, design.T @ target.ravel(), assume_a="pos")  # normal equations: SPD
+        # the normal equations are symmetric positive definite: Cholesky
+        sol[free] = linalg.cho_solve(linalg.cho_factor(normal), design.T @ target.ravel())
         envelope = sol[n_smooth:].reshape(2, ENV_COEFS) if carrier else None
         return Template(self.half_samples, self.knot_samples, sol[:n_smooth], self.origin, carrier, envelope)
 
