@@ -17,9 +17,8 @@ import numpy as np
 from pintime.edges import Edges
 from pintime.errors import PintimeError
 from pintime.frames import QUIET_MIN_US, FrameDecode, decode_frames
-from pintime.synth import sidecar_path
 from pintime.train import TEMPLATE_HALF_SAMPLES
-from pintime.userfiles import read_json
+from pintime.userfiles import read_json, sidecar_path
 from pintime.wav import SAMPLE_RATE_HZ
 
 # An edge's location uses samples up to the template's half-support on either side (its own window, or

@@ -35,8 +35,8 @@ from pintime.detect import edge_threshold, step_strength
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL
 from pintime.errors import PintimeError
 from pintime.gaps import Gap
-from pintime.synth import WAV_MAX_BYTES, _version, sidecar_path
-from pintime.userfiles import refuse_existing, write_text
+from pintime.synth import WAV_MAX_BYTES, _version
+from pintime.userfiles import refuse_existing, sidecar_path, write_text
 from pintime.wav import CHANNELS, SAMPLE_RATE_HZ, iter_blocks, open_wav
 
 BLOCK_FRAMES = 4096  # frames per PortAudio callback: 21 ms

@@ -36,7 +36,7 @@ from pintime.soundcard import (
     highpass_ba,
     lowpass_table,
 )
-from pintime.userfiles import read_json, refuse_existing, refuse_overwrite, write_text
+from pintime.userfiles import read_json, refuse_existing, refuse_overwrite, sidecar_path, write_text
 
 BLOCK_SAMPLES = 1 << 16  # 0.34 s per block: a few MB of float64 per channel
 PREROLL_S = 0.05  # recording starts this long (plus a random fraction of a sample) before cycle 0
@@ -58,11 +58,6 @@ class SynthResult:
     start_s: float
     clipped_samples: int
     render_s: float
-
-
-def sidecar_path(wav_path: str | Path) -> Path:
-    """``CAPTURE.json`` next to ``CAPTURE.wav``."""
-    return Path(wav_path).with_suffix(".json")
 
 
 def sim_json_path(edges_csv: str | Path) -> Path:

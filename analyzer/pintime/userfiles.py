@@ -67,3 +67,8 @@ def write_text(path: str | Path, text: str) -> None:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as err:
         raise PintimeError(f"{path}: cannot write ({err.strerror or err})") from None
+
+
+def sidecar_path(wav_path: str | Path) -> Path:
+    """``CAPTURE.json`` next to ``CAPTURE.wav``."""
+    return Path(wav_path).with_suffix(".json")
