@@ -57,11 +57,6 @@ class CaptureEdges:
     info: WavInfo
 
 
-def locate_edges(path: str | Path, method: str | None = None) -> Edges:
-    """The edges of a WAV capture (the hook used by :func:`pintime.sources.load_edges`)."""
-    return locate_capture(path, method).edges
-
-
 class _Detector:
     """Edge detection per channel, with the typical edge strength remembered from block to block."""
 
