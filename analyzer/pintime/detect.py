@@ -8,6 +8,7 @@ above half the swing. Ringing of the anti-alias filter stays well below that.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from pintime.frames import QUIET_MIN_US, SYNC_HIGH_US, SYNC_LOW_US
@@ -29,34 +30,63 @@ def strength_noise(s: np.ndarray) -> float:
     return float(1.4826 * np.median(np.abs(s - np.median(s))))
 
 
-def find_steps(x: np.ndarray, s: np.ndarray, threshold: float) -> np.ndarray:
-    """Sample index of each edge: one per run of ``|s| > threshold`` of one sign, where the central
-    difference peaks.
+def find_steps(x: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """Sample index and strength of each edge: one per run of ``|s| > threshold`` of one sign (``s``: the
+    strength, :func:`step_strength`), where the central difference peaks.
 
     The strength is flat-topped over a sharp step, so the steepest sample is taken from ``x[n+1] − x[n−1]``.
     A pulse shorter than the strength's span (2h samples) makes one run of ``|s|`` whose sign flips
     between its two edges: a run ends where the sign changes.
     """
-    above = np.flatnonzero(np.abs(s) > threshold)
-    if above.size == 0:
-        return above
-    new_run = (np.diff(above, prepend=-2) > 1) | (np.sign(s[above]) != np.sign(s[np.maximum(above - 1, 0)]))
-    starts = np.flatnonzero(new_run)
-    steep = np.abs(x[np.minimum(above + 1, len(x) - 1)] - x[np.maximum(above - 1, 0)])
-    run = np.cumsum(new_run) - 1
-    is_max = np.flatnonzero(steep == np.maximum.reduceat(steep, starts)[run])
-    first = np.diff(run[is_max], prepend=-1) > 0  # the first steepest sample of each run (runs ascend)
-    return above[is_max[first]]
+    pos = np.empty(len(x), dtype=np.int64)  # room for the worst case (a run per sample), never touched
+    strength = np.empty(len(x), dtype=x.dtype)
+    found = _find_steps_kernel(x, x.dtype.type(threshold), pos, strength)  # compared in x's precision
+    return pos[:found], strength[:found]
 
 
-def edge_threshold(s: np.ndarray, swing: float | None) -> float | None:
-    """Strength threshold for one block, or None when the block holds no edge.
+@numba.njit(cache=True, nogil=True)
+def _find_steps_kernel(x, threshold, pos, strength):  # pragma: no cover (compiled)
+    """:func:`find_steps` without storing the strength: writes the edges into ``pos`` and their strengths
+    into ``strength``, returns how many there are.
+
+    A first pass lists the samples above the threshold without a branch (the store is unconditional, the
+    count only moves on above it; int32 halves the memory traffic of int64); the second walks that short
+    list run by run.
+    """
+    h = STEP_HALF_SAMPLES
+    last = len(x) - 1
+    above = np.empty(len(x), dtype=np.int32)
+    n_above = 0
+    for n in range(h, len(x) - h):
+        above[n_above] = n
+        n_above += abs(x[n + h] - x[n - h]) > threshold
+    found, best, best_steep, best_s, run_sign, previous = 0, -1, 0.0, 0.0, 0, -2
+    for n in above[:n_above]:
+        s = x[n + h] - x[n - h]
+        sign = 1 if s > 0 else -1
+        if (n != previous + 1 or sign != run_sign) and best >= 0:  # the run ended: its steepest sample
+            pos[found], strength[found] = best, best_s
+            found += 1
+            best = -1
+        run_sign, previous = sign, n
+        steep = abs(x[min(n + 1, last)] - x[max(n - 1, 0)])
+        if best < 0 or steep > best_steep:  # the first steepest sample of the run
+            best, best_steep, best_s = n, steep, s
+    if best >= 0:
+        pos[found], strength[found] = best, best_s
+        found += 1
+    return found
+
+
+def edge_threshold(x: np.ndarray, swing: float | None) -> float | None:
+    """Strength threshold for a block of samples ``x``, or None when the block holds no edge.
 
     With a known ``swing`` (typical edge strength so far) the threshold is half of it; otherwise half the
     block's largest strength, provided that stands out of the noise.
     """
     if swing is not None:
         return 0.5 * swing
+    s = step_strength(x)
     peak = float(np.max(np.abs(s)))
     if peak == 0.0 or peak <= NOISE_FLOOR * strength_noise(s):
         return None

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numba
 import numpy as np
 
 from pintime import detect, train
@@ -66,31 +67,42 @@ class _Detector:
     def steps(self, block: Block, channel: int) -> tuple[np.ndarray, np.ndarray]:
         """Absolute sample index and sign of the edges in the block's trusted part."""
         x = block.data[:, channel]
-        s = detect.step_strength(x)
-        threshold = detect.edge_threshold(s, self.swing[channel])
+        threshold = detect.edge_threshold(x, self.swing[channel])
         if threshold is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        pos = detect.find_steps(x, s, threshold)
+        pos, strength = detect.find_steps(x, threshold)
         if self.swing[channel] is None and pos.size:
-            self.swing[channel] = float(np.median(np.abs(s[pos])))
+            self.swing[channel] = float(np.median(np.abs(strength)))
         lo = MARGIN if block.first > 0 else SIMPLE_HALF
         # the file's last block has no look-ahead: its data ends where the file does, and the file's last
         # edges are its own (trimming MARGIN there lost every edge in the last 0.6 ms of a capture)
         hi = len(x) - (SIMPLE_HALF if block.first + len(x) < block.own_hi + PAD_FRAMES else MARGIN)
         keep = (pos >= lo) & (pos < hi)
-        return pos[keep] + block.first, np.sign(s[pos[keep]])
+        return pos[keep] + block.first, np.sign(strength[keep])
 
 
 def _windows(block: Block, channel: int, pos: np.ndarray, offsets: np.ndarray, info: WavInfo) -> np.ndarray:
     """Samples ``pos + offsets`` of one channel (float64); refuses clipped ones."""
-    y = block.data[(pos - block.first)[:, None] + offsets[None, :], channel].astype(np.float64)
-    clipped = np.abs(y) >= info.clip_level
-    if clipped.any():
-        row = int(np.argmax(clipped.any(axis=1)))
+    y = np.empty((len(pos), len(offsets)))
+    row = _gather_kernel(block.data, channel, pos - block.first, offsets, info.clip_level, y)
+    if row >= 0:
         side = ("left", "right")[channel]
         raise PintimeError(f"{info.path}: clipped signal at {pos[row] / info.samplerate_hz:.6f} s on the "
                            f"{side} channel: lower the recording level (clipping ruins edge timing)")
     return y
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather_kernel(data, channel, rows, offsets, clip_level, y):  # pragma: no cover (compiled)
+    """``y[e, k] = data[rows[e] + offsets[k], channel]``; returns the first window holding a sample at or
+    beyond ``clip_level`` (-1: none)."""
+    clipped = -1
+    for e in range(len(rows)):
+        for k in range(len(offsets)):
+            y[e, k] = data[rows[e] + offsets[k], channel]
+            if clipped < 0 and abs(y[e, k]) >= clip_level:
+                clipped = e
+    return clipped
 
 
 def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:

@@ -6,6 +6,7 @@ sampled curve is not a straight line), so it is biased by up to a good fraction 
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 LEVEL_NEAR, LEVEL_FAR = 4, 12  # the levels are means of the samples this far before/after the edge
@@ -24,18 +25,30 @@ def locate_threshold(y: np.ndarray, noise_rms: float) -> tuple[np.ndarray, np.nd
     position (samples from the window start) and its standard deviation from noise alone; the sub-sample
     bias of the method is not in it (validation and the calibration train measure that).
     """
+    position, sigma = np.empty(len(y)), np.empty(len(y))
+    _threshold_kernel(np.ascontiguousarray(y, dtype=np.float64), noise_rms, position, sigma)
+    return position, sigma
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")  # a flat window divides by 0 into inf/nan
+def _threshold_kernel(y, noise_rms, position, sigma):  # pragma: no cover (compiled)
+    """:func:`locate_threshold` window by window, into ``position`` and ``sigma``."""
     c = y.shape[1] // 2
-    before = np.mean(y[:, c - LEVEL_FAR:c - LEVEL_NEAR + 1], axis=1)
-    after = np.mean(y[:, c + LEVEL_NEAR:c + LEVEL_FAR + 1], axis=1)
-    mid = 0.5 * (before + after)
-    rising = (after > before)[:, None]
-    # first sample at or beyond the middle, searched outward from the centre region
-    seg = y[:, c - 3:c + 4] - mid[:, None]
-    past = np.where(rising, seg >= 0, seg <= 0)
-    k = np.argmax(past[:, 1:] & ~past[:, :-1], axis=1)  # crossing between seg[k] and seg[k+1]
-    rows = np.arange(len(y))
-    y0, y1 = seg[rows, k], seg[rows, k + 1]
-    slope = y1 - y0
-    frac = -y0 / slope
-    sigma = noise_rms * np.sqrt((1 - frac) ** 2 + frac ** 2 + 0.5 / LEVEL_FAR) / np.abs(slope)
-    return c - 3 + k + frac, sigma
+    n_level = LEVEL_FAR - LEVEL_NEAR + 1
+    for e in range(y.shape[0]):
+        before = np.sum(y[e, c - LEVEL_FAR:c - LEVEL_NEAR + 1]) / n_level
+        after = np.sum(y[e, c + LEVEL_NEAR:c + LEVEL_FAR + 1]) / n_level
+        mid = 0.5 * (before + after)
+        up = 1.0 if after > before else -1.0
+        # the first crossing of the middle among samples c − 3 … c + 3: seg[k] not yet past it, seg[k+1] past
+        # (none: k = 0)
+        seg = y[e, c - 3:c + 4] - mid
+        k = 0
+        for j in range(len(seg) - 1):
+            if up * seg[j + 1] >= 0 and not up * seg[j] >= 0:
+                k = j
+                break
+        slope = seg[k + 1] - seg[k]
+        frac = -seg[k] / slope
+        sigma[e] = noise_rms * np.sqrt((1 - frac) ** 2 + frac ** 2 + 0.5 / LEVEL_FAR) / abs(slope)
+        position[e] = c - 3 + k + frac

@@ -31,7 +31,7 @@ import numpy as np
 import soundfile as sf
 from tqdm import tqdm
 
-from pintime.detect import edge_threshold, step_strength
+from pintime.detect import edge_threshold
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL
 from pintime.errors import PintimeError
 from pintime.gaps import Gap
@@ -163,7 +163,7 @@ class _ReferenceCheck:
         self.have += len(take)
         if self.have < self.needed:
             return False
-        self.found = edge_threshold(step_strength(np.concatenate(self.parts)), None) is not None
+        self.found = edge_threshold(np.concatenate(self.parts), None) is not None
         self.parts = []
         return True
 
