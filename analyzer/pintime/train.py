@@ -86,7 +86,7 @@ def window_linear(template: Template, y: np.ndarray, u: np.ndarray, ramp: np.nda
     g, dg = template.evaluate(u)
     ramp = np.broadcast_to(ramp, g.shape)
     cols = np.stack([g, np.ones_like(g), ramp, ramp * ramp], axis=-1)
-    normal = np.einsum("elp,elq->epq", cols, cols)
+    normal = cols.transpose(0, 2, 1) @ cols
     lin = np.linalg.solve(normal, np.einsum("elp,el->ep", cols, y)[:, :, None])[:, :, 0]
     return lin, cols, dg, normal
 
