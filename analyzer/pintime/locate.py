@@ -241,7 +241,7 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
             fit = fit_isolated(table, y_fit[alone], seeds[alone], noise[ch])
             phase[alone], sigma[alone], amp[alone] = fit.phase, fit.sigma, fit.amp
             if (~alone).any():
-                x = block.data[:, ch].astype(np.float64)
+                x = block.data[:, ch]
                 fit = fit_groups(table, x, pos[~alone] - block.first, seeds[~alone], noise[ch])
                 phase[~alone], sigma[~alone], amp[~alone] = fit.phase, fit.sigma, fit.amp
             pos, sign, phase, sigma, amp = pos[own], sign[own], phase[own], sigma[own], amp[own]

@@ -110,12 +110,18 @@ def fit_isolated(table: TemplateTable, y: np.ndarray, phase0: np.ndarray, noise_
     uncertainty uses the capture's noise ``noise_rms`` (measured on quiet stretches; a window's own
     residual, from 2W+1 − 4 degrees of freedom, would make it scatter by ±20 %).
     """
-    lo, hi = PHASE_RANGE
     phase = np.empty(len(phase0))
     amp = np.empty(len(phase0))
     q = np.empty(len(phase0), dtype=np.int64)  # the grid cell each edge's last step used
     _fit_kernel(table.pinv, np.ascontiguousarray(y, dtype=np.float64), np.asarray(phase0, dtype=np.float64),
                 steps, phase, amp, q)
+    return _edge_fit(table, phase, amp, q, noise_rms)
+
+
+def _edge_fit(table: TemplateTable, phase: np.ndarray, amp: np.ndarray, q: np.ndarray,
+              noise_rms: float) -> EdgeFit:
+    """The fits' uncertainties and convergence, from their last grid cells ``q``."""
+    lo, hi = PHASE_RANGE
     cell = lo + (q + 0.5) / PHASES_PER_SAMPLE
     # var(A·δ)/A²: the amplitude is known far better than the timing term, its error is second order
     sigma = noise_rms * np.sqrt(table.timing_var[q]) / np.abs(amp)
@@ -126,23 +132,29 @@ def fit_isolated(table: TemplateTable, y: np.ndarray, phase0: np.ndarray, noise_
 @numba.njit(cache=True, nogil=True)
 def _fit_kernel(pinv, y, phase0, steps, phase, amp, q):  # pragma: no cover (compiled)
     """:func:`fit_isolated`'s Gauss–Newton steps, edge by edge, into ``phase``, ``amp`` and ``q``."""
+    for e in range(y.shape[0]):
+        phase[e], amp[e], q[e] = _fit_one(pinv, y[e], phase0[e], steps)
+
+
+@numba.njit(cache=True, nogil=True)
+def _fit_one(pinv, y, p, steps):  # pragma: no cover (compiled)
+    """Gauss–Newton steps of one window ``y`` from phase ``p``: phase, amplitude, last grid cell."""
     lo = PHASE_RANGE[0]
     last_cell = pinv.shape[0] - 1
-    for e in range(y.shape[0]):
-        p, a, cell = phase0[e], 0.0, -1
-        for _ in range(steps):
-            x = (p - lo) * PHASES_PER_SAMPLE
-            new = min(int(x), last_cell) if x >= 0 else 0
-            if new == cell:  # still in the cell of its last step: it would step to the same place
-                break
-            cell = new
-            a = 0.0
-            t = 0.0
-            for k in range(y.shape[1]):
-                a += pinv[cell, 0, k] * y[e, k]
-                t += pinv[cell, 1, k] * y[e, k]
-            p = lo + (cell + 0.5) / PHASES_PER_SAMPLE + (t / a if a != 0 else 0.0)
-        phase[e], amp[e], q[e] = p, a, cell
+    a, cell = 0.0, -1
+    for _ in range(steps):
+        x = (p - lo) * PHASES_PER_SAMPLE
+        new = min(int(x), last_cell) if x >= 0 else 0
+        if new == cell:  # still in the cell of its last step: it would step to the same place
+            break
+        cell = new
+        a = 0.0
+        t = 0.0
+        for k in range(len(y)):
+            a += pinv[cell, 0, k] * y[k]
+            t += pinv[cell, 1, k] * y[k]
+        p = lo + (cell + 0.5) / PHASES_PER_SAMPLE + (t / a if a != 0 else 0.0)
+    return p, a, cell
 
 
 def fit_groups(table: TemplateTable, x: np.ndarray, centre: np.ndarray, phase0: np.ndarray,
@@ -155,7 +167,7 @@ def fit_groups(table: TemplateTable, x: np.ndarray, centre: np.ndarray, phase0: 
 
     Parameters
     ----------
-    x : one channel's samples, float64
+    x : one channel's samples (float32 or float64)
     centre : each edge's coarse sample in ``x`` (sorted); its window and its neighbours' ringing lie in ``x``
     phase0 : seeds, relative to ``centre``
     """
@@ -165,32 +177,48 @@ def fit_groups(table: TemplateTable, x: np.ndarray, centre: np.ndarray, phase0: 
     amp = np.zeros(len(centre))
     sigma = np.zeros(len(centre))
     single = np.flatnonzero(size == 1)
-    m = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
     first = np.flatnonzero((size > 1) & (np.diff(cluster, prepend=-1) > 0))
     # clusters of one shape (edge count and spacings) are fitted together
     shapes: dict[tuple[int, ...], list[int]] = {}
     for f in first.tolist():
         shapes.setdefault(tuple((centre[f:f + size[f]] - centre[f]).tolist()), []).append(f)
-    y_single = x[centre[single, None] + m[None, :]]
+    q_single = np.empty(len(single), dtype=np.int64)
     for sweep in range(SWEEPS + 1):
         # every window loses its neighbours' ringing at their fits of the sweep before (none at first)
         known = (phase.copy(), amp.copy()) if sweep else None
-        y = y_single
-        if known:
-            y = y - _neighbour_ringing(table, centre[single] - FIT_HALF_SAMPLES, len(m), single, single,
-                                       centre, *known)
-        fit = fit_isolated(table, y, phase[single], noise_rms, STEPS if sweep else FIRST_STEPS)
-        phase[single], sigma[single], amp[single] = fit.phase, fit.sigma, fit.amp
+        _singles_kernel(table.pinv, table.ringing, table.ringing_slope, table.ringing_half + 2, x, centre,
+                        single, *(known or (phase, amp)), known is not None,
+                        STEPS if sweep else FIRST_STEPS, phase, amp, q_single)
         for offsets, firsts in shapes.items():
             k = np.asarray(firsts)[:, None] + np.arange(len(offsets))[None, :]
             lo = centre[k[:, 0]] - FIT_HALF_SAMPLES
             length = offsets[-1] + 2 * FIT_HALF_SAMPLES + 1
-            y = x[lo[:, None] + np.arange(length)[None, :]]
+            y = x[lo[:, None] + np.arange(length)[None, :]].astype(np.float64)
             if known:
                 y = y - _neighbour_ringing(table, lo, length, k[:, 0], k[:, -1], centre, *known)
             p, sg, a = fit_joint(table.template, y, centre[k] - lo[:, None] + phase[k], noise_rms)
             phase[k], sigma[k], amp[k] = p - (centre[k] - lo[:, None]), sg, a
+    sigma[single] = _edge_fit(table, phase[single], amp[single], q_single, noise_rms).sigma
     return EdgeFit(phase, sigma, amp, np.abs(phase) < 2.0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _singles_kernel(pinv, ringing, ringing_slope, stop, x, centre, single, known_phase, known_amp,
+                    with_ringing, steps, phase, amp, q):  # pragma: no cover (compiled)
+    """One sweep of :func:`fit_groups` over its single edges ``single``: each window read from ``x``, less
+    (``with_ringing``) its neighbours' ringing at ``known_phase`` and ``known_amp``, fitted from the edge's
+    ``phase`` (:func:`_fit_one`), into ``phase``, ``amp`` and ``q`` (the last cell, per single edge)."""
+    length = pinv.shape[2]
+    y = np.empty(length)
+    ring = np.empty(length)
+    for i, e in enumerate(single):
+        start = centre[e] - length // 2
+        ring[:] = 0.0
+        if with_ringing:
+            _window_ringing(ringing, ringing_slope, stop, start, e, e, centre, known_phase, known_amp, ring)
+        for k in range(length):
+            y[k] = x[start + k] - ring[k]
+        phase[e], amp[e], q[i] = _fit_one(pinv, y, phase[e], steps)
 
 
 def _neighbour_ringing(table: TemplateTable, start: np.ndarray, length: int, first: np.ndarray,
@@ -215,16 +243,24 @@ def _neighbour_ringing(table: TemplateTable, start: np.ndarray, length: int, fir
 @numba.njit(cache=True, nogil=True)
 def _ringing_kernel(ringing, ringing_slope, stop, start, first, last, centre, phase, amp,
                     out):  # pragma: no cover (compiled)
-    """:func:`_neighbour_ringing` window by window, neighbour by neighbour, added into ``out``."""
+    """:func:`_neighbour_ringing` window by window, added into ``out``."""
     for w in range(out.shape[0]):
-        j = first[w] - 1
-        while j >= 0 and centre[j] > start[w] - stop:
-            _add_response(ringing, ringing_slope, start[w] - centre[j], phase[j], amp[j], out[w])
-            j -= 1
-        j = last[w] + 1
-        while j < len(centre) and centre[j] < start[w] + out.shape[1] - 1 + stop:
-            _add_response(ringing, ringing_slope, start[w] - centre[j], phase[j], amp[j], out[w])
-            j += 1
+        _window_ringing(ringing, ringing_slope, stop, start[w], first[w], last[w], centre, phase, amp, out[w])
+
+
+@numba.njit(cache=True, nogil=True)
+def _window_ringing(ringing, ringing_slope, stop, start, first, last, centre, phase, amp,
+                    out):  # pragma: no cover (compiled)
+    """The ringing of one window's neighbours (:func:`_neighbour_ringing`), neighbour by neighbour, added
+    into ``out``."""
+    j = first - 1
+    while j >= 0 and centre[j] > start - stop:
+        _add_response(ringing, ringing_slope, start - centre[j], phase[j], amp[j], out)
+        j -= 1
+    j = last + 1
+    while j < len(centre) and centre[j] < start + len(out) - 1 + stop:
+        _add_response(ringing, ringing_slope, start - centre[j], phase[j], amp[j], out)
+        j += 1
 
 
 @numba.njit(cache=True, nogil=True)

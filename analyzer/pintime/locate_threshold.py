@@ -40,15 +40,15 @@ def _threshold_kernel(y, noise_rms, position, sigma):  # pragma: no cover (compi
         after = np.sum(y[e, c + LEVEL_NEAR:c + LEVEL_FAR + 1]) / n_level
         mid = 0.5 * (before + after)
         up = 1.0 if after > before else -1.0
-        # the first crossing of the middle among samples c − 3 … c + 3: seg[k] not yet past it, seg[k+1] past
-        # (none: k = 0)
-        seg = y[e, c - 3:c + 4] - mid
-        k = 0
-        for j in range(len(seg) - 1):
-            if up * seg[j + 1] >= 0 and not up * seg[j] >= 0:
+        # the first crossing of the middle among samples c − 3 … c + 3: sample k not yet past it, k + 1 past
+        # (none: k = c − 3)
+        k = c - 3
+        for j in range(c - 3, c + 3):
+            if up * (y[e, j + 1] - mid) >= 0 and not up * (y[e, j] - mid) >= 0:
                 k = j
                 break
-        slope = seg[k + 1] - seg[k]
-        frac = -seg[k] / slope
+        y0 = y[e, k] - mid
+        slope = (y[e, k + 1] - mid) - y0
+        frac = -y0 / slope
         sigma[e] = noise_rms * np.sqrt((1 - frac) ** 2 + frac ** 2 + 0.5 / LEVEL_FAR) / abs(slope)
-        position[e] = c - 3 + k + frac
+        position[e] = k + frac
