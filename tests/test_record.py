@@ -232,7 +232,17 @@ def test_existing_output_needs_force(tmp_path, source, monkeypatch, capsys):
     assert sf.info(out).frames == round(0.1 * FS)
 
 
-def test_ctrl_c_leaves_a_complete_file(tmp_path, source, monkeypatch, capsys):
+@pytest.fixture
+def sigint(request):
+    """SIGINT set to the given handler for the test (whatever the test run inherited: ``nohup make test &``
+    starts it ignored), then restored."""
+    previous = signal.signal(signal.SIGINT, request.param)
+    yield request.param
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.parametrize("sigint", [signal.default_int_handler], indirect=True, ids=["default"])
+def test_ctrl_c_leaves_a_complete_file(tmp_path, source, monkeypatch, capsys, sigint):
     monkeypatch.setattr(rec, "load_backend", lambda: FakeBackend(source, interrupt_after_block=9))
     out = tmp_path / "r.wav"
     assert cli.main(["record", "-o", str(out), "--seconds", "100"]) == 0
@@ -242,6 +252,21 @@ def test_ctrl_c_leaves_a_complete_file(tmp_path, source, monkeypatch, capsys):
     sidecar = json.loads(out.with_suffix(".json").read_text())
     assert sidecar["interrupted"] is True and sidecar["frames"] == 10 * rec.BLOCK_FRAMES
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+
+
+@pytest.mark.parametrize("sigint", [signal.SIG_IGN], indirect=True, ids=["ignored"])
+def test_an_ignored_sigint_stays_ignored(tmp_path, source, monkeypatch, capsys, sigint):
+    """Started with SIGINT ignored (a background job), record does not stop on one: here the fake stream
+    stops delivering after the SIGINT, so the recording ends as stalled, not as interrupted."""
+    monkeypatch.setattr(rec, "load_backend", lambda: FakeBackend(source, interrupt_after_block=9))
+    monkeypatch.setattr(rec, "STALL_S", 0.5)
+    out = tmp_path / "r.wav"
+    assert cli.main(["record", "-o", str(out), "--seconds", "100"]) == 1  # a stall is reported
+    assert "(stopped by Ctrl-C)" not in capsys.readouterr().out
+    sidecar = json.loads(out.with_suffix(".json").read_text())
+    assert (sidecar["interrupted"], sidecar["stalled"]) == (False, True)
+    assert sidecar["frames"] == 10 * rec.BLOCK_FRAMES
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
 
 
 def test_list_devices(source, monkeypatch, capsys):

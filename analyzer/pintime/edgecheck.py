@@ -27,6 +27,7 @@ errors about a straight line: the card's wander, the figure DESIGN.md §5 quotes
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from scipy.sparse.linalg import spsolve
 
 from pintime.edges import Edges
 from pintime.errors import PintimeError
+from pintime.gaps import RecordingGaps, near_gaps, read_gaps
 from pintime.locate import METHODS, CaptureEdges, locate_capture
 
 CAL_KNOT_S = 0.02  # knot spacing of the piecewise-linear time map
@@ -48,6 +50,11 @@ PAIR_MAX_LAG = 64  # pairs up to this many edges apart (all pairs within 1 ms at
 JACKKNIFE_BLOCKS = 16  # the random part's standard error: delete-one-block jackknife over the capture
 ADEV_TAU_S = 1.0  # the clock's Allan deviation is reported at this averaging time
 ADEV_SPACING_TOLERANCE = 0.01  # edges used for it lie within 1 % of the nominal spacing
+MIN_STRETCH_EDGES = 16  # a stretch between recording gaps with fewer located edges is left out
+PLACE_EDGES = 64  # a stretch after a gap is placed on the exact edges by at least this many edges
+PLACE_SPAN_S = 2.0  # and at most the edges this long after its first (drift from the scale: ≲ 4 µs)
+PLACE_MISSES = 3  # of which a placement may miss this many (edges the locator got wrong)
+PLACE_ANCHORS = 4  # measurement edges tried in turn as the stretch's anchor
 
 
 def edge_errors(capture: Path, truth: Edges) -> dict[str, Any]:
@@ -60,15 +67,19 @@ def edge_errors(capture: Path, truth: Edges) -> dict[str, Any]:
     absolute time stamps see, the card's clock wander included), comparable with ``crlb_ns``, the RMS of
     the edges' Cramér–Rao bounds; ``locator_rms_ns`` ± ``locator_rms_se_ns`` is the locator's own RMS
     error, free of the clock's wander (:func:`locator_error`), and ``clock_adev_1s`` the card clock's
-    Allan deviation at 1 s.
+    Allan deviation at 1 s. A capture with recording gaps (its sidecar, :mod:`pintime.gaps`) gets a time
+    map per stretch between them; ``beside_gaps`` counts the located edges left out near a gap.
     """
-    return {method: errors_of(locate_capture(capture, method), truth) for method in METHODS}
+    gaps = read_gaps(capture)
+    return {method: errors_of(locate_capture(capture, method), truth, gaps) for method in METHODS}
 
 
-def errors_of(result: CaptureEdges, truth: Edges) -> dict[str, Any]:
-    """Errors of one located capture against the exact edges ``truth`` (any time unit)."""
+def errors_of(result: CaptureEdges, truth: Edges, gaps: RecordingGaps | None = None) -> dict[str, Any]:
+    """Errors of one located capture against the exact edges ``truth`` (any time unit), stretch by
+    stretch between recording ``gaps``."""
     located = result.edges
-    idx, jdx, err, n_map = _match(located, truth)
+    m = match_stretches(located, truth, gaps)
+    idx, jdx, err, n_map, stretch = m.idx, m.jdx, m.err, m.n_map, m.stretch
     pol, channel = located.polarity[idx], located.channel[idx]
     # constant offsets of each channel and polarity (fall−rise delay, a second ADC's skew) are the card's
     # and the pin's, not the locator's: errors are taken about them
@@ -77,11 +88,9 @@ def errors_of(result: CaptureEdges, truth: Edges) -> dict[str, Any]:
     offset = np.bincount(group, err, 4) / np.maximum(count, 1)
     scatter = err - offset[group]
     time_s, crlb_s = located.time[idx], result.crlb_s[idx]
-    own = locator_error(time_s, scatter, pol, crlb_s, channel, result.info.samplerate_hz)
-    t_exact = truth.time[jdx].astype(np.float64)
-    line = np.polyfit(t_exact - t_exact[0], time_s, 1)  # errors about a straight line keep the wander
-    raw = time_s - np.polyval(line, t_exact - t_exact[0]) - offset[group]
-    adev = clock_adev(time_s, raw, channel)
+    own = locator_error(time_s, scatter, pol, crlb_s, channel, result.info.samplerate_hz, stretch)
+    raw = _about_lines(truth.time[jdx].astype(np.float64), time_s, stretch) - offset[group]
+    adev = clock_adev(time_s, raw, channel, stretch=stretch)
     skew = (np.mean(err[channel == 1]) - np.mean(err[channel == 0])) * 1e9 if count[2:].any() else None
     return {
         "rms_ns": float(np.sqrt(np.sum(scatter ** 2) / max(1, len(idx) - n_map - np.count_nonzero(count)))
@@ -97,7 +106,11 @@ def errors_of(result: CaptureEdges, truth: Edges) -> dict[str, Any]:
         "matched": int(len(idx)),
         "located": int(len(located.time)),
         "exact": int(len(truth.time)),
-        "calibration": f"piecewise-linear time map, knots every {CAL_KNOT_S * 1e3:g} ms, all matched edges "
+        "stretches": int(len(np.unique(stretch))),
+        "beside_gaps": m.beside_gaps,
+        "calibration": "piecewise-linear time map"
+                       + ("" if gaps is None else " per stretch between recording gaps")
+                       + f", knots every {CAL_KNOT_S * 1e3:g} ms, all matched edges "
                        f"(RMS over the degrees of freedom it leaves); locator: phase bias plus the structure "
                        f"function's intercept on pairs {PAIR_MIN_S * 1e3:g}-{PAIR_MAX_S * 1e3:g} ms apart",
     }
@@ -119,7 +132,8 @@ def phase_bias(time_s: np.ndarray, err_s: np.ndarray, polarity: np.ndarray,
 
 
 def locator_error(time_s: np.ndarray, err_s: np.ndarray, polarity: np.ndarray, crlb_s: np.ndarray,
-                  channel: np.ndarray, samplerate_hz: float) -> dict[str, float]:
+                  channel: np.ndarray, samplerate_hz: float,
+                  stretch: np.ndarray | None = None) -> dict[str, float]:
     """The edge locator's own per-edge RMS error, free of the sample clock's wander (s).
 
     ``err_s`` are the errors about any smooth time map (the wander may remain in them). The deterministic
@@ -128,13 +142,15 @@ def locator_error(time_s: np.ndarray, err_s: np.ndarray, polarity: np.ndarray, c
     once with linear and quadratic terms: their mean is the estimate and half their difference, added in
     quadrature to the jackknife standard error, its uncertainty. Returns ``locator_rms_s``,
     ``locator_rms_se_s`` and ``phase_bias_rms_s`` (the first two NaN with fewer than 10 pairs of
-    measurement-channel edges 0.1-1 ms apart).
+    measurement-channel edges 0.1-1 ms apart). ``stretch`` labels the stretches between recording gaps
+    (default: one): no pair spans a gap, whose lost audio the file times do not show.
     """
     b = phase_bias(time_s, err_s, polarity, samplerate_hz)
     # the bins' means carry noise of their own: var(mean) = var/count, summed over the edges of a bin
     b_var = max(0.0, float(np.mean(b ** 2)) - 2 * PHASE_BINS * float(np.var(err_s - b)) / len(err_s))
     ch0 = channel == 0
-    first, tau, d2, cc = _pairs(time_s[ch0], (err_s - b)[ch0], crlb_s[ch0] ** 2)
+    same = np.zeros(len(time_s), np.int64) if stretch is None else stretch
+    first, tau, d2, cc = _pairs(time_s[ch0], (err_s - b)[ch0], crlb_s[ch0] ** 2, same[ch0])
     nan = float("nan")
     if len(tau) < 10:
         return {"locator_rms_s": nan, "locator_rms_se_s": nan, "phase_bias_rms_s": float(np.sqrt(b_var))}
@@ -153,12 +169,13 @@ def locator_error(time_s: np.ndarray, err_s: np.ndarray, polarity: np.ndarray, c
             "phase_bias_rms_s": float(np.sqrt(b_var))}
 
 
-def _pairs(t: np.ndarray, e: np.ndarray, c2: np.ndarray) -> tuple[np.ndarray, ...]:
-    """For the pairs PAIR_MIN_S … PAIR_MAX_S apart: first edge's index, τ, (e_j − e_i)² and c_i² + c_j²."""
+def _pairs(t: np.ndarray, e: np.ndarray, c2: np.ndarray, stretch: np.ndarray) -> tuple[np.ndarray, ...]:
+    """For the pairs PAIR_MIN_S … PAIR_MAX_S apart within one stretch: first edge's index, τ, (e_j − e_i)²
+    and c_i² + c_j²."""
     parts = [(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0))]
     for lag in range(1, min(PAIR_MAX_LAG, len(t) - 1) + 1):
         tau = t[lag:] - t[:-lag]
-        ok = np.flatnonzero((tau >= PAIR_MIN_S) & (tau <= PAIR_MAX_S))
+        ok = np.flatnonzero((tau >= PAIR_MIN_S) & (tau <= PAIR_MAX_S) & (stretch[lag:] == stretch[:-lag]))
         parts.append((ok, tau[ok], (e[ok + lag] - e[ok]) ** 2, c2[ok + lag] + c2[ok]))
     first, tau, d2, cc = (np.concatenate(x) for x in zip(*parts, strict=True))
     return first, tau, d2, cc
@@ -188,8 +205,8 @@ def _intercept(tau: np.ndarray, d2: np.ndarray, cc: np.ndarray, block: np.ndarra
     return float(beta[0]), left_out[:, 0, 0]
 
 
-def clock_adev(time_s: np.ndarray, err_s: np.ndarray, channel: np.ndarray,
-               tau_s: float = ADEV_TAU_S) -> float | None:
+def clock_adev(time_s: np.ndarray, err_s: np.ndarray, channel: np.ndarray, tau_s: float = ADEV_TAU_S,
+               stretch: np.ndarray | None = None) -> float | None:
     """Allan deviation at ``tau_s`` of the capture clock's frequency relative to the MCU's.
 
     ``err_s`` are the located minus the exact times about one straight line (so the wander is in them),
@@ -197,15 +214,17 @@ def clock_adev(time_s: np.ndarray, err_s: np.ndarray, channel: np.ndarray,
     Every measurement-channel edge i starts a triple i, j, k with ``t_j ≈ t_i + τ`` and ``t_k ≈ t_j + τ``
     (nearest edges, within ``ADEV_SPACING_TOLERANCE``); the mean frequencies ``y₁``, ``y₂`` over the two
     spans give ``σ_y²(τ) = ⟨(y₂ − y₁)²⟩ / 2`` (overlapping estimate). The locator's error adds ≈ 3σ²/τ²,
-    negligible at 1 s. None when the capture is shorter than 2τ.
+    negligible at 1 s. ``stretch`` labels the stretches between recording gaps (default: one): a triple
+    lies within one. None when no stretch is 2τ long.
     """
     t, x = time_s[channel == 0], err_s[channel == 0]
+    seg = np.zeros(len(t), np.int64) if stretch is None else stretch[channel == 0]
     if len(t) < 3 or t[-1] - t[0] < 2 * tau_s:
         return None
     j = np.clip(np.searchsorted(t, t + tau_s), 0, len(t) - 1)
     k = np.clip(np.searchsorted(t, t[j] + tau_s), 0, len(t) - 1)
     ok = (np.abs(t[j] - t - tau_s) < ADEV_SPACING_TOLERANCE * tau_s) & \
-         (np.abs(t[k] - t[j] - tau_s) < ADEV_SPACING_TOLERANCE * tau_s)
+         (np.abs(t[k] - t[j] - tau_s) < ADEV_SPACING_TOLERANCE * tau_s) & (seg[j] == seg) & (seg[k] == seg)
     if not ok.any():
         return None
     i, j, k = np.flatnonzero(ok), j[ok], k[ok]
@@ -213,29 +232,134 @@ def clock_adev(time_s: np.ndarray, err_s: np.ndarray, channel: np.ndarray,
     return float(np.sqrt(0.5 * np.mean((y2 - y1) ** 2)))
 
 
+def _about_lines(t_exact: np.ndarray, time_s: np.ndarray, stretch: np.ndarray) -> np.ndarray:
+    """The located times less a straight line through each stretch's (exact, located) times: errors
+    that keep the clock's wander."""
+    raw = np.empty(len(time_s))
+    for s in np.unique(stretch):
+        on = stretch == s
+        x = t_exact[on] - t_exact[on][0]
+        raw[on] = time_s[on] - np.polyval(np.polyfit(x, time_s[on], 1), x)
+    return raw
+
+
 def match(located: Edges, truth: Edges) -> tuple[np.ndarray, np.ndarray]:
     """Indices of the located edges that match an exact edge, and their errors (s) after calibration."""
-    idx, _, err, _ = _match(located, truth)
-    return idx, err
+    m = match_stretches(located, truth, None)
+    return m.idx, m.err
 
 
-def _match(located: Edges, truth: Edges) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """:func:`match` with the matching exact edges' indices between, and the number of parameters of the
-    time map the errors were taken about."""
+@dataclass(frozen=True)
+class Matched:
+    """Located edges paired with exact ones, and their errors about each stretch's time map."""
+
+    idx: np.ndarray  # the located edges that match an exact edge
+    jdx: np.ndarray  # the exact edge each of them matches
+    err: np.ndarray  # located minus mapped exact time (s)
+    stretch: np.ndarray  # the gap-free stretch each lies in (all 0 without recording gaps)
+    n_map: int  # parameters of the time maps the errors were taken about
+    beside_gaps: int  # located edges left out: within GUARD_S of a gap, or in a stretch too short to place
+
+
+def match_stretches(located: Edges, truth: Edges, gaps: RecordingGaps | None) -> Matched:
+    """Match the located edges of each stretch between recording ``gaps`` on the exact edges, with a time
+    map of its own (the audio a gap lost is unknown: each stretch is placed on the exact edges anew)."""
     t_exact = truth.time.astype(np.float64)
-    # first guess of the map: scale from the reference square wave, offset from the first edge
-    ref_l, ref_t = located.time[located.channel == 1], t_exact[truth.channel == 1]
-    if len(ref_l) >= 2 and len(ref_t) >= 2:
-        scale = np.median(np.diff(ref_l)) / np.median(np.diff(ref_t))
-    elif truth.unit_s is not None:
-        scale = truth.unit_s
+    if gaps is None:
+        stretch, keep = np.zeros(len(located.time), np.int64), np.ones(len(located.time), bool)
     else:
-        raise PintimeError("cannot relate the exact edges' time unit to the capture (no reference edges)")
-    first_l, first_t = located.time[located.channel == 0], t_exact[truth.channel == 0]
+        stretch, keep = np.searchsorted(gaps.times_s, located.time), ~near_gaps(located.time, gaps)
+    scale = _scale(located, stretch, truth)
+    parts, n_map, last = [], 0, -1
+    for s in np.unique(stretch[keep]):
+        sel = np.flatnonzero(keep & (stretch == s))
+        if len(sel) < MIN_STRETCH_EDGES:
+            keep[sel] = False
+            continue
+        part = Edges(located.time[sel], located.channel[sel], located.polarity[sel], located.sigma[sel],
+                     located.unit_s, located.source)
+        anchor = _first_anchor(part, truth) if last < 0 else _place(part, truth, t_exact, scale, last)
+        idx, jdx, err, n = _match_stretch(part, truth, t_exact, scale, anchor)
+        parts.append((sel[idx], jdx, err, np.full(len(idx), s)))
+        n_map, last = n_map + n, int(jdx.max())
+    if not parts:
+        raise PintimeError("no stretch between recording gaps holds enough located edges to compare")
+    idx, jdx, err, seg = (np.concatenate(x) for x in zip(*parts, strict=True))
+    return Matched(idx, jdx, err, seg, n_map, int(np.count_nonzero(~keep)))
+
+
+def _scale(located: Edges, stretch: np.ndarray, truth: Edges) -> float:
+    """First guess of capture seconds per exact time unit: the reference square wave's median interval
+    within stretches against the exact one (or the exact edges' own unit)."""
+    ref = located.channel == 1
+    ref_t = truth.time[truth.channel == 1].astype(np.float64)
+    same = np.diff(stretch[ref]) == 0
+    if same.any() and len(ref_t) >= 2:
+        return float(np.median(np.diff(located.time[ref])[same]) / np.median(np.diff(ref_t)))
+    if truth.unit_s is not None:
+        return truth.unit_s
+    raise PintimeError("cannot relate the exact edges' time unit to the capture (no reference edges)")
+
+
+def _first_anchor(located: Edges, truth: Edges) -> tuple[int, int]:
+    """The first located and the first exact measurement-channel edge (the capture holds the run's start)."""
+    first_l, first_t = np.flatnonzero(located.channel == 0), np.flatnonzero(truth.channel == 0)
     if len(first_l) == 0 or len(first_t) == 0:
         raise PintimeError("no measurement-channel edges to compare")
-    mapped = (t_exact - first_t[0]) * scale + first_l[0]
-    if len(ref_l) >= 2 and len(ref_t) >= 2:
+    return int(first_l[0]), int(first_t[0])
+
+
+def _place(located: Edges, truth: Edges, t_exact: np.ndarray, scale: float, after: int) -> tuple[int, int]:
+    """(located, exact) indices of one measurement-channel edge pair that places a stretch after a gap.
+
+    Anchors are tried in turn: the stretch's measurement edges after its PLACE_ANCHORS longest intervals in
+    its first PLACE_SPAN_S (rare ones: few exact edges follow an interval as long). The candidates for an
+    anchor are the exact edges after ``after`` of its polarity after an interval as long. Each other
+    measurement edge of the stretch, nearest to the anchor first and at most PLACE_SPAN_S from it, mapped
+    by ``scale``, must find an exact edge of its polarity within MATCH_TOLERANCE_S; a candidate that misses
+    more than PLACE_MISSES of them is out. The repetitions of a run differ only in their frame headers, so
+    edges are checked until one candidate is left (at least PLACE_EDGES); the first anchor left with one
+    places the stretch.
+    """
+    lm = np.flatnonzero(located.channel == 0)
+    em = np.flatnonzero((truth.channel == 0) & (np.arange(len(t_exact)) > after))
+    et, ep = t_exact[em], truth.polarity[em]
+    exact_interval_s = np.diff(et, prepend=-np.inf) * scale
+    early = np.diff(located.time[lm])[located.time[lm[1:]] - located.time[lm[0]] <= PLACE_SPAN_S]
+    left = []
+    for a in np.argsort(-early, kind="stable")[:PLACE_ANCHORS] + 1:
+        t0 = located.time[lm[a]]
+        interval_s = t0 - located.time[lm[a - 1]]
+        cand = np.flatnonzero((ep == located.polarity[lm[a]])
+                              & (np.abs(exact_interval_s - interval_s) < MATCH_TOLERANCE_S))
+        misses = np.zeros(len(cand), np.int64)
+        others = np.delete(lm, a)
+        others = others[np.argsort(np.abs(located.time[others] - t0), kind="stable")]
+        for n, i in enumerate(others[np.abs(located.time[others] - t0) <= PLACE_SPAN_S]):
+            if len(cand) <= 1 and n >= PLACE_EDGES:
+                break
+            target = et[cand] + (located.time[i] - t0) / scale
+            k = np.clip(np.searchsorted(et, target), 1, len(et) - 1)
+            k = np.where(np.abs(target - et[k - 1]) < np.abs(target - et[k]), k - 1, k)
+            misses += (np.abs(et[k] - target) * scale >= MATCH_TOLERANCE_S) | (ep[k] != located.polarity[i])
+            cand, misses = cand[misses <= PLACE_MISSES], misses[misses <= PLACE_MISSES]
+        if len(cand) == 1:
+            return int(lm[a]), int(em[cand[0]])
+        left.append(len(cand))
+    where = f"the located edges after a recording gap (from {located.time[0]:.6f} s)"
+    if max(left, default=0) == 0:
+        raise PintimeError(f"{where} match no exact edges (another capture?)")
+    raise PintimeError(f"{where} match the exact ones at {max(left)} places: cannot tell which audio the gap "
+                       "lost")
+
+
+def _match_stretch(located: Edges, truth: Edges, t_exact: np.ndarray, scale: float,
+                   anchor: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The matches of one gap-free stretch: located and exact indices, errors about its time map, and the
+    map's number of parameters. ``anchor``: a (located, exact) pair of edges known to be the same edge."""
+    mapped = (t_exact - t_exact[anchor[1]]) * scale + located.time[anchor[0]]
+    ref_l = located.time[located.channel == 1]
+    if len(ref_l) >= 2 and np.count_nonzero(truth.channel == 1) >= 2:
         # the scale from one median interval is off by ~(edge error / interval): over a long capture that
         # drifts past the tolerance, so first follow the reference square wave, whose edges pair without
         # ambiguity within a quarter period

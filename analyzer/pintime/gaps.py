@@ -81,12 +81,17 @@ def _is_gap(entry: object) -> bool:
             and isinstance(entry.get("cause"), str))
 
 
+def near_gaps(time_s: np.ndarray, gaps: RecordingGaps) -> np.ndarray:
+    """Which of the times ``time_s`` (capture seconds) lie within GUARD_S of a gap."""
+    t = gaps.times_s  # at least one: RecordingGaps lists some
+    after = np.minimum(np.searchsorted(t, time_s), len(t) - 1)  # the first gap after each time, or last
+    before = np.maximum(after - 1, 0)
+    return (np.abs(time_s - t[after]) <= GUARD_S) | (np.abs(time_s - t[before]) <= GUARD_S)
+
+
 def drop_near_gaps(edges: Edges, gaps: RecordingGaps) -> tuple[Edges, RecordingGaps]:
     """``edges`` (capture seconds) without those within GUARD_S of a gap; the count goes into the gaps."""
-    t = gaps.times_s  # at least one: RecordingGaps lists some
-    after = np.minimum(np.searchsorted(t, edges.time), len(t) - 1)  # the first gap after each edge, or last
-    before = np.maximum(after - 1, 0)
-    keep = (np.abs(edges.time - t[after]) > GUARD_S) & (np.abs(edges.time - t[before]) > GUARD_S)
+    keep = ~near_gaps(edges.time, gaps)
     kept = Edges(edges.time[keep], edges.channel[keep], edges.polarity[keep], edges.sigma[keep],
                  edges.unit_s, edges.source)
     return kept, replace(gaps, edges_dropped=int(np.count_nonzero(~keep)))

@@ -4,7 +4,8 @@ Two passes over the file, both in overlapping blocks (memory bounded, any length
 
 1. *Learning* over the first seconds: detect the measurement channel's edges, find the calibration train
    (FORMAT.md, CAL frame), learn the edge template from it together with the train's line
-   (:mod:`pintime.train`), and measure the noise on quiet stretches (:mod:`pintime.crlb`).
+   (:mod:`pintime.train`), and measure the noise on quiet stretches (:mod:`pintime.crlb`). Edges beside a
+   recording gap (:mod:`pintime.gaps`) are left out, and the train is the longest one between gaps.
 2. *Locating* the whole capture: detect the edges of both channels block by block and locate them with
    the chosen method; close edges are fitted jointly (template method).
 
@@ -27,6 +28,7 @@ from pintime import detect, train
 from pintime.crlb import crlb_samples, quiet_noise_rms
 from pintime.edges import Edges
 from pintime.errors import PintimeError
+from pintime.gaps import near_gaps, read_gaps
 from pintime.locate_inflection import locate_inflection
 from pintime.locate_template import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
 from pintime.locate_threshold import locate_threshold
@@ -140,8 +142,14 @@ def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple
         raise PintimeError(f"{info.path}: no edges on the measurement (left) channel in the first "
                            f"{stop / info.samplerate_hz:.1f} s: silence, or not a pintime capture")
     sign, y, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
+    gaps = read_gaps(info.path)
+    stretch = np.zeros(len(pos), np.int64)
+    if gaps is not None:  # a window that sees a gap's jump is no edge's shape; a train's line stops at one
+        usable = ~near_gaps(pos / info.samplerate_hz, gaps)
+        pos, sign, y, y_simple = pos[usable], sign[usable], y[usable], y_simple[usable]
+        stretch = np.searchsorted(gaps.times_s, pos / info.samplerate_hz)
     seeds = _seeds(y_simple, noise[0]) + pos
-    idx = train.find_train(pos, sign)
+    idx = _longest_train(pos, sign, stretch)
     if idx is not None:
         fit = train.learn_from_train(y[idx], pos[idx], seeds[idx], sign[idx] < 0)
         return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]]
@@ -149,6 +157,13 @@ def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple
         return _learn_blind(pos, y, seeds), None, noise, []
     except PintimeError as err:  # name the capture
         raise PintimeError(f"{info.path}: {err}") from None
+
+
+def _longest_train(pos: np.ndarray, sign: np.ndarray, stretch: np.ndarray) -> np.ndarray | None:
+    """:func:`pintime.train.find_train` within each stretch between recording gaps: the longest train."""
+    found = [np.flatnonzero(stretch == s) for s in np.unique(stretch)]
+    found = [sel[idx] for sel in found if (idx := train.find_train(pos[sel], sign[sel])) is not None]
+    return max(found, key=len, default=None)
 
 
 def _pool(parts: list[tuple[float, int]]) -> float:

@@ -326,8 +326,11 @@ def _stream_to(out: sf.SoundFile, stream: Any, capture: _Capture, result: Record
 def _ctrl_c_sets_flag(result: RecordResult) -> Iterator[None]:
     """While recording, Ctrl-C (SIGINT) only sets ``result.interrupted``: a KeyboardInterrupt raised between
     taking a block from the queue and counting it would lose or miscount it. Main thread only (elsewhere
-    Python delivers no SIGINT anyway)."""
-    if threading.current_thread() is not threading.main_thread():
+    Python delivers no SIGINT anyway). A SIGINT ignored when recording starts stays ignored, as Python
+    itself leaves it: a job started in the background (``nohup pintime record … &``) was shielded from the
+    terminal's Ctrl-C on purpose, and runs its full length."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         yield
         return
 

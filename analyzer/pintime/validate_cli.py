@@ -33,8 +33,8 @@ INIT_CYCLES = 37  # FORMAT.md §5: init with its CALL and RET
 FLOAT_US = 1e-9  # float rounding of an exact fit: a resolved exit this close to its truth is within any CI
 # Per-edge errors against the exact edges: provided by the WAV edge-location module as
 # ``edge_errors(capture: Path, truth: Edges) -> {method: {rms_ns, locator_rms_ns, locator_rms_se_ns,
-# phase_bias_rms_ns, bias_rise_ns, bias_fall_ns, max_ns, crlb_ns, clock_adev_1s}}``; exact sources (VCD,
-# edge list) have none to report.
+# phase_bias_rms_ns, bias_rise_ns, bias_fall_ns, max_ns, crlb_ns, clock_adev_1s, beside_gaps}}`` (a time
+# map per stretch between the capture's recording gaps); exact sources (VCD, edge list) have none to report.
 EDGE_CHECK = "pintime.edgecheck"
 
 
@@ -150,8 +150,10 @@ def format_validation(out: dict[str, Any]) -> str:
                   + ")" for r in user]
     gaps = out.get("recording_gaps")
     if gaps is not None:
-        lines.append(f"edges: no per-edge errors across {gaps['count']} recording gap(s); "
-                     f"{gaps['frames_cut']} frame(s) cut by them, not decoded")
+        beside = "/".join(sorted({str(e["beside_gaps"]) for e in out["edges"].values()}))
+        per_edge = f"; per-edge errors stretch by stretch, {beside} located edges beside the gaps left out"
+        lines.append(f"recording gaps: {gaps['count']}, {gaps['frames_cut']} frame(s) cut by them, not "
+                     f"decoded{per_edge if beside else ''}")
     lines += _resolved_lines(out.get("table2_resolved", {}).get("columns", []))
     for method, e in out["edges"].items():
         adev = "—" if e["clock_adev_1s"] is None else f"{e['clock_adev_1s']:.2g}"
@@ -223,8 +225,7 @@ def run(args: argparse.Namespace) -> int:
     exact = analyze(exact_edges, visits=visits, elf=elf)
     out = compare(a, exact)
     out["truth"] = str(truth_path)
-    # the edge check maps the whole capture onto the exact edges with one time map: a gap breaks it
-    out["edges"] = edge_errors(Path(args.capture), exact) if a.gaps is None else {}
+    out["edges"] = edge_errors(Path(args.capture), exact)
     if args.json:
         write_text(args.json, json.dumps(out, indent=2) + "\n")
     print(format_validation(out))
