@@ -96,6 +96,19 @@ def test_a_gap_in_a_quiet_loses_no_frame(tmp_path, uncut):
         assert (count, mean_us) == (before[label][0], pytest.approx(before[label][1], abs=1e-6)), label
 
 
+@pytest.mark.parametrize("block, lost, cut", [(162, 2000, 2), (162, 1000, 2), (*IN_DIFFERENTIAL_PAIRS, 1)])
+def test_a_gap_cutting_two_frames_counts_both(tmp_path, uncut, block, lost, cut):
+    """Block 162 starts 1.5 ms before the end of a DIFFERENTIAL 210× frame: 2000 samples lost take its last
+    pulses (an odd number of edges), the QUIET, the next frame's SYNC and first header bits; 1000 take the
+    QUIET only in part, so the next frame is all there but its QUIET is not. Both frames are lost to the
+    gap either way. 600 samples out of a DIFFERENTIAL 1000× group cut that one frame only."""
+    result = summary_json(analyze(record_with_gap(tmp_path, block, lost)))
+    assert result["recording_gaps"]["frames_cut"] == cut
+    assert result["frames"]["decoded"] == uncut["frames"]["decoded"] - cut
+    assert [result["frames"][k] for k in ("rejected", "incomplete")] == \
+        [uncut["frames"][k] for k in ("rejected", "incomplete")]
+
+
 def test_a_gap_in_the_calibration_train(tmp_path, uncut, monkeypatch):
     """The template is learned from the train's longest part between gaps, and from no window that sees
     the gap's jump (the edge 3 samples after it once moved Direct by 3.6e-3 µs). The estimates are then the
