@@ -189,10 +189,13 @@ def _intercept(tau: np.ndarray, d2: np.ndarray, cc: np.ndarray, block: np.ndarra
     design = np.column_stack([cc / scale_c, x] + ([x * x] if quadratic else []))
     y = d2 / scale_c
     w = np.ones(len(y))
+    # the floor keeps a fit crossing zero from blowing up; relative to the data, as y ~ 1e9 for a locator
+    # far above its CRLB (an absolute 1e-3 gave 3 pairs 1e22 times the others' weight: singular jackknife)
+    floor = 1e-3 * float(np.mean(y))
     for _ in range(3):
         dw = design * w[:, None]
         beta = np.linalg.solve(dw.T @ design, dw.T @ y)
-        w = 1.0 / np.maximum(design @ beta, 1e-3) ** 2  # floor: a fit crossing zero must not blow up
+        w = 1.0 / np.maximum(design @ beta, floor) ** 2
     dw = design * w[:, None]
     n_blocks, p = int(block.max()) + 1, design.shape[1]
     normal = np.empty((n_blocks, p, p))
