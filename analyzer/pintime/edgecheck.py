@@ -23,6 +23,10 @@ error is separated from it using only the exact and located times (:func:`locato
 
 The clock itself is reported as the Allan deviation of its frequency at 1 s (:func:`clock_adev`), from the
 errors about a straight line: the card's wander, the figure DESIGN.md §5 quotes.
+
+A recording with gaps (:mod:`pintime.gaps`) is compared stretch by stretch: each gets its own time map,
+and each stretch after a gap is first placed on the exact edges anew (:func:`match_stretches`), as the
+audio a PortAudio overflow lost is not known.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ ADEV_TAU_S = 1.0  # the clock's Allan deviation is reported at this averaging ti
 ADEV_SPACING_TOLERANCE = 0.01  # edges used for it lie within 1 % of the nominal spacing
 MIN_STRETCH_EDGES = 16  # a stretch between recording gaps with fewer located edges is left out
 PLACE_EDGES = 64  # a stretch after a gap is placed on the exact edges by at least this many edges
-PLACE_SPAN_S = 2.0  # and at most the edges this long after its first (drift from the scale: ≲ 4 µs)
+PLACE_SPAN_S = 2.0  # anchors in its first this long, checked on edges this near (drift from the scale ≲ 4 µs)
 PLACE_MISSES = 3  # of which a placement may miss this many (edges the locator got wrong)
 PLACE_ANCHORS = 4  # measurement edges tried in turn as the stretch's anchor
 
