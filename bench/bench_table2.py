@@ -9,6 +9,10 @@ issue's targets on the ``table2`` (block model) and ``table2_exits`` (exit model
 - the widest CI at most the paper's ±0.044 µs;
 - every unknown rounds to its true whole number of cycles;
 - the same for every CFG exit resolved by the cut measurements (``table2_resolved``, firmware/TABLE2.md §6);
+- the locator's own deterministic error on the unknowns: each profile rendered once more without any
+  random or additive effect (``Profile.quiet``: no noise, jitter, clock wander, hum), whose errors are
+  printed in units of the noisy captures' CI half-widths (an upper bound: the sub-sample phase bias still
+  scatters the quiet capture's estimates);
 - the coverage of the 95 % CIs over seeds: each profile is rendered with ``--seeds`` seeds (noise, clock
   wander and start phase differ, the simulated run is the same), and per profile and method the misses —
   ε-free block unknowns and resolved exits outside their CI — are counted per seed. Honest CIs miss 5 %:
@@ -30,11 +34,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 from figures import check_short
 from pintime import estimators as est
+from pintime.soundcard import get_profile
+from pintime.synth import synthesize
 
 ROOT = Path(__file__).resolve().parents[1]
 PINTIME = ROOT / ".venv" / "bin" / "pintime"
@@ -43,8 +51,12 @@ EXACT_US = 1e-9  # float rounding of an exact capture's estimates: inside any CI
 
 
 def timed(command: list[str]) -> float:
+    return timed_call(lambda: subprocess.run(command, check=True, stdout=subprocess.DEVNULL))
+
+
+def timed_call(call: Callable[[], object]) -> float:
     t0 = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    call()
     return time.perf_counter() - t0
 
 
@@ -70,6 +82,10 @@ def check(result: dict) -> dict:
     # pin error, as above, so they are not judged against simavr's
     columns = result.get("table2_resolved", {}).get("columns", [])
     exits = [c for c in columns if c["name"] not in ("ε", "ε_cut") and "mean_us" in c]
+    judged = [(r["label"], r) for r in result["table2"] if "ε" not in r["blocks"]]
+    judged += [(c["name"], c) for c in exits]
+    out["errors_us"] = {name: [r["mean_us"] - r["truth_cycles"] * us_per_cycle, r["ci95_half_us"]]
+                        for name, r in judged}  # error and CI half-width of every judged estimate
     if exits:
         out["table2_resolved"] = {
             "outside_ci": [c["name"] for c in exits if not _inside(c, us_per_cycle)],
@@ -101,6 +117,14 @@ def coverage_over_seeds(entries: list[dict]) -> dict:
             "misses_mean": float(np.mean(misses)), "misses_mean_se": spread,
             "chance_mean": chance.expected, "chance_sd_per_seed": chance.expected_sd,
             "coverage": 1 - float(np.mean(misses)) / checked, "coverage_se": spread / checked}
+
+
+def locator_bias(quiet: dict, noisy: list[dict]) -> dict:
+    """The quiet render's errors over the noisy captures' mean CI half-width, per judged estimate."""
+    ratio = np.array([abs(error) / np.mean([e["errors_us"][name][1] for e in noisy])
+                      for name, (error, _) in quiet["errors_us"].items()])
+    return {"max_error_over_ci": float(np.max(ratio)),
+            "rms_error_over_ci": float(np.sqrt(np.mean(ratio ** 2)))}
 
 
 def main() -> int:
@@ -144,6 +168,21 @@ def main() -> int:
                     report["captures"].append(entry)
                     print(json.dumps(entry), flush=True)
                 wav.unlink()  # ~1 GB each
+            wav = build / f"table2-{profile}-quiet.wav"
+            synth_s = timed_call(partial(synthesize, edges, wav, get_profile(profile).quiet(), seed=1))
+            out = build / f"{profile}-quiet.json"
+            entry = {"profile": f"{profile} quiet", "method": "template", "synth_s": synth_s,
+                     "analyze_s": timed([str(PINTIME), "analyze", str(wav), "--json", str(out)])}
+            entry.update(check(json.loads(out.read_text())))
+            noisy = [e for e in report["captures"] if e["profile"] == profile and "errors_us" in e
+                     and e["method"] == "template"]
+            if noisy:
+                entry["locator_bias"] = locator_bias(entry, noisy)
+                print(f"locator's own error on {profile} (quiet render): max "
+                      f"{entry['locator_bias']['max_error_over_ci']:.3f}, RMS "
+                      f"{entry['locator_bias']['rms_error_over_ci']:.3f} of the CI half-widths", flush=True)
+            report["quiet"] = [*report.get("quiet", []), entry]
+            wav.unlink()
     for profile in args.profiles:
         for method in args.methods:
             done = [e for e in report["captures"]
@@ -165,7 +204,9 @@ def main() -> int:
                         "epsilon_row_error_cycles")] + [
             f"table2_resolved.{key}" for key in ("widest_ci_us", "max_error_cycles", "rounds_to_truth")]
         figures += ["coverage", "chance_mean"]
-        cover = {k: report["coverage"][0][k] for k in figures[-2:]} if report["coverage"] else {}
+        figures += ["locator_bias.max_error_over_ci", "locator_bias.rms_error_over_ci"]
+        cover = {k: report["coverage"][0][k] for k in figures[-4:-2]} if report["coverage"] else {}
+        cover |= {"locator_bias": report["quiet"][0].get("locator_bias")}
         rows = [{"simulate_s": report["simulate_s"]} | cover | entry for entry in report["captures"]]
         return check_short("bench_table2", rows, figures)
     return 0
