@@ -166,7 +166,7 @@ def main() -> int:
                     except subprocess.CalledProcessError as err:
                         entry["error"] = f"pintime analyze exited {err.returncode}"
                     report["captures"].append(entry)
-                    print(json.dumps(entry), flush=True)
+                    print(json.dumps({k: v for k, v in entry.items() if k != "errors_us"}), flush=True)
                 wav.unlink()  # ~1 GB each
             wav = build / f"table2-{profile}-quiet.wav"
             synth_s = timed_call(partial(synthesize, edges, wav, get_profile(profile).quiet(), seed=1))
