@@ -35,6 +35,7 @@ from pintime.userfiles import read_json, refuse_overwrite, write_text
 REF100_CYCLES = 100  # FORMAT.md §5: ref100 with its CALL and RET
 INIT_CYCLES = 37  # FORMAT.md §5: init with its CALL and RET
 FLOAT_US = 1e-9  # float rounding of an exact fit: a resolved exit this close to its truth is within any CI
+IN_CI = {None: "—", True: "yes", False: "NO"}  # a yes/no column; — where the question does not apply (ε)
 # Per-edge errors against the exact edges: provided by the WAV edge-location module as
 # ``edge_errors(capture: Path, truth: Edges) -> {method: {rms_ns, locator_rms_ns, locator_rms_se_ns,
 # phase_bias_rms_ns, bias_rise_ns, bias_fall_ns, max_ns, crlb_ns, clock_adev_1s, beside_gaps}}`` (a time
@@ -161,9 +162,10 @@ def format_validation(out: dict[str, Any]) -> str:
     for key, title in (("table2", "Basic Block"), ("table2_exits", "CFG edge")):
         if key in out:
             lines.append(f"{title:<22} {'ours (µs)':>14} {'± 95 % CI':>10} {'truth (µs)':>14} "
-                         f"{'error (µs)':>12}")
+                         f"{'error (µs)':>12} in CI")
             lines += [f"{r['label']:<22} {r['mean_us']:>14.6f} {r['ci95_half_us']:>10.2e} "
-                      f"{r['truth_us']:>14.6f} {r['error_us']:>+12.2e}" for r in out[key]]
+                      f"{r['truth_us']:>14.6f} {r['error_us']:>+12.2e} {IN_CI[r['within_ci95']]:>5}"
+                      for r in out[key]]
     user = out.get("user", [])
     if user:
         lines += _estimate_lines("Function (1×–M×)", [
@@ -221,7 +223,7 @@ def _resolved_lines(columns: list[dict[str, Any]]) -> list[str]:
         if "mean_us" not in r:
             lines.append(f"{r['name']:<22} {'—':>10} {'':>15} {r['truth_cycles']:>6} {'':>26}  {r['how']}")
             continue
-        ok = [{None: "—", True: "yes", False: "NO"}[r[key]] for key in ("within_ci95", "rounds_to_truth")]
+        ok = [IN_CI[r[key]] for key in ("within_ci95", "rounds_to_truth")]
         lines.append(f"{r['name']:<22} {r['mean_cycles']:>10.3f} {r['ci95_half_us']:>15.2e} "
                      f"{r['truth_cycles']:>6} {r['error_us']:>+12.2e} {ok[0]:>5}  {ok[1]:>6}  {r['how']}")
     return lines
