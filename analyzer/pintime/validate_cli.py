@@ -164,7 +164,7 @@ def format_validation(out: dict[str, Any]) -> str:
             lines.append(f"{title:<22} {'ours (µs)':>14} {'± 95 % CI':>10} {'truth (µs)':>14} "
                          f"{'error (µs)':>12} in CI")
             lines += [f"{r['label']:<22} {r['mean_us']:>14.6f} {r['ci95_half_us']:>10.2e} "
-                      f"{r['truth_us']:>14.6f} {r['error_us']:>+12.2e} {IN_CI[r['within_ci95']]:>5}"
+                      f"{r['truth_us']:>14.6f} {r['error_us']:>+12.2e} {IN_CI[r.get('within_ci95')]:>5}"
                       for r in out[key]]
     user = out.get("user", [])
     if user:
