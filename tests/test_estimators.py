@@ -194,3 +194,38 @@ def test_fit_line_rejects_only_a_small_number():
     y20 = 100 * x20 + 1 + RNG.normal(0, 0.01, 20)
     y20[[3, 12]] += 40.0
     assert list(np.flatnonzero(~est.fit_line(x20, y20).kept)) == [3, 12]
+
+
+def test_coverage_counts_misses_against_the_binomial_chance():
+    c = est.coverage(np.array([True] * 59 + [False] * 2))
+    assert (c.outside, c.total) == (2, 61)
+    assert c.expected == pytest.approx(61 * 0.05)
+    assert c.expected_sd == pytest.approx(math.sqrt(61 * 0.05 * 0.95))
+    assert est.coverage(np.ones(0, dtype=bool)) == est.Coverage(0, 0, 0.0, 0.0)
+
+
+def _misses(per_rep: np.ndarray, truth: np.ndarray) -> est.Coverage:
+    """The coverage of ``summarize``'s CIs: one row of repetitions per estimate, each against its truth."""
+    cis = [est.summarize(row).ci95_us for row in per_rep]
+    return est.coverage(np.array([lo <= t <= hi for (lo, hi), t in zip(cis, truth, strict=True)]))
+
+
+def test_summarize_cis_cover_their_truth_95_percent_of_the_time():
+    """Known truths, 100 independent repetitions each (different scales): the misses are binomial."""
+    truth = RNG.normal(0.0, 10.0, 4000)
+    per_rep = truth[:, None] + RNG.normal(0.0, 1.0, (4000, 100)) * RNG.uniform(1e-6, 1.0, (4000, 1))
+    c = _misses(per_rep, truth)
+    assert c.expected == pytest.approx(200.0) and abs(c.outside - c.expected) < 4 * c.expected_sd
+
+
+def test_coverage_exposes_repetitions_that_are_not_independent():
+    """The same CIs on strongly autocorrelated repetitions (AR(1), ρ = 0.8) are far too narrow: the count of
+    misses leaves the binomial range, which is what the Table 2 coverage check looks for."""
+    truth = np.zeros(2000)
+    shocks = RNG.normal(0.0, 1.0, (2000, 100))
+    per_rep = np.empty_like(shocks)
+    per_rep[:, 0] = shocks[:, 0]
+    for k in range(1, 100):
+        per_rep[:, k] = 0.8 * per_rep[:, k - 1] + math.sqrt(1 - 0.8 ** 2) * shocks[:, k]
+    c = _misses(per_rep, truth)
+    assert c.outside > c.expected + 10 * c.expected_sd

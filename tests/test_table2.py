@@ -23,6 +23,7 @@ from pintime.cli import main
 from pintime.edgelist import read_edge_list
 from pintime.errors import PintimeError
 from pintime.frames import decode_frames
+from pintime.validate_cli import table2_coverage
 from simbuild import make_build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -228,6 +229,29 @@ def test_cli_json_validate_and_plots(sim, tmp_path, capsys):
     out = json.loads((tmp_path / "v.json").read_text())
     for row in out["table2"] + out["table2_exits"]:
         assert abs(row["error_us"]) < 1e-9 and row["truth_us"] == pytest.approx(row["mean_us"], abs=1e-9)
+        assert row["within_ci95"] is (None if EPSILON in row["blocks"] else True)
+    # exact edges: nothing misses its CI; counted: the ε-free unknowns and the resolved exits (not ε, ε_cut)
+    cover = out["table2_coverage"]
+    resolved = [c for c in out["table2_resolved"]["columns"]
+                if "mean_us" in c and c["name"] not in ("ε", "ε_cut")]
+    assert cover["table2"]["total"] == len(out["table2"]) - 1
+    assert cover["table2_resolved"]["total"] == len(resolved)
+    assert cover["all"] == {"outside": 0, "total": len(out["table2"]) - 1 + len(resolved),
+                            "expected": pytest.approx(0.05 * cover["all"]["total"]),
+                            "expected_sd": pytest.approx((0.05 * 0.95 * cover["all"]["total"]) ** 0.5)}
+    assert "Table 2 coverage: 0 of " in capsys.readouterr().out
+    assert main(["report", str(tmp_path / "v.json"), "-o", str(tmp_path / "report.md")]) == 0
+    assert (f"- table2.edges · exact: 0 of {cover['all']['total']} (ε-free unknowns and resolved exits) "
+            "outside their 95 % CI") in (tmp_path / "report.md").read_text()
+
+
+def test_table2_coverage_counts_each_part_and_skips_epsilon():
+    rows = [{"within_ci95": None}, {"within_ci95": True}, {"within_ci95": False}]
+    columns = [{"within_ci95": False}, {"within_ci95": True}, {"within_ci95": None}, {"how": "unresolved"}]
+    cover = table2_coverage({"table2": rows, "table2_resolved": {"columns": columns}})
+    assert [(cover[k]["outside"], cover[k]["total"]) for k in ("table2", "table2_resolved", "all")] == [
+        (1, 2), (1, 2), (2, 4)]
+    assert cover["all"]["expected"] == pytest.approx(0.2)
 
 
 def test_lost_frame_rounds_are_matched_by_label(sim, tmp_path):

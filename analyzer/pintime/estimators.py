@@ -24,6 +24,7 @@ OUTLIER_FLOOR_US = 1e-6  # …and beyond 1 ps, far above float rounding, so exac
 # more lie beyond the threshold the spread is not sporadic (e.g. the bimodal error of the inflection method)
 # and none is.
 OUTLIER_MAX_FRACTION = 0.1
+CI_LEVEL = 0.95  # confidence level of every interval ``summarize`` gives
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,31 @@ def summarize(per_rep_us: np.ndarray) -> Estimate:
     if x.size == 1:
         return Estimate(mean, float("nan"), (float("nan"), float("nan")), 1)
     std = float(np.std(x, ddof=1))
-    half = float(scipy.special.stdtrit(x.size - 1, 0.975)) * std / np.sqrt(x.size)  # Student t quantile
+    half = float(scipy.special.stdtrit(x.size - 1, (1 + CI_LEVEL) / 2)) * std / np.sqrt(x.size)  # Student t
     return Estimate(mean, std, (float(mean - half), float(mean + half)), int(x.size))
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many estimates miss their truth by more than their CI, against what chance alone gives."""
+
+    outside: int
+    total: int
+    expected: float  # total · (1 − level): the misses honest CIs make by chance
+    expected_sd: float  # binomial standard deviation of that count (independent estimates)
+
+
+def coverage(inside: np.ndarray, level: float = CI_LEVEL) -> Coverage:
+    """Count the estimates whose truth lies outside their CI (``inside`` False, one flag per estimate).
+
+    Honest CIs at ``level`` miss in a fraction ``1 − level`` of estimates, so the count of misses is
+    binomial: ``n (1 − level) ± sqrt(n level (1 − level))`` for independent estimates. Estimates from the
+    same data (e.g. unknowns of one system) are correlated: their count spreads more than that.
+    """
+    flags = np.asarray(inside, dtype=bool)
+    n = int(flags.size)
+    spread = float(np.sqrt(n * level * (1 - level)))
+    return Coverage(int(np.count_nonzero(~flags)), n, n * (1 - level), spread)
 
 
 def direct(width_us: np.ndarray) -> Estimate:

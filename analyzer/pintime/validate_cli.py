@@ -14,6 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from pintime import estimators as est
 from pintime.analyze_cli import (
     METHODS,
     Analysis,
@@ -23,6 +26,7 @@ from pintime.analyze_cli import (
     table2_inputs,
     write_figures,
 )
+from pintime.blocksystem import EPSILON
 from pintime.errors import PintimeError
 from pintime.frames import PROGRAMS
 from pintime.sources import sniff
@@ -31,6 +35,7 @@ from pintime.userfiles import read_json, refuse_overwrite, write_text
 REF100_CYCLES = 100  # FORMAT.md §5: ref100 with its CALL and RET
 INIT_CYCLES = 37  # FORMAT.md §5: init with its CALL and RET
 FLOAT_US = 1e-9  # float rounding of an exact fit: a resolved exit this close to its truth is within any CI
+IN_CI = {None: "—", True: "yes", False: "NO"}  # a yes/no column; — where the question does not apply (ε)
 # Per-edge errors against the exact edges: provided by the WAV edge-location module as
 # ``edge_errors(capture: Path, truth: Edges) -> {method: {rms_ns, locator_rms_ns, locator_rms_se_ns,
 # phase_bias_rms_ns, bias_rise_ns, bias_fall_ns, max_ns, crlb_ns, clock_adev_1s, beside_gaps}}`` (a time
@@ -90,6 +95,8 @@ def compare(a: Analysis, exact: Analysis) -> dict[str, Any]:
         for row in out.get(key, []):
             row["truth_us"] = row["truth_cycles"] * a.table2.us_per_cycle if a.table2 else None
             row["error_us"] = row["mean_us"] - row["truth_us"]
+            row["within_ci95"] = (None if EPSILON in row["blocks"]  # ε: the capture's own pin error too
+                                  else abs(row["error_us"]) <= row["ci95_half_us"] + FLOAT_US)
     for row in out.get("table2_resolved", {}).get("columns", []):  # pintime.table2cut: truth in cycles
         if "mean_us" in row and a.table2:
             row["error_us"] = row["mean_us"] - row["truth_cycles"] * a.table2.us_per_cycle
@@ -98,12 +105,30 @@ def compare(a: Analysis, exact: Analysis) -> dict[str, Any]:
             row["within_ci95"] = (None if row["name"] in ("ε", "ε_cut")
                                   else abs(row["mean_us"] - truth_us) <= row["ci95_half_us"] + FLOAT_US)
             row["rounds_to_truth"] = round(row["mean_cycles"]) == row["truth_cycles"]
+    if a.table2:
+        out["table2_coverage"] = table2_coverage(out)
     if "overdetermined" in out and "overdetermined" in exact_out:
         truth_od = exact_out["overdetermined"]
         for name in ("t_e", "t_i", "epsilon"):
             estimate = out["overdetermined"][name]
             _add_truth(estimate, truth_od[name]["mean_us"], estimate["count"])
     return out
+
+
+def table2_coverage(out: dict[str, Any]) -> dict[str, Any]:
+    """Table 2's estimates outside their 95 % CI against the count chance predicts (``estimators.coverage``):
+    the block model's ε-free unknowns and the exits resolved by the cut measurements. The exit model is not
+    counted again: where it spans the block model's columns its unknowns are the same fit."""
+    columns = out.get("table2_resolved", {}).get("columns", [])
+    parts = {"table2": [r["within_ci95"] for r in out["table2"]],
+             "table2_resolved": [c.get("within_ci95") for c in columns]}
+    parts["all"] = parts["table2"] + parts["table2_resolved"]
+    result: dict[str, Any] = {}
+    for key, flags in parts.items():
+        c = est.coverage(np.array([f for f in flags if f is not None], dtype=bool))
+        result[key] = {"outside": c.outside, "total": c.total, "expected": c.expected,
+                       "expected_sd": c.expected_sd}
+    return result
 
 
 def _add_truth(estimate: dict[str, Any], truth_us: float | None, count: int) -> None:
@@ -137,9 +162,10 @@ def format_validation(out: dict[str, Any]) -> str:
     for key, title in (("table2", "Basic Block"), ("table2_exits", "CFG edge")):
         if key in out:
             lines.append(f"{title:<22} {'ours (µs)':>14} {'± 95 % CI':>10} {'truth (µs)':>14} "
-                         f"{'error (µs)':>12}")
+                         f"{'error (µs)':>12} in CI")
             lines += [f"{r['label']:<22} {r['mean_us']:>14.6f} {r['ci95_half_us']:>10.2e} "
-                      f"{r['truth_us']:>14.6f} {r['error_us']:>+12.2e}" for r in out[key]]
+                      f"{r['truth_us']:>14.6f} {r['error_us']:>+12.2e} {IN_CI[r.get('within_ci95')]:>5}"
+                      for r in out[key]]
     user = out.get("user", [])
     if user:
         lines += _estimate_lines("Function (1×–M×)", [
@@ -155,6 +181,13 @@ def format_validation(out: dict[str, Any]) -> str:
         lines.append(f"recording gaps: {gaps['count']}, {gaps['frames_cut']} frame(s) cut by them, not "
                      f"decoded{per_edge if beside else ''}")
     lines += _resolved_lines(out.get("table2_resolved", {}).get("columns", []))
+    if "table2_coverage" in out:
+        c = out["table2_coverage"]
+        block, cut = c["table2"], c["table2_resolved"]
+        lines.append(f"Table 2 coverage: {block['outside']} of {block['total']} ε-free unknowns "
+                     f"and {cut['outside']} of {cut['total']} resolved exits "
+                     f"outside their 95 % CI: {c['all']['outside']} of {c['all']['total']}; chance predicts "
+                     f"{c['all']['expected']:.1f} ± {c['all']['expected_sd']:.1f} (binomial)")
     for method, e in out["edges"].items():
         adev = "—" if e["clock_adev_1s"] is None else f"{e['clock_adev_1s']:.2g}"
         own = "—" if e["locator_rms_ns"] is None else \
@@ -190,7 +223,7 @@ def _resolved_lines(columns: list[dict[str, Any]]) -> list[str]:
         if "mean_us" not in r:
             lines.append(f"{r['name']:<22} {'—':>10} {'':>15} {r['truth_cycles']:>6} {'':>26}  {r['how']}")
             continue
-        ok = [{None: "—", True: "yes", False: "NO"}[r[key]] for key in ("within_ci95", "rounds_to_truth")]
+        ok = [IN_CI[r[key]] for key in ("within_ci95", "rounds_to_truth")]
         lines.append(f"{r['name']:<22} {r['mean_cycles']:>10.3f} {r['ci95_half_us']:>15.2e} "
                      f"{r['truth_cycles']:>6} {r['error_us']:>+12.2e} {ok[0]:>5}  {ok[1]:>6}  {r['how']}")
     return lines
