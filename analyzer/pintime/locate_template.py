@@ -266,16 +266,16 @@ def _window_ringing(ringing, ringing_slope, stop, start, first, last, centre, ph
 @numba.njit(cache=True, nogil=True)
 def _add_response(ringing, ringing_slope, offset, phase, amp, out):  # pragma: no cover (compiled)
     """Add ``A·ringing(u)`` at ``u = offset + l − phase`` for ``l = 0 … len(out) − 1`` (whole samples
-    ``offset``): one table row (the sub-sample fraction is the same for every sample)."""
+    ``offset``): one table row (the sub-sample fraction is the same for every sample); samples beyond the
+    table would read its zero end columns and are skipped."""
     fine = np.floor(-phase * RINGING_PER_SAMPLE)
     frac = -phase * RINGING_PER_SAMPLE - fine
     whole = int(fine) // RINGING_PER_SAMPLE
     row = int(fine) - whole * RINGING_PER_SAMPLE
     columns = ringing.shape[1]
     base = offset + whole + columns // 2
-    for k in range(len(out)):
-        col = min(max(base + k, 0), columns - 1)
-        out[k] += amp * (ringing[row, col] + frac * ringing_slope[row, col])
+    for k in range(max(0, -base), min(len(out), columns - base)):
+        out[k] += amp * (ringing[row, base + k] + frac * ringing_slope[row, base + k])
 
 
 def fit_joint(template: Template, y: np.ndarray, tau0: np.ndarray,
