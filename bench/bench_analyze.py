@@ -36,13 +36,14 @@ import soundfile as sf  # noqa: E402
 from bench_edges import SIM, capture, decode_s, short_edges  # noqa: E402
 from figures import check_short  # noqa: E402
 from pintime import analyze_cli, clock, locate  # noqa: E402
+from pintime import wav as wav_reader  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PINTIME = ROOT / ".venv" / "bin" / "pintime"
 TARGET_X_REAL_TIME = 100.0
 # stage → (owner, attribute) of the function whose time it is; analyze_cli's own imported names are patched
 STAGES: dict[str, tuple[Any, str]] = {
-    "decode": (sf.SoundFile, "read"),
+    "decode": (wav_reader._Pcm24File, "read"),  # the captures are 24-bit PCM
     "learn": (locate, "learn_capture"),
     "detect": (locate._Detector, "steps"),
     "locate": (locate, "_locate_block"),
