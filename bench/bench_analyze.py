@@ -6,8 +6,9 @@ in-process analysis (``pintime.analyze_cli.analyze``, best of ``--repeat`` runs)
 the ratio to merely decoding the same WAV with soundfile; the command (``pintime analyze``, with Python's
 start-up and imports) likewise; and where the in-process time goes. Stages are measured by wrapping the
 pipeline's functions with timers, each stage *exclusive* of the stages it calls (reading the WAV inside
-the learning pass counts as ``decode``), so the stages add up to the total. Times are CPU seconds (user +
-system) of the process doing the work, so other jobs on a shared machine do not count.
+the learning pass counts as ``decode``: pintime's own 24-bit PCM reader, the captures being 24-bit), so
+the stages add up to the total. Times are CPU seconds (user + system) of the process doing the work, so
+other jobs on a shared machine do not count.
 
 Captures: ``build/captures/table1-<profile>.wav`` (rendered if missing, seed 1; ``--short``: the 3 s
 capture of ``bench_edges.py --short``). Every BLAS is held to one thread.
