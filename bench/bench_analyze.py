@@ -6,8 +6,9 @@ in-process analysis (``pintime.analyze_cli.analyze``, best of ``--repeat`` runs)
 the ratio to merely decoding the same WAV with soundfile; the command (``pintime analyze``, with Python's
 start-up and imports) likewise; and where the in-process time goes. Stages are measured by wrapping the
 pipeline's functions with timers, each stage *exclusive* of the stages it calls (reading the WAV inside
-the learning pass counts as ``decode``), so the stages add up to the total. Times are CPU seconds (user +
-system) of the process doing the work, so other jobs on a shared machine do not count.
+the learning pass counts as ``decode``: pintime's own 24-bit PCM reader, the captures being 24-bit), so
+the stages add up to the total. Times are CPU seconds (user + system) of the process doing the work, so
+other jobs on a shared machine do not count.
 
 Captures: ``build/captures/table1-<profile>.wav`` (rendered if missing, seed 1; ``--short``: the 3 s
 capture of ``bench_edges.py --short``). Every BLAS is held to one thread.
@@ -36,13 +37,14 @@ import soundfile as sf  # noqa: E402
 from bench_edges import SIM, capture, decode_s, short_edges  # noqa: E402
 from figures import check_short  # noqa: E402
 from pintime import analyze_cli, clock, locate  # noqa: E402
+from pintime import wav as wav_reader  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PINTIME = ROOT / ".venv" / "bin" / "pintime"
 TARGET_X_REAL_TIME = 100.0
 # stage → (owner, attribute) of the function whose time it is; analyze_cli's own imported names are patched
 STAGES: dict[str, tuple[Any, str]] = {
-    "decode": (sf.SoundFile, "read"),
+    "decode": (wav_reader._Pcm24File, "read"),  # the captures are 24-bit PCM
     "learn": (locate, "learn_capture"),
     "detect": (locate._Detector, "steps"),
     "locate": (locate, "_locate_block"),

@@ -133,6 +133,12 @@ def test_fit_line_screens_with_theil_sen_deviations():
     assert fit.threshold_us == pytest.approx(est.OUTLIER_FACTOR * np.median(deviation), rel=1e-9)
 
 
+def test_trimmed_mean_equals_scipy():
+    d = np.random.default_rng(3).normal(100.0, 1.0, (7, 37))
+    d[0, :5] = 1e6  # outliers at one end
+    np.testing.assert_array_equal(est._trimmed_mean(d), scipy.stats.trim_mean(d, est.TRIM_FRACTION, axis=1))
+
+
 def test_theil_sen_slope_equals_scipy_with_unsorted_and_repeated_x():
     x = RNG.permutation(np.repeat(np.arange(1.0, 9.0), 2))[:13]
     y = RNG.normal(0, 1.0, 13)

@@ -86,9 +86,11 @@ def test_clipped(capsys, tmp_path):
 
 
 def test_blocks_carry_the_file_samples_with_padding(tmp_path):
-    """Every block holds exactly the file's frames around its owned range; owned ranges tile the request."""
+    """Every block holds exactly the file's frames around its owned range (the values libsndfile reads: the
+    24-bit reader must agree to the bit); owned ranges tile the request."""
     path = tmp_path / "blocks.wav"
     x = noise(0.1, level=0.1)
+    x[:3] = [[-1.0, 1.0 - 2.0 ** -23], [2.0 ** -23, -(2.0 ** -23)], [0.0, -0.5]]  # 24-bit codes' extremes
     sf.write(path, x, FS, subtype="PCM_24")
     exact = sf.read(path, dtype="float32")[0]
     info = open_wav(path)

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 import scipy.special
-import scipy.stats
 
 TRIM_FRACTION = 0.1  # trimmed mean of the differential technique: drop 10 % at each end (paper §4.1)
 # Line fit (§4.1): a point is an outlier when its |deviation| from the screening line exceeds 10 × the median
@@ -112,7 +111,15 @@ def differential(w1_us: np.ndarray, w2_us: np.ndarray) -> Differential:
     d = np.asarray(w2_us, dtype=np.float64) - np.asarray(w1_us, dtype=np.float64)
     return Differential(mean=summarize(np.mean(d, axis=1)),
                         median=summarize(np.median(d, axis=1)),
-                        trimmed_mean=summarize(scipy.stats.trim_mean(d, TRIM_FRACTION, axis=1)))
+                        trimmed_mean=summarize(_trimmed_mean(d)))
+
+
+def _trimmed_mean(d: np.ndarray) -> np.ndarray:
+    """Per row, the mean without its ``TRIM_FRACTION`` smallest and largest values: scipy.stats.trim_mean's
+    partition, bitwise equal, without importing scipy.stats (~0.6 s CPU of every command's start-up)."""
+    n = d.shape[1]
+    cut = int(TRIM_FRACTION * n)
+    return np.mean(np.partition(d, (cut, n - cut - 1), axis=1)[:, cut:n - cut], axis=1)
 
 
 @dataclass(frozen=True)

@@ -185,16 +185,15 @@ def fit_groups(table: TemplateTable, x: np.ndarray, centre: np.ndarray, phase0: 
     q_single = np.empty(len(single), dtype=np.int64)
     for sweep in range(SWEEPS + 1):
         # every window loses its neighbours' ringing at their fits of the sweep before (none at first)
-        known = (phase.copy(), amp.copy()) if sweep else None
+        known = (phase.copy(), amp.copy())
         _singles_kernel(table.pinv, table.ringing, table.ringing_slope, table.ringing_half + 2, x, centre,
-                        single, *(known or (phase, amp)), known is not None,
-                        STEPS if sweep else FIRST_STEPS, phase, amp, q_single)
+                        single, *known, sweep > 0, STEPS if sweep else FIRST_STEPS, phase, amp, q_single)
         for offsets, firsts in shapes.items():
             k = np.asarray(firsts)[:, None] + np.arange(len(offsets))[None, :]
             lo = centre[k[:, 0]] - FIT_HALF_SAMPLES
             length = offsets[-1] + 2 * FIT_HALF_SAMPLES + 1
             y = x[lo[:, None] + np.arange(length)[None, :]].astype(np.float64)
-            if known:
+            if sweep:
                 y = y - _neighbour_ringing(table, lo, length, k[:, 0], k[:, -1], centre, *known)
             p, sg, a = fit_joint(table.template, y, centre[k] - lo[:, None] + phase[k], noise_rms)
             phase[k], sigma[k], amp[k] = p - (centre[k] - lo[:, None]), sg, a
@@ -266,16 +265,16 @@ def _window_ringing(ringing, ringing_slope, stop, start, first, last, centre, ph
 @numba.njit(cache=True, nogil=True)
 def _add_response(ringing, ringing_slope, offset, phase, amp, out):  # pragma: no cover (compiled)
     """Add ``A·ringing(u)`` at ``u = offset + l − phase`` for ``l = 0 … len(out) − 1`` (whole samples
-    ``offset``): one table row (the sub-sample fraction is the same for every sample)."""
+    ``offset``): one table row (the sub-sample fraction is the same for every sample); samples beyond the
+    table would read its zero end columns and are skipped."""
     fine = np.floor(-phase * RINGING_PER_SAMPLE)
     frac = -phase * RINGING_PER_SAMPLE - fine
     whole = int(fine) // RINGING_PER_SAMPLE
     row = int(fine) - whole * RINGING_PER_SAMPLE
     columns = ringing.shape[1]
     base = offset + whole + columns // 2
-    for k in range(len(out)):
-        col = min(max(base + k, 0), columns - 1)
-        out[k] += amp * (ringing[row, col] + frac * ringing_slope[row, col])
+    for k in range(max(0, -base), min(len(out), columns - base)):
+        out[k] += amp * (ringing[row, base + k] + frac * ringing_slope[row, base + k])
 
 
 def fit_joint(template: Template, y: np.ndarray, tau0: np.ndarray,

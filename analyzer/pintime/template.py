@@ -188,7 +188,11 @@ class Template:
         grid = np.linspace(0.0, 1.0, ENERGY_PHASES + 1)
         n = np.arange(-np.ceil(self.half_samples) - 2, np.ceil(self.half_samples) + 2)
         _, d = self.evaluate(n[None, :] - grid[:, None])
-        return np.interp(np.asarray(frac) % 1.0, grid, np.sum(d * d, axis=1))
+        energy = np.sum(d * d, axis=1)
+        # linear interpolation on the uniform grid (np.interp's search per value is 5x slower)
+        x = (np.asarray(frac) % 1.0) * ENERGY_PHASES
+        i = np.minimum(x.astype(np.int64), ENERGY_PHASES - 1)
+        return energy[i] + (x - i) * (energy[i + 1] - energy[i])
 
 
 @numba.njit(cache=True, nogil=True)
