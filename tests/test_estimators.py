@@ -235,3 +235,18 @@ def test_coverage_exposes_repetitions_that_are_not_independent():
         per_rep[:, k] = 0.8 * per_rep[:, k - 1] + math.sqrt(1 - 0.8 ** 2) * shocks[:, k]
     c = _misses(per_rep, truth)
     assert c.outside > c.expected + 10 * c.expected_sd
+
+
+def test_bonferroni_factor_makes_a_family_of_cis_hold_jointly():
+    """61 estimates of 100 independent repetitions each, 2000 families: with every CI widened by the
+    factor, a family with any truth outside happens in at most 5 % of families (binomial margin), and the
+    factor is 1 for a family of one."""
+    assert est.bonferroni_factor(100, 1) == pytest.approx(1.0)
+    factor = est.bonferroni_factor(100, 61)
+    assert 1.5 < factor < 2.0  # t₉₉ at 1 − 0.025/61 ≈ 3.4 against 1.98
+    per_rep = RNG.normal(0.0, 1.0, (2000, 61, 100))
+    mean = per_rep.mean(axis=2)
+    half = factor * scipy.stats.t.ppf(0.975, 99) * per_rep.std(axis=2, ddof=1) / 10.0  # t · s / √100
+    failed = np.mean(np.any(np.abs(mean) > half, axis=1))
+    assert failed < 0.05 + 3 * math.sqrt(0.05 * 0.95 / 2000)
+    assert failed > 0.02  # and not vacuously wide: independent estimates use most of the 5 %

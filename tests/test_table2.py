@@ -239,6 +239,7 @@ def test_cli_json_validate_and_plots(sim, tmp_path, capsys):
     assert cover["all"] == {"outside": 0, "total": len(out["table2"]) - 1 + len(resolved),
                             "expected": pytest.approx(0.05 * cover["all"]["total"]),
                             "expected_sd": pytest.approx((0.05 * 0.95 * cover["all"]["total"]) ** 0.5)}
+    assert cover["joint"]["outside"] == 0 and cover["joint"]["total"] == cover["all"]["total"]
     assert "Table 2 coverage: 0 of " in capsys.readouterr().out
     assert main(["report", str(tmp_path / "v.json"), "-o", str(tmp_path / "report.md")]) == 0
     assert (f"- table2.edges · exact: 0 of {cover['all']['total']} (ε-free unknowns and resolved exits) "
@@ -246,12 +247,17 @@ def test_cli_json_validate_and_plots(sim, tmp_path, capsys):
 
 
 def test_table2_coverage_counts_each_part_and_skips_epsilon():
-    rows = [{"within_ci95": None}, {"within_ci95": True}, {"within_ci95": False}]
-    columns = [{"within_ci95": False}, {"within_ci95": True}, {"within_ci95": None}, {"how": "unresolved"}]
+    def row(inside, error_us=0.0):
+        return {"within_ci95": inside, "error_us": error_us, "ci95_half_us": 1.0, "count": 100}
+    rows = [row(None, 9.0), row(True, 0.5), row(False, 1.2)]
+    columns = [row(False, 3.5), row(True), row(None, 9.0), {"how": "unresolved"}]
     cover = table2_coverage({"table2": rows, "table2_resolved": {"columns": columns}})
     assert [(cover[k]["outside"], cover[k]["total"]) for k in ("table2", "table2_resolved", "all")] == [
         (1, 2), (1, 2), (2, 4)]
     assert cover["all"]["expected"] == pytest.approx(0.2)
+    # jointly, four CIs at 95 % each widen by t₉₉(1 − 0.05/8)/t₉₉(0.975) ≈ 1.28: 1.2 is inside, 3.5 is not
+    assert cover["joint"]["factor"] == pytest.approx(1.28, abs=0.01)
+    assert (cover["joint"]["outside"], cover["joint"]["total"]) == (1, 4)
 
 
 def test_lost_frame_rounds_are_matched_by_label(sim, tmp_path):

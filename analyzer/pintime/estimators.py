@@ -72,6 +72,15 @@ def coverage(inside: np.ndarray, level: float = CI_LEVEL) -> Coverage:
     return Coverage(int(np.count_nonzero(~flags)), n, n * (1 - level), spread)
 
 
+def bonferroni_factor(count: int, family: int, level: float = CI_LEVEL) -> float:
+    """Factor that widens a Student-t CI of the mean of ``count`` repetitions into a joint one: with every
+    one of ``family`` CIs widened so, all of them contain their truth at once with probability ≥ ``level``
+    (Bonferroni: each at level ``1 − (1 − level)/family``; no assumption on their correlation)."""
+    alpha = 1 - level
+    single = scipy.special.stdtrit(count - 1, 1 - alpha / 2)
+    return float(scipy.special.stdtrit(count - 1, 1 - alpha / (2 * family)) / single)
+
+
 def direct(width_us: np.ndarray) -> Estimate:
     """Direct measurement: one pulse around one execution, ``T = T_e + ε`` (eq. 2 with N = 1).
 
