@@ -22,6 +22,7 @@ from pintime.cfg import cfg_from_description, describe, function_cfg
 from pintime.cli import main
 from pintime.edgelist import read_edge_list
 from pintime.errors import PintimeError
+from pintime.estimators import bonferroni_factor
 from pintime.frames import decode_frames
 from pintime.validate_cli import table2_coverage
 from simbuild import make_build
@@ -220,6 +221,11 @@ def test_cli_json_validate_and_plots(sim, tmp_path, capsys):
                  "--plots", str(tmp_path / "plots")]) == 0
     printed = capsys.readouterr().out
     assert "Basic Block" in printed and "Execution time (µs)" in printed and "Paper's Table 2" in printed
+    analysis = json.loads((tmp_path / "a.json").read_text())
+    resolved = analysis["table2_resolved"]["columns"]
+    family = len(analysis["table2"]) + sum("mean_us" in c for c in resolved)
+    factor = bonferroni_factor(min(c["count"] for c in resolved if "mean_us" in c), family)
+    assert f"Joint 95 % CI: for all {family} estimates" in printed and f"×{factor:.2f}" in printed
     rows = json.loads((tmp_path / "a.json").read_text())["table2"]
     assert rows[0]["blocks"][0] == "BB0" and {"mean_us", "ci95_us"} <= rows[0].keys()
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == ["table2_estimates.png",
