@@ -46,8 +46,8 @@ def find_steps(x: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]
 
 @numba.njit(cache=True, nogil=True)
 def _find_steps_kernel(x, threshold, pos, strength):  # pragma: no cover (compiled)
-    """:func:`find_steps` without storing the strength: writes the edges into ``pos`` and their strengths
-    into ``strength``, returns how many there are.
+    """:func:`find_steps` in one pass over ``x``: writes the edges into ``pos`` and their strengths into
+    ``strength``, returns how many there are (the strength is computed, not stored, for every sample).
 
     A first pass lists the samples above the threshold without a branch (the store is unconditional, the
     count only moves on above it; int32 halves the memory traffic of int64); the second walks that short
