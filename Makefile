@@ -133,8 +133,8 @@ $(BUILD)/sim/%.watch $(BUILD)/sim/%.blocks.json: $(FW_BUILD)/%.elf | deps
 $(BUILD)/sim/table2.json: $(BUILD)/sim/table2.watch $(BUILD)/sim/table2.blocks.json
 $(BUILD)/sim/table2.json: HARNESS_FLAGS = --watch $(BUILD)/sim/table2.watch --blocks $(BUILD)/sim/table2.blocks.json \
   --alias $(BUILD)/sim/table2.alias
-# the CFG JSON's format is pintime.cfg.describe: regenerate when it changes
-$(BUILD)/sim/table2.blocks.json: analyzer/pintime/cfg.py analyzer/pintime/cutcopies.py
+# the CFG JSON's format is pintime.avr.cfg.describe: regenerate when it changes
+$(BUILD)/sim/table2.blocks.json: analyzer/pintime/avr/cfg.py analyzer/pintime/avr/cutcopies.py
 
 sim: deps firmware $(PROGRAMS:%=$(BUILD)/sim/%.json)
 

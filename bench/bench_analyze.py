@@ -2,7 +2,7 @@
 
 Target: the whole analysis (decode, detect, learn, locate, clock, frames, estimators, Table 1) of a
 Table 1 capture at ≥ 100× real time on one core with the template method. Reported per capture: the
-in-process analysis (``pintime.analyze_cli.analyze``, best of ``--repeat`` runs) as × real time and as
+in-process analysis (``pintime.pipeline.analyze``, best of ``--repeat`` runs) as × real time and as
 the ratio to merely decoding the same WAV with soundfile; the command (``pintime analyze``, with Python's
 start-up and imports) likewise; and where the in-process time goes. Stages are measured by wrapping the
 pipeline's functions with timers, each stage *exclusive* of the stages it calls (reading the WAV inside
@@ -36,21 +36,22 @@ from typing import Any  # noqa: E402
 import soundfile as sf  # noqa: E402
 from bench_edges import SIM, capture, decode_s, short_edges  # noqa: E402
 from figures import check_short  # noqa: E402
-from pintime import analyze_cli, clock, locate  # noqa: E402
-from pintime import wav as wav_reader  # noqa: E402
+from pintime import clock, pipeline  # noqa: E402
+from pintime.capture import wav as wav_reader  # noqa: E402
+from pintime.locate import capture_edges as locate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PINTIME = ROOT / ".venv" / "bin" / "pintime"
 TARGET_X_REAL_TIME = 100.0
-# stage → (owner, attribute) of the function whose time it is; analyze_cli's own imported names are patched
+# stage → (owner, attribute) of the function whose time it is; pipeline's own imported names are patched
 STAGES: dict[str, tuple[Any, str]] = {
     "decode": (wav_reader._Pcm24File, "read"),  # the captures are 24-bit PCM
     "learn": (locate, "learn_capture"),
     "detect": (locate._Detector, "steps"),
     "locate": (locate, "_locate_block"),
     "clock": (clock, "calibrate"),
-    "frames": (analyze_cli, "decode_between_gaps"),
-    "table1": (analyze_cli, "build_table1"),
+    "frames": (pipeline, "decode_between_gaps"),
+    "table1": (pipeline, "build_table1"),
 }
 
 
@@ -92,7 +93,7 @@ def analyze_once(wav: Path) -> tuple[float, dict[str, float]]:
     """CPU time of one in-process analysis and its stages."""
     with StageTimer() as timer:
         started = time.process_time()
-        analyze_cli.analyze(wav, "template")
+        pipeline.analyze(wav, "template")
         total = time.process_time() - started
     idle = [name for name, calls in timer.calls.items() if not calls]
     if idle:  # the pipeline no longer goes through these functions: its time would hide under "other"

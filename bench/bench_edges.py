@@ -5,7 +5,8 @@ relative to merely decoding the WAV with soundfile).
 Captures: the full table1 run (``make sim``) rendered by the sound-card model with the ``paper`` and
 ``default`` profiles (``build/captures/table1-<profile>.wav``, rendered here if missing, seed 1), and the
 same cards with a steady clock (``-steady``: no wander, all else equal). ``RMS`` is about a
-piecewise-linear time map (``pintime.edgecheck``, knots every 20 ms): what absolute time stamps see, the
+piecewise-linear time map (``pintime.validate.edgecheck``, knots every 20 ms): what absolute time stamps
+see, the
 profiles' clock wander included (faster than that map follows). ``locator`` is the edge locator's own
 error, the wander separated out from the exact and located times alone (phase bias plus the intercept of
 the error's structure function); on the steady rows both must agree. ``adev``: the card clock's Allan
@@ -25,11 +26,11 @@ from pathlib import Path
 
 import soundfile as sf
 from figures import check_short
-from pintime import soundcard as sc
-from pintime.edgecheck import errors_of
-from pintime.edgelist import read_edge_list
-from pintime.locate import BLOCK_FRAMES, METHODS, locate_capture
-from pintime.synth import synthesize
+from pintime.capture.edgelist import read_edge_list
+from pintime.locate.capture_edges import BLOCK_FRAMES, METHODS, locate_capture
+from pintime.soundcard import model as sc
+from pintime.soundcard.synth import synthesize
+from pintime.validate.edgecheck import errors_of
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "build" / "sim"

@@ -25,7 +25,7 @@ from figures import check_short
 
 CHILD = """
 import json, resource, sys, time
-from pintime.synth import synthesize
+from pintime.soundcard.synth import synthesize
 t0 = time.perf_counter()
 r = synthesize(sys.argv[1], sys.argv[2], sys.argv[3], 1, f_cpu_hz=float(sys.argv[4]), force=True)
 use = resource.getrusage(resource.RUSAGE_SELF)

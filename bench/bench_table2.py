@@ -42,9 +42,9 @@ from pathlib import Path
 
 import numpy as np
 from figures import check_short
-from pintime import estimators as est
-from pintime.soundcard import get_profile
-from pintime.synth import synthesize
+from pintime.estimate import estimators as est
+from pintime.soundcard.model import get_profile
+from pintime.soundcard.synth import synthesize
 
 ROOT = Path(__file__).resolve().parents[1]
 PINTIME = ROOT / ".venv" / "bin" / "pintime"
@@ -80,7 +80,7 @@ def check(result: dict) -> dict:
             "rounds_to_truth": all(round(r["mean_cycles"]) == round(r["truth_cycles"]) for r in rows),
             "epsilon_row_error_cycles": [r["mean_cycles"] - r["truth_cycles"] for r in eps],
         }
-    # every exit alone, from the cut measurements (pintime.table2cut); ε and ε_cut hold the capture's own
+    # every exit alone, from the cut measurements (pintime.table2.cuts); ε and ε_cut hold the capture's own
     # pin error, as above, so they are not judged against simavr's
     columns = result.get("table2_resolved", {}).get("columns", [])
     exits = [c for c in columns if c["name"] not in ("ε", "ε_cut") and "mean_us" in c]

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pintime.cli import main
+from pintime.estimate.table1 import PAPER_TABLE1
 from pintime.frames import KINDS, decode_frames
-from pintime.table1 import PAPER_TABLE1
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "build" / "sim"

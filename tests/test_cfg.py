@@ -1,4 +1,4 @@
-"""pintime.cfg on the AVR build of firmware/adpcm.c: CFG structure, and block costs against simavr.
+"""pintime.avr.cfg on the AVR build of firmware/adpcm.c: CFG structure, and block costs against simavr.
 
 simavr ground truth comes from tests/pc_trace.c (a minimal libsimavr runner): it runs
 firmware/adpcm_check.c and logs, for every instruction executed inside adpcm_coder, its address and the
@@ -22,7 +22,7 @@ from adpcm_build import (
     run_check_elf,
     samples,
 )
-from pintime.cfg import (
+from pintime.avr.cfg import (
     Instruction,
     build_cfg,
     disassemble,

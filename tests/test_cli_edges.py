@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from pintime.validate_cli import format_validation
+from pintime.cli.validate import format_validation
 from test_hostile import SIM, assert_fails, run_cli
 
 pytestmark = pytest.mark.skipif(not (SIM / "table1.edges.csv").exists(), reason="no simavr run (make sim)")

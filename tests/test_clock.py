@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pintime.capture.edgelist import read_edge_list
 from pintime.clock import calibrate, calibration_train_ppm, fit_edge_line
-from pintime.edgelist import read_edge_list
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.frames import decode_frames

@@ -1,5 +1,6 @@
 """The validation's separation of the edge locator's error from the sound card's clock wander
-(:func:`pintime.edgecheck.locator_error`, :func:`pintime.edgecheck.clock_adev`) on synthetic errors
+(:func:`pintime.validate.edgecheck.locator_error`, :func:`pintime.validate.edgecheck.clock_adev`) on
+synthetic errors
 generated here with known parts: white per-edge noise σ, a bias that depends on the sub-sample phase, and
 a clock whose phase is a random walk (white frequency noise of diffusion D: Allan deviation √(D/τ)).
 Not the sound-card model: its parameters must never be what the estimator is checked against.
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pintime.edgecheck import _time_map, clock_adev, locator_error
+from pintime.validate.edgecheck import _time_map, clock_adev, locator_error
 
 FS_HZ = 192_000.0
 SIGMA_S = 60e-12  # white per-edge error

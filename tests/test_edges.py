@@ -20,14 +20,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from pintime import soundcard as sc
+from pintime.capture.edgelist import read_edge_list
 from pintime.cli import main
-from pintime.edgecheck import errors_of, match
-from pintime.edgelist import read_edge_list
 from pintime.edges import Edges
 from pintime.errors import PintimeError
-from pintime.locate import locate_capture
-from pintime.synth import synthesize
+from pintime.locate.capture_edges import locate_capture
+from pintime.soundcard import model as sc
+from pintime.soundcard.synth import synthesize
+from pintime.validate.edgecheck import errors_of, match
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "build" / "sim"
@@ -156,7 +156,7 @@ def test_edges_cli_writes_csv(captures, tmp_path, capsys):
 
 
 def test_fig6_is_drawn(captures, tmp_path):
-    from pintime.plots_edges import fig6_edge
+    from pintime.plots.edge import fig6_edge
 
     path = fig6_edge(captures["paper"], tmp_path)
     assert path.name == "fig6_edge.png" and path.stat().st_size > 10_000

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import scipy.stats
-from pintime import estimators as est
+from pintime.estimate import estimators as est
 
 RNG = np.random.default_rng(20240611)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pintime.edgelist import read_edge_list
+from pintime.capture.edgelist import read_edge_list
 from pintime.frames import FrameDecode, decode_frames
 
 ROOT = Path(__file__).resolve().parents[1]

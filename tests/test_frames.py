@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pintime.edgelist import read_edge_list
+from pintime.capture.edgelist import read_edge_list
 from pintime.edges import MEASUREMENT_CHANNEL
 from pintime.frames import (
     FrameDecode,

@@ -13,17 +13,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from pintime import locate
 from pintime import record as rec
-from pintime.analyze_cli import analyze, summary_json
+from pintime.capture.gaps import read_gaps
+from pintime.capture.wav import open_wav
 from pintime.clock import calibrate
-from pintime.edgecheck import match_stretches
 from pintime.edges import REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
-from pintime.gaps import GUARD_S, read_gaps
-from pintime.locate import CaptureEdges, learn_capture, locate_capture
-from pintime.sources import load_edges
-from pintime.wav import open_wav
+from pintime.locate import capture_edges as locate
+from pintime.locate.capture_edges import GAP_GUARD_S, CaptureEdges, learn_capture, locate_capture
+from pintime.pipeline import analyze, load_edges, summary_json
+from pintime.validate.edgecheck import match_stretches
 from test_hostile import assert_fails, run_cli
 from test_record import FakeBackend
 
@@ -118,7 +117,7 @@ def test_a_gap_in_the_calibration_train(tmp_path, uncut, monkeypatch):
     wav = record_with_gap(tmp_path, block, lost)
     gap = block * rec.BLOCK_FRAMES
     _, fit, _, (train_pos, *_) = learn_capture(open_wav(wav))
-    assert fit is not None and train_pos[0] - gap > GUARD_S * rec.SAMPLE_RATE_HZ  # after the gap, clear of it
+    assert fit is not None and train_pos[0] - gap > GAP_GUARD_S * rec.SAMPLE_RATE_HZ  # clear of the gap
     cut = _rows(summary_json(analyze(wav)))
     lo, hi = train_pos[[0, -1]] + lost  # the same train edges in the uncut capture
     longest_train = locate._longest_train

@@ -24,11 +24,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from pintime import visits
-from pintime.cfg import cfg_from_description
+from pintime.avr.cfg import cfg_from_description
 from pintime.cli import main
 from pintime.errors import PintimeError
-from pintime.userfiles import read_json
+from pintime.files import read_json
+from pintime.table2 import visits
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "build" / "sim"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from pintime.locate_template import (
+from pintime.locate.fit import (
     FIT_HALF_SAMPLES,
     PHASE_RANGE,
     PHASES_PER_SAMPLE,
@@ -13,7 +13,7 @@ from pintime.locate_template import (
     _neighbour_ringing,
     fit_isolated,
 )
-from pintime.template import Template
+from pintime.locate.template import Template
 from scipy.special import sici
 
 

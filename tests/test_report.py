@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from pintime.cli import main
-from pintime.table1 import PAPER_TABLE1
+from pintime.estimate.table1 import PAPER_TABLE1
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "build" / "sim"

@@ -1,4 +1,5 @@
-"""The sound-card model (pintime.soundcard, pintime.synth): rendered edges sit where the model says.
+"""The sound-card model (pintime.soundcard.model, pintime.soundcard.synth): rendered edges sit where the
+model says.
 
 Edge times are never whole numbers of samples (DESIGN.md §5 test trap): F_CPU = 16 MHz gives 83⅓ cycles
 per sample, and every capture starts at a random fraction of a sample.
@@ -13,9 +14,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import soundfile as sf
-from pintime import soundcard as sc
 from pintime.errors import PintimeError
-from pintime.synth import synthesize
+from pintime.soundcard import model as sc
+from pintime.soundcard.synth import synthesize
 from scipy.optimize import least_squares
 
 FS = sc.SAMPLE_RATE_HZ
@@ -226,7 +227,7 @@ def allan_deviation(phase_s, step_s, tau_s):
 
 
 def test_clock_wander_has_the_configured_allan_deviation_at_1_s():
-    from pintime.synth import wander_phase
+    from pintime.soundcard.synth import wander_phase
 
     t = np.arange(0, 4000, 0.01)
     phase = wander_phase(t, 2e-8, np.random.default_rng(3))
@@ -297,7 +298,7 @@ def test_timing_noise_of_fitted_edges_matches_the_cramer_rao_bound(tmp_path):
 
 
 def test_renderer_with_jitter_matches_the_response_at_the_jittered_instants():
-    from pintime.synth import _Channel
+    from pintime.soundcard.synth import _Channel
 
     card = replace(DC_COUPLED, name="jitter")
     positions = np.array([100.37, 1000.81, 1500.5])  # card samples of the ramp starts
@@ -335,7 +336,7 @@ def test_decimation_filter_meets_its_datasheet_band_edges(spec, oversampling):
 
 
 def test_rendered_edges_carry_the_clock_wander(tmp_path):
-    from pintime.synth import wander_phase
+    from pintime.soundcard.synth import wander_phase
 
     card = replace(DC_COUPLED, name="wander", wander_adev_1s=5e-8)
     rows = [(1_000_003 + k * 8_000_017, 0, (k + 1) % 2) for k in range(20)]  # every 0.5 s for 10 s

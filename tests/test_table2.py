@@ -16,15 +16,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pintime.analyze_cli import analyze
-from pintime.blocksystem import EPSILON, identical_groups, reduce_columns
-from pintime.cfg import cfg_from_description, describe, function_cfg
+from pintime.avr.cfg import cfg_from_description, describe, function_cfg
+from pintime.capture.edgelist import read_edge_list
 from pintime.cli import main
-from pintime.edgelist import read_edge_list
 from pintime.errors import PintimeError
-from pintime.estimators import bonferroni_factor
+from pintime.estimate.estimators import bonferroni_factor
 from pintime.frames import decode_frames
-from pintime.validate_cli import table2_coverage
+from pintime.pipeline import analyze
+from pintime.table2.blocksystem import EPSILON, identical_groups, reduce_columns
+from pintime.validate.compare import table2_coverage
 from simbuild import make_build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -373,8 +373,8 @@ def test_validate_per_edge_errors_on_a_table2_excerpt(sim, tmp_path):
     """`pintime validate` matches every located edge of a table2 capture excerpt to its exact edge: the
     long adpcm_coder pulses (high for longer than a QUIET at 1 MHz) must not make the locator think the
     capture inverted, nor must the sparse reference square wave (1 Hz) upset the time map."""
-    from pintime.edgecheck import errors_of, match
-    from pintime.locate import locate_capture
+    from pintime.locate.capture_edges import locate_capture
+    from pintime.validate.edgecheck import errors_of, match
 
     wav = tmp_path / "excerpt.wav"
     assert main(["synth", f"{sim}.edges.csv", "-o", str(wav), "--profile", "paper", "--seed", "1",
@@ -408,8 +408,8 @@ def test_validate_per_edge_errors_on_a_table2_excerpt(sim, tmp_path):
 def test_a_mismeasured_pulse_is_rejected_as_an_outlier(sim):
     """The paper's outlier rule (§4.1) on eq. 10: one pulse 1 µs too wide (e.g. a mislocated edge) is
     dropped from its measurement, and every unknown is exact again."""
-    from pintime.table2 import build_table2
-    from pintime.visits import Rounds, load_sim_rounds
+    from pintime.table2.table import build_table2
+    from pintime.table2.visits import Rounds, load_sim_rounds
 
     s = load_sim_rounds(Path(f"{sim}.visits.csv"))
     us_per_cycle = 1e6 / s.f_cpu_hz
@@ -427,7 +427,7 @@ def test_a_mismeasured_pulse_is_rejected_as_an_outlier(sim):
 def _toy_cfg():
     """A loop in which BB1 and BB2 both branch to BB3 or BB4 at different costs (1 and 2 cycles more to
     BB4): rounds taking BB1→BB3, BB2→BB4 or BB1→BB4, BB2→BB3 run the same blocks but cost differently."""
-    from pintime.cfg import Block, Cfg, Exit
+    from pintime.avr.cfg import Block, Cfg, Exit
 
     edges = {0: [(6, 10)], 1: [(3, 3), (4, 4)], 2: [(3, 5), (4, 7)], 3: [(5, 2)], 4: [(5, 3)], 5: [(6, 1)],
              6: [(1, 2), (7, 3)], 7: [(2, 2), (8, 3)], 8: [(None, 5)]}
@@ -443,8 +443,8 @@ def _toy_cfg():
 def test_exit_model_is_exact_where_the_block_model_cannot_be():
     """On the toy CFG the exit counts leave the span of the block counts: the block model keeps a residual
     on exact widths (its truth is only a least-squares value), the exit model recovers whole cycles."""
-    from pintime.table2 import build_table2, format_table2
-    from pintime.visits import Rounds
+    from pintime.table2.table import build_table2, format_table2
+    from pintime.table2.visits import Rounds
 
     cfg = _toy_cfg()
     rng = np.random.default_rng(4)

@@ -5,7 +5,7 @@ reached its block, plus ε_cut.
 
 Small builds in a temporary directory (`make sim PROGRAMS=table2` with few rounds): at 1 MHz two measurements
 of 200 rounds; at 16 MHz one of 150, so its last frame holds a partial batch. Frames are decoded by the
-analyzer's decoder; the visits are rebuilt with pintime.cfg from the harness's per-pulse counts
+analyzer's decoder; the visits are rebuilt with pintime.avr.cfg from the harness's per-pulse counts
 (`--watch`), against the CFG that `pintime cfg` reads from the same ELF.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from adpcm_build import build_rounds_elf, run_check_elf
-from pintime.cfg import (
+from pintime.avr.cfg import (
     Cfg,
     disassemble,
     function_cfg,
@@ -27,12 +27,12 @@ from pintime.cfg import (
     visits_from_histogram,
     watch_addresses,
 )
-from pintime.cutcopies import CutCopies, check_cut_build, find_copies
-from pintime.edgelist import read_edge_list
+from pintime.avr.cutcopies import CutCopies, check_cut_build, find_copies
+from pintime.capture.edgelist import read_edge_list
 from pintime.errors import PintimeError
 from pintime.frames import FrameDecode, decode_frames
-from pintime.table2 import Table2, build_table2
-from pintime.visits import load_sim_rounds, match
+from pintime.table2.table import Table2, build_table2
+from pintime.table2.visits import load_sim_rounds, match
 from simbuild import make_build
 from test_firmware import US, Run, header_cycles, load_run
 
@@ -158,7 +158,7 @@ def test_epsilon_is_six_cycles(t2: Table2Run):
 
 def test_every_pulse_is_its_visits_cost_plus_epsilon(t2: Table2Run):
     """The end-to-end truth check of TABLE2.md §4: one visits row per TABLE2 pulse, in order, at its edges,
-    and its width = Σ exit counts × exit costs (pintime.cfg) + ε, exactly, for every pulse."""
+    and its width = Σ exit counts × exit costs (pintime.avr.cfg) + ε, exactly, for every pulse."""
     t = t2.run.cycle[0]
     rising = np.sort(np.concatenate([f.group[0::2] for f in t2.run.decode.frames
                                      if f.kind in ("table2", "table2cut")]))

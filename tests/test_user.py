@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pintime.capture.edgelist import read_edge_list
 from pintime.cli import main
-from pintime.edgelist import read_edge_list
 from pintime.frames import decode_frames
 from simbuild import make_build
 

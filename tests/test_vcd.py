@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pintime import vcd
+from pintime.capture import vcd
+from pintime.capture.vcd import read_vcd
 from pintime.errors import PintimeError
-from pintime.vcd import read_vcd
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / "build" / "sim" / "table1.vcd"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import soundfile as sf
-from pintime import soundcard as sc
+from pintime.capture.wav import iter_blocks, open_wav
 from pintime.cli import main
-from pintime.synth import synthesize
-from pintime.wav import iter_blocks, open_wav
+from pintime.soundcard import model as sc
+from pintime.soundcard.synth import synthesize
 
 FS = sc.SAMPLE_RATE_HZ
 

@@ -14,9 +14,11 @@ with the opposite one, the decoder uses the opposite one and says so in ``FrameD
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+
+from pintime.errors import PintimeError
 
 FORMAT_VERSION = 1
 
@@ -261,3 +263,72 @@ def _header(bits: list[int] | str) -> tuple[str, dict[str, int]] | str:
         fields[name] = int.from_bytes(payload[offset:offset + size], "big")
         offset += size
     return kind, fields
+
+
+def decode_between_gaps(time_us: np.ndarray, polarity: np.ndarray,
+                        gaps_us: np.ndarray) -> tuple[FrameDecode, int]:
+    """Decode each gap-free stretch of the measurement channel on its own; (all frames, frames cut by gaps).
+
+    ``gaps_us`` are the gaps' times in the edges' time base, ascending (none: one stretch, exactly
+    :func:`decode_frames` from time 0). A stretch after a gap starts at it: the pin is known
+    to be at its level from the gap on, no longer. A gap cuts a frame when the stretch before it ends in an
+    incomplete frame, or the stretch after it does not start with a rising edge after a QUIET since the gap;
+    when both, it cuts two if the edges after it are proven not to be the first frame's rest
+    (:func:`_cuts_two`), else one. Frames wholly inside the lost audio are among those the END frame counts
+    as missing.
+    """
+    bounds = [0, *np.searchsorted(time_us, gaps_us), len(time_us)]
+    starts_us = [0.0, *gaps_us]
+    stretches = [decode_frames(time_us[a:b], polarity[a:b], start_us=s) if b > a else None
+                 for a, b, s in zip(bounds[:-1], bounds[1:], starts_us, strict=True)]
+    inverted = {d.inverted for d in stretches if d is not None and d.frames}
+    if len(inverted) > 1:
+        raise PintimeError("frames decode with opposite pin polarities on either side of a recording gap")
+    sign = -1 if True in inverted else 1
+    lost = 0
+    level = sign * polarity
+    for i, gap_us in enumerate(gaps_us):
+        before, first = stretches[i], bounds[i + 1]
+        cut_before = before is not None and before.incomplete > 0
+        cut_after = stretches[i + 1] is not None and (level[first] < 0
+                                                      or time_us[first] - gap_us < QUIET_MIN_US)
+        two = (before is not None and cut_before and cut_after
+               and _cuts_two(time_us[bounds[i]:bounds[i + 2]], level[bounds[i]:bounds[i + 2]],
+                             first - bounds[i], (starts_us[i], gap_us), before))
+        lost += 2 if two else int(cut_before or cut_after)
+    frames = [replace(f, group=f.group + a, start=f.start + a)
+              for a, d in zip(bounds[:-1], stretches, strict=True) if d is not None for f in d.frames]
+    reasons: dict[str, int] = {}
+    for d in stretches:
+        for reason, n in (d.reasons if d is not None else {}).items():
+            reasons[reason] = reasons.get(reason, 0) + n
+    last = stretches[-1]
+    return FrameDecode(frames, sum(reasons.values()), 0 if last is None else last.incomplete, reasons,
+                       sign < 0), lost
+
+
+def _cuts_two(time_us: np.ndarray, level: np.ndarray, first: int, starts_us: tuple[float, float],
+              before: FrameDecode) -> bool:
+    """Whether a gap that cuts the frame the stretch before it ends in also cuts the next one.
+
+    ``time_us`` and ``level`` (pin level after each edge: polarity, inversion undone) hold the stretches
+    before and after the gap, the latter from ``first`` on; ``starts_us`` are where each starts and
+    ``before`` is the first's decoding. The edges after the gap up to their first QUIET (the tail) are
+    another frame's when they begin a valid frame once a QUIET is assumed before them (that frame lost only
+    its QUIET to the gap), or when, read as the cut frame's rest, they make its group longer than its
+    header announces (with one edge inserted at the gap where the level repeats across it: the fewest
+    the lost audio held). Otherwise (the cut frame's header is lost, or it lacks at least as many edges as
+    the tail holds) the tail may be its rest: one frame.
+    """
+    t, p = time_us[first:], level[first:]
+    quiet = np.flatnonzero((p[1:] > 0) & (p[:-1] < 0) & (np.diff(t) >= QUIET_MIN_US)) + 1
+    end = first + (int(quiet[0]) if len(quiet) else len(t))
+    own = decode_frames(t, p, start_us=t[0] - QUIET_MIN_US)
+    if not own.inverted and own.frames and own.frames[0].start == 0:
+        return True
+    time_j, level_j = time_us[:end], level[:end]
+    if level[first - 1] == level[first]:
+        time_j = np.insert(time_j, first, starts_us[1])
+        level_j = np.insert(level_j, first, -level[first])
+    joined = decode_frames(time_j, level_j, start_us=starts_us[0])
+    return joined.reasons.get("group edge count", 0) > before.reasons.get("group edge count", 0)

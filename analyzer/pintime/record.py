@@ -31,13 +31,12 @@ import numpy as np
 import soundfile as sf
 from tqdm import tqdm
 
-from pintime.detect import edge_threshold
+from pintime.capture.gaps import Gap
+from pintime.capture.wav import CHANNELS, SAMPLE_RATE_HZ, WAV_MAX_BYTES, iter_blocks, open_wav
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL
 from pintime.errors import PintimeError
-from pintime.gaps import Gap
-from pintime.synth import WAV_MAX_BYTES, _version
-from pintime.userfiles import refuse_existing, sidecar_path, write_text
-from pintime.wav import CHANNELS, SAMPLE_RATE_HZ, iter_blocks, open_wav
+from pintime.files import refuse_existing, sidecar_path, version, write_text
+from pintime.locate.detect import edge_threshold
 
 BLOCK_FRAMES = 4096  # frames per PortAudio callback: 21 ms
 MAX_QUEUED_S = 10.0  # the writer may fall this far behind (disk stall) before blocks are dropped: 15 MB
@@ -396,5 +395,5 @@ def _write_sidecar(result: RecordResult, seconds_requested: float, started_utc: 
         "reference_found": result.reference_found,
         "clipped_samples": result.clipped_samples,
         "peak_to_peak_fs": {"left": result.peak_to_peak_fs[0], "right": result.peak_to_peak_fs[1]},
-        "pintime_version": _version(),
+        "pintime_version": version(),
     }, indent=2) + "\n")

@@ -1,0 +1,92 @@
+"""Recording gaps: audio a recording lost, as ``pintime record`` lists it in the capture's sidecar.
+
+A gap is where the file's samples jump: the audio before file frame ``frame`` was lost, by an unknown
+amount when PortAudio reports an overflow. Times across a gap are wrong, so nothing is measured across one:
+edges close enough to a gap for their location to see the jump are dropped, the clock calibration gives
+each gap-free stretch its own offset (:func:`pintime.clock.calibrate`), and frames are decoded stretch by
+stretch, so a frame a gap cuts is counted as lost to it, never decoded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from pintime.capture.wav import SAMPLE_RATE_HZ
+from pintime.edges import Edges
+from pintime.errors import PintimeError
+from pintime.files import read_json, sidecar_path
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Frames missing from the recording just before file frame ``frame``."""
+
+    frame: int
+    frames_lost: int | None  # None: PortAudio does not say how many
+    cause: str
+
+
+@dataclass(frozen=True)
+class RecordingGaps:
+    """The gaps a capture's sidecar lists, and what they cost the analysis."""
+
+    sidecar: Path
+    gaps: list[Gap]
+    edges_dropped: int = 0  # located edges within the locator's guard of a gap
+
+    @property
+    def times_s(self) -> np.ndarray:
+        """Each gap's time in the file (capture clock, s from its first sample), ascending."""
+        return np.sort(np.array([g.frame for g in self.gaps], dtype=np.float64)) / SAMPLE_RATE_HZ
+
+
+def read_gaps(wav: str | Path) -> RecordingGaps | None:
+    """The gaps listed beside the WAV ``wav`` (``CAPTURE.json``), or None without a recording's sidecar.
+
+    A sidecar without a ``gaps`` list is another tool's (``pintime synth`` writes one): no gaps known.
+
+    Raises
+    ------
+    PintimeError
+        A sidecar that cannot be read as a JSON object (whether the recording has gaps is then unknown),
+        or a ``gaps`` list of the wrong shape.
+    """
+    sidecar = sidecar_path(wav)
+    if not sidecar.exists():
+        return None
+    data = read_json(sidecar, "capture's sidecar, where recording gaps are listed,")
+    if "gaps" not in data:
+        return None
+    entries = data["gaps"]
+    if not isinstance(entries, list) or not all(_is_gap(g) for g in entries):
+        raise PintimeError(f"{sidecar}: 'gaps' must be a list of {{frame, frames_lost, cause}} as "
+                           "pintime record writes it")
+    gaps = [Gap(g["frame"], g["frames_lost"], g["cause"]) for g in entries]
+    return RecordingGaps(sidecar, gaps) if gaps else None
+
+
+def _is_gap(entry: object) -> bool:
+    """A gap as :func:`pintime.record` writes it: a frame ≥ 0, frames lost (an integer or null), a cause."""
+    return (isinstance(entry, dict) and type(entry.get("frame")) is int and entry["frame"] >= 0
+            and "frames_lost" in entry and (entry["frames_lost"] is None or type(entry["frames_lost"]) is int)
+            and isinstance(entry.get("cause"), str))
+
+
+def near_gaps(time_s: np.ndarray, gaps: RecordingGaps, guard_s: float) -> np.ndarray:
+    """Which of the times ``time_s`` (capture seconds) lie within ``guard_s`` of a gap (the edge locator's
+    reach, :data:`pintime.locate.capture_edges.GAP_GUARD_S`)."""
+    t = gaps.times_s  # at least one: RecordingGaps lists some
+    after = np.minimum(np.searchsorted(t, time_s), len(t) - 1)  # the first gap after each time, or last
+    before = np.maximum(after - 1, 0)
+    return (np.abs(time_s - t[after]) <= guard_s) | (np.abs(time_s - t[before]) <= guard_s)
+
+
+def drop_near_gaps(edges: Edges, gaps: RecordingGaps, guard_s: float) -> tuple[Edges, RecordingGaps]:
+    """``edges`` (capture seconds) without those within ``guard_s`` of a gap; the count goes into the gaps."""
+    keep = ~near_gaps(edges.time, gaps, guard_s)
+    kept = Edges(edges.time[keep], edges.channel[keep], edges.polarity[keep], edges.sigma[keep],
+                 edges.unit_s, edges.source)
+    return kept, replace(gaps, edges_dropped=int(np.count_nonzero(~keep)))

@@ -1,0 +1,64 @@
+"""The ``pintime`` command line: one subcommand per module, bad input → one line on stderr, exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from types import ModuleType
+
+from pintime.errors import PintimeError
+
+# One BLAS/OpenMP thread unless the user says otherwise: the analyzer solves many small systems, where a
+# thread pool only adds contention (Table 2's cut system: 60 s with OpenBLAS's default threads on 2 cores,
+# 8.6 s with one). Set before any subcommand's module imports numpy.
+for _threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_threads, "1")
+
+from pintime.cli import analyze, cfg, edges, record, report, synth, validate  # noqa: E402
+
+# subcommand → its module, which provides ``add_arguments(parser)`` and ``run(args) -> int``
+COMMANDS: dict[str, tuple[ModuleType, str]] = {
+    "synth": (synth, "render an edge list into the WAV a sound card would record"),
+    "analyze": (analyze, "print Table 1, Table 2 or your functions' times from a capture"),
+    "validate": (validate, "compare a capture's estimates with the simavr truth"),
+    "edges": (edges, "every edge of a capture: time, channel, polarity, uncertainty"),
+    "cfg": (cfg, "basic blocks of a compiled AVR function with their cycle costs (Table 2)"),
+    "report": (report, "one Markdown report from `pintime validate --json` results"),
+    "record": (record, "record a capture from a real sound card (192 kHz, 24-bit, stereo)"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pintime",
+        description="Measure execution times of microcontroller code to the cycle from a GPIO pin "
+        "recorded by a sound card (Moreno & Fischmeister's method, and better edge timing).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        module.add_arguments(p)
+        p.set_defaults(run=module.run)
+    return parser
+
+
+def one_line(message: str) -> str:
+    """``message`` with every character that is not printable (a newline, U+0085 NEL quoted from a damaged
+    file…) written as its escape: an error is one line, whatever the file it quotes holds."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except PintimeError as err:
+        print(f"pintime: error: {one_line(str(err))}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("pintime: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of the output went away (`pintime analyze X | head`): no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor one at exit, flushing stdout
+        return 141  # 128 + SIGPIPE, as a shell reports a command a closed pipe stopped

@@ -1,0 +1,71 @@
+"""``pintime analyze CAPTURE``: the pipeline's results printed, and as JSON and figures on request."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from pintime.estimate.table1 import format_table1
+from pintime.estimate.user import format_user
+from pintime.files import refuse_overwrite, write_text
+from pintime.frames import PROGRAMS
+from pintime.locate.capture_edges import METHODS
+from pintime.pipeline import Analysis, analyze, refuse_unused_elf, summary_json, table2_inputs
+from pintime.table2.table import format_table2
+
+
+def format_summary(a: Analysis) -> str:
+    """Header lines (run, clock, frames) then Table 1."""
+    c, d = a.clock, a.decode
+    rate = "(unknown unit)" if c.rate_ppm is None else f"{c.rate_ppm:+.4f} ± {c.rate_ppm_sigma:.4f} ppm"
+    ppm = (f"clock: capture clock vs MCU {rate}"
+           + f" from {c.fit.n_edges} reference edges, residual RMS {c.residual_rms_us:.3g} µs")
+    if a.cal_ppm is not None:
+        ppm += f"; calibration train after calibration {a.cal_ppm[0]:+.4f} ± {a.cal_ppm[1]:.4f} ppm"
+    reasons = ", ".join(f"{k} {v}" for k, v in sorted(d.reasons.items()))
+    frames = (f"frames: {len(d.frames)} decoded, {d.rejected} rejected"
+              + (f" ({reasons})" if reasons else "")
+              + f", {d.incomplete} incomplete" + ("" if a.missing is None else f", {a.missing} missing")
+              + ("" if a.gaps is None else f", {a.lost_to_gaps} cut by {len(a.gaps.gaps)} recording gap(s) "
+                 f"listed in {a.gaps.sidecar} ({a.gaps.edges_dropped} edges beside them dropped)")
+              + ("; measurement polarity was inverted (undone)" if d.inverted else ""))
+    run = (f"{a.path}: program {PROGRAMS[a.run['program']]}, F_CPU {a.run['f_cpu_hz']} Hz, "
+           f"firmware {a.run['revision']:08x}")
+    table = format_table1(a.table) if a.table2 is None else format_table2(a.table2)
+    if a.user is not None:
+        table = format_user(a.user)
+    return "\n".join([run, ppm, frames, "", table])
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("capture", help="WAV recording, simavr VCD or edge-list CSV")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--plots", metavar="DIR", help="write the paper's figures from this capture")
+    parser.add_argument("--method", choices=METHODS, default=None,
+                        help="edge locator for WAV captures (default: template)")
+    parser.add_argument("--visits", metavar="FILE", default=None,
+                        help="table2: simavr per-pulse visits (default: PREFIX.visits.csv beside the edges)")
+    parser.add_argument("--elf", metavar="FILE", default=None,
+                        help="user programs: the firmware ELF, to name the measured functions")
+
+
+def run(args: argparse.Namespace) -> int:
+    refuse_overwrite([args.json, args.plots],
+                     [args.capture, args.elf, *table2_inputs(args.capture, args.visits)])
+    a = analyze(args.capture, args.method, args.visits, args.elf)
+    refuse_unused_elf(a, args.elf)
+    if args.json:
+        write_text(args.json, json.dumps(summary_json(a), indent=2) + "\n")
+    print(format_summary(a))
+    print_figures(a, args.plots)
+    return 0
+
+
+def print_figures(a: Analysis, directory: str | None) -> None:
+    """Write the capture's figures when ``--plots DIR`` asks for them (matplotlib loaded only then)."""
+    if directory is None:
+        return
+    from pintime.plots.figures import write_figures
+    for p in write_figures(a, Path(directory)):
+        print(f"wrote {p}")

@@ -1,0 +1,58 @@
+"""``pintime edges CAPTURE``: every edge of a capture with its time, channel, polarity and uncertainty."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+
+import numpy as np
+
+from pintime.capture.gaps import drop_near_gaps, read_gaps
+from pintime.errors import PintimeError
+from pintime.files import refuse_overwrite, write_text
+from pintime.locate.capture_edges import GAP_GUARD_S, METHODS, locate_capture
+from pintime.pipeline import load_edges, sniff
+
+HEADER = "time_s,channel,polarity,sigma_s"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("capture", help="WAV recording (or a simavr VCD / edge-list CSV: exact edges)")
+    parser.add_argument("--method", choices=METHODS, default="template",
+                        help="edge locator for WAV captures (default: template)")
+    parser.add_argument("--csv", metavar="FILE", help="write the edges here instead of standard output")
+
+
+def run(args: argparse.Namespace) -> int:
+    refuse_overwrite([args.csv], [args.capture])
+    if sniff(args.capture) == "wav":
+        gaps = read_gaps(args.capture)
+        result = locate_capture(args.capture, args.method, progress=sys.stderr.isatty())
+        edges = result.edges
+        inverted = {None: "undetermined (no quiet interval)", True: "inverted (undone)", False: "normal"}
+        learned = ("calibration train" if result.train is not None
+                   else "blind, from isolated edges (no calibration train: may carry sub-sample bias)")
+        if gaps is not None:
+            edges, gaps = drop_near_gaps(edges, gaps, GAP_GUARD_S)
+        print(f"{len(edges.time)} edges, method {result.method}, polarity {inverted[result.inverted]}, "
+              f"template {learned}, noise {result.noise_rms[0]:.3g}/{result.noise_rms[1]:.3g} FS, "
+              f"median CRLB {np.median(result.crlb_s) * 1e9:.3g} ns", file=sys.stderr)
+        if gaps is not None:
+            print(f"{len(gaps.gaps)} recording gap(s) listed in {gaps.sidecar} at "
+                  f"{', '.join(f'{t:.6f}' for t in gaps.times_s)} s: {gaps.edges_dropped} edges beside them "
+                  "dropped; times after a gap are file times, short of the audio it lost", file=sys.stderr)
+    else:
+        edges = load_edges(args.capture)
+        if edges.unit_s is None:
+            raise PintimeError(f"{args.capture}: edge list times are MCU cycles with no known F_CPU; "
+                               "they are already exact edges")
+    scale = edges.unit_s
+    rows = np.column_stack([edges.time * scale, edges.channel, edges.polarity, edges.sigma * scale])
+    text = io.StringIO()
+    np.savetxt(text, rows, fmt=["%.12f", "%d", "%d", "%.3e"], delimiter=",", header=HEADER, comments="")
+    if args.csv:
+        write_text(args.csv, text.getvalue())
+    else:
+        sys.stdout.write(text.getvalue())
+    return 0

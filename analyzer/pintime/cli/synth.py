@@ -1,0 +1,53 @@
+"""``pintime synth EDGES.csv -o CAPTURE.wav``: the sound-card model as a command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pintime.cli.args import number
+from pintime.errors import PintimeError
+from pintime.soundcard.model import PROFILES, SAMPLE_RATE_HZ, get_profile
+from pintime.soundcard.synth import synthesize
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = "profiles: " + "; ".join(f"{p.name} = {p.description}" for p in PROFILES.values())
+    parser.add_argument("edges", metavar="EDGES.csv", help="edge list from the simavr harness")
+    parser.add_argument("-o", "--output", metavar="CAPTURE.wav", required=True,
+                        help="output WAV (192 kHz, 24-bit, stereo); CAPTURE.json sidecar next to it")
+    parser.add_argument("--profile", default="default",
+                        help=f"sound-card profile: {', '.join(PROFILES)} (default: default)")
+    parser.add_argument("--seed", default="0", help="random seed, a non-negative integer (default: 0)")
+    parser.add_argument("--f-cpu-hz", metavar="F", default=None,
+                        help="MCU clock; default: f_cpu_hz from the simulation JSON next to EDGES.csv")
+    parser.add_argument("--duration-s", metavar="S", default=None,
+                        help="record only the first S seconds (default: the whole run)")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite an existing CAPTURE.wav and its sidecar")
+    parser.add_argument("--plot", metavar="DIR", default=None,
+                        help="also write PNGs: a rendered edge per filter kind, a drooping pulse")
+
+
+def run(args: argparse.Namespace) -> int:
+    profile = get_profile(args.profile)
+    seed = number(args.seed, "--seed", int)
+    f_cpu_hz = None if args.f_cpu_hz is None else number(args.f_cpu_hz, "--f-cpu-hz", float)
+    duration_s = None if args.duration_s is None else number(args.duration_s, "--duration-s", float)
+    result = synthesize(args.edges, args.output, profile, seed, f_cpu_hz, duration_s,
+                        progress=sys.stderr.isatty(), force=args.force)
+    print(f"{result.wav_path}: {result.n_samples / SAMPLE_RATE_HZ:.2f} s, profile {profile.name}, "
+          f"seed {seed}, rendered in {result.render_s:.1f} s; sidecar {result.sidecar_path}")
+    if result.clipped_samples:
+        print(f"pintime: warning: {result.clipped_samples} samples clipped at full scale", file=sys.stderr)
+    if args.plot:
+        from pintime.plots.soundcard import write_plots  # matplotlib only when asked
+
+        try:
+            paths = write_plots(Path(args.plot), profile)
+        except OSError as err:
+            raise PintimeError(f"{args.plot}: cannot write the plots ({err})") from None
+        for path in paths:
+            print(f"plot: {path}")
+    return 0

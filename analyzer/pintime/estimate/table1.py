@@ -1,0 +1,185 @@
+"""The paper's Table 1 (and the §5 overdetermined system) from decoded frames and calibrated edge times."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pintime.estimate import estimators as est
+from pintime.frames import Frame
+
+# Moreno & Fischmeister, Table 1, in the paper's order: (technique, n, label, mean µs, std µs)
+PAPER_TABLE1: list[tuple[str, int, str, float, float]] = [
+    ("line_fit", 10, "Line fitting 1×–10×", 99.986, 0.125),
+    ("line_fit", 20, "Line fitting 1×–20×", 100.001, 0.044),
+    ("differential", 55, "Differential 55×", 99.834, 0.237),
+    ("differential", 210, "Differential 210×", 100.009, 0.121),
+    ("differential", 1000, "Differential 1000×", 100.003, 0.05),
+    ("direct", 1, "Direct (1×)", 108.521, 1.119),
+    ("executing", 10, "Executing 10×", 100.808, 0.135),
+    ("executing", 20, "Executing 20×", 100.412, 0.068),
+    ("executing", 55, "Executing 55×", 100.154, 0.024),
+    ("executing", 100, "Executing 100×", 100.087, 0.012),
+    ("executing", 210, "Executing 210×", 100.004, 0.004),
+]
+_ORDER = ["line_fit", "differential", "direct", "executing"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One Table 1 row: our estimate of the 100-cycle routine's time, and the paper's beside it."""
+
+    technique: str  # "direct", "executing", "differential" or "line_fit"
+    n: int  # executions (direct 1, executing N, differential pairs N, line fit up to M)
+    label: str
+    estimate: est.Estimate
+    paper_mean_us: float | None
+    paper_std_us: float | None
+    details: dict[str, Any] = field(default_factory=dict)  # technique-specific extras (JSON-ready)
+
+
+@dataclass(frozen=True)
+class Table1:
+    """Table 1 rows in the paper's order, the per-repetition line fits behind them, and the §5 system."""
+
+    rows: list[Row]
+    line_fits: dict[int, est.LineFit]  # by M, for the figures
+    line_points: dict[int, np.ndarray]  # by M: pulse widths (R, M) the line fits were made from, µs
+    overdetermined: est.Overdetermined | None
+    overdetermined_m: int | None
+
+
+def pulse_widths_us(time: np.ndarray, group: np.ndarray, us_per_unit: float) -> np.ndarray:
+    """Widths of a group's pulses, each rising edge to the falling edge after it (FORMAT.md §1), in µs.
+
+    The difference is taken in the source time base first, so large absolute times add no rounding.
+    """
+    return (time[group[1::2]] - time[group[0::2]]) * us_per_unit
+
+
+def _label(technique: str, n: int) -> str:
+    return {"line_fit": f"Line fitting 1×–{n}×", "differential": f"Differential {n}×",
+            "direct": "Direct (1×)", "executing": f"Executing {n}×"}[technique]
+
+
+def _rows_of(technique: str, n: int,
+             widths: list[np.ndarray]) -> tuple[est.Estimate, dict[str, Any], est.LineFit | None]:
+    """Apply one technique's estimator to its repetitions' pulse widths."""
+    if technique == "direct":
+        return est.direct(np.array([w[0] for w in widths])), {}, None
+    if technique == "executing":
+        return est.executing(np.array([w[0] for w in widths]), n), {}, None
+    if technique == "differential":
+        pairs = np.array(widths).reshape(len(widths), n, 2)  # pulse widths alternate 1 call, 2 calls
+        d = est.differential(pairs[:, :, 0], pairs[:, :, 1])
+        return d.mean, {"median": _estimate_json(d.median), "trimmed_mean": _estimate_json(d.trimmed_mean),
+                        "trim_fraction": est.TRIM_FRACTION}, None
+    fit = est.line_fit(np.array(widths))
+    details = {"intercept": _estimate_json(fit.intercept),
+               "r2_mean": float(np.mean([r.r2 for r in fit.reps])),
+               "residual_rms_us_mean": float(np.mean([r.residual_rms_us for r in fit.reps])),
+               "outliers": fit.outliers, "outlier_factor": est.OUTLIER_FACTOR}
+    return fit.slope, details, fit
+
+
+def build_table1(frames: list[Frame], time: np.ndarray, us_per_unit: float) -> Table1:
+    """Table 1 rows (paper order, then any other sizes) and the overdetermined system, from valid frames.
+
+    ``time`` are the measurement-channel edge times (source time base) the frames' groups index into;
+    ``us_per_unit`` converts them to MCU µs (from the clock calibration).
+    """
+    widths: dict[tuple[str, int], list[np.ndarray]] = defaultdict(list)
+    technique_of = {"direct": "direct", "executing": "executing", "differential": "differential",
+                    "line": "line_fit", "overdet": "overdet"}
+    for frame in frames:
+        if frame.kind in technique_of:
+            n = frame.fields.get("n", frame.fields.get("m", 1))
+            widths[(technique_of[frame.kind], n)].append(pulse_widths_us(time, frame.group, us_per_unit))
+    paper = {(t, n): (mean, std) for t, n, _, mean, std in PAPER_TABLE1}
+    paper_keys = [(t, n) for t, n, *_ in PAPER_TABLE1]
+    keys = [k for k in widths if k[0] != "overdet"]
+    keys.sort(key=lambda k: (paper_keys.index(k), 0) if k in paper else (len(paper_keys) + _ORDER.index(k[0]),
+                                                                              k[1]))
+    rows: list[Row] = []
+    line_fits: dict[int, est.LineFit] = {}
+    line_points: dict[int, np.ndarray] = {}
+    for technique, n in keys:
+        estimate, details, fit = _rows_of(technique, n, widths[(technique, n)])
+        if fit is not None:
+            line_fits[n] = fit
+            line_points[n] = np.array(widths[(technique, n)])
+        mean, std = paper.get((technique, n), (None, None))
+        rows.append(Row(technique, n, _label(technique, n), estimate, mean, std, details))
+    overdet = None
+    overdet_m = max((n for t, n in widths if t == "overdet"), default=None)
+    if overdet_m is not None:
+        k = np.arange(1, overdet_m + 1)
+        m_calls = np.where(k == 1, 1, k + 1)  # FORMAT.md §4: M_1 = 1, M_k = k + 1 (paper eq. 6–7)
+        overdet = est.overdetermined(np.array(widths[("overdet", overdet_m)]), k, m_calls)
+    return Table1(rows, line_fits, line_points, overdet, overdet_m)
+
+
+def _estimate_json(e: est.Estimate) -> dict[str, Any]:
+    return {"mean_us": e.mean_us, "std_us": _num(e.std_us), "ci95_us": [_num(x) for x in e.ci95_us],
+            "count": e.count}
+
+
+def _num(x: float) -> float | None:
+    return None if np.isnan(x) else float(x)
+
+
+def table1_json(table: Table1) -> dict[str, Any]:
+    """The ``table1`` rows and the ``overdetermined`` result as in DESIGN.md §2."""
+    rows = []
+    for row in table.rows:
+        rows.append({"technique": row.technique, "n": row.n, "label": row.label,
+                     **_estimate_json(row.estimate),
+                     "paper_mean_us": row.paper_mean_us, "paper_std_us": row.paper_std_us, **row.details})
+    out: dict[str, Any] = {"table1": rows}
+    if table.overdetermined is not None:
+        o = table.overdetermined
+        out["overdetermined"] = {"m": table.overdetermined_m, "t_e": _estimate_json(o.t_e),
+                                 "t_i": _estimate_json(o.t_i), "epsilon": _estimate_json(o.epsilon),
+                                 "condition": o.condition}
+    return out
+
+
+def _fmt(x: float, digits: int = 3) -> str:
+    if np.isnan(x):
+        return "—"
+    return f"{x:.{digits}f}" if x == 0 or abs(x) >= 10 ** -digits else f"{x:.2e}"
+
+
+def format_table1(table: Table1) -> str:
+    """Table 1 in the paper's layout, with the paper's values beside ours, then the extras."""
+    head = (f"{'Technique':<22} {'Execution time (µs)':>20} {'Std. deviation (µs)':>20}   "
+            f"{'paper (µs)':>10} {'paper std':>10} {'reps':>5}")
+    lines = [head, "-" * len(head)]
+    for row in table.rows:
+        e = row.estimate
+        paper = (f"{row.paper_mean_us:>10.3f} {row.paper_std_us:>10.3f}" if row.paper_mean_us is not None
+                 else f"{'':>10} {'':>10}")
+        ours = f"{_fmt(e.mean_us, 4):>20} {_fmt(e.std_us, 4):>20}"
+        lines.append(f"{row.label:<22} {ours}   {paper} {e.count:>5}")
+    for row in table.rows:
+        if row.technique == "differential":
+            med, trim = row.details["median"], row.details["trimmed_mean"]
+            lines.append(f"  {row.label}: median {med['mean_us']:.4f} µs, "
+                         f"{est.TRIM_FRACTION:.0%}-trimmed mean {trim['mean_us']:.4f} µs")
+        if row.technique == "line_fit":
+            d = row.details
+            lines.append(f"  {row.label}: intercept (ε) {d['intercept']['mean_us']:.4f} µs, "
+                         f"mean R² {d['r2_mean']:.9f}, "
+                         f"mean residual RMS {_fmt(d['residual_rms_us_mean'], 4)} µs, "
+                         f"{d['outliers']} outlier(s) rejected (> {est.OUTLIER_FACTOR:g}× median deviation)")
+    if table.overdetermined is not None:
+        o = table.overdetermined
+        lines.append(f"Overdetermined system (eq. 6–8), K = {table.overdetermined_m}, {o.t_e.count} reps: "
+                     f"T_e = {o.t_e.mean_us:.4f} ± {_fmt(o.t_e.std_us, 4)} µs, "
+                     f"T_i = {o.t_i.mean_us:.4f} ± {_fmt(o.t_i.std_us, 4)} µs, "
+                     f"ε = {o.epsilon.mean_us:.4f} ± {_fmt(o.epsilon.std_us, 4)} µs "
+                     f"(condition number {o.condition:.1f})")
+    return "\n".join(lines)

@@ -1,0 +1,124 @@
+"""Your own functions' execution times by straight-line fitting (paper §4) from USER frames.
+
+A user program (``firmware/pintime.h``, ``firmware/FORMAT.md`` §8) sends, per repetition and per registered
+function, a USER frame of M pulses, pulse k around k back-to-back calls of the function: its width is
+``k · T + ε``. The slope of each repetition's line fit (eq. 4–5, with the §4.1 outlier rule) is that
+repetition's T, the execution time per call with the CALL and RET; the intercept is ε.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pintime.errors import PintimeError
+from pintime.estimate import estimators as est
+from pintime.estimate.table1 import pulse_widths_us
+from pintime.frames import Frame
+
+_GROUP_SYMBOL = re.compile(r"^pintime_user_(\d+)_(\w+)$")  # firmware/pintime.h: function i's group
+
+
+@dataclass(frozen=True)
+class UserRow:
+    """One registered function: its line fit over the repetitions, in µs, and the MCU clock."""
+
+    function: int  # index in PINTIME_FUNCTIONS
+    name: str
+    m: int  # pulses per frame: 1 … m calls
+    fit: est.LineFit
+    f_cpu_hz: int
+
+    def cycles(self, us: float) -> float:
+        """A duration in MCU cycles."""
+        return us * self.f_cpu_hz / 1e6
+
+
+def function_names(elf: str | Path) -> dict[int, str]:
+    """Index → name of the functions a user program's ELF registers, from its symbol table (avr-nm)."""
+    try:
+        out = subprocess.run(["avr-nm", str(elf)], check=True, capture_output=True, text=True).stdout
+    except FileNotFoundError as e:
+        raise PintimeError("avr-nm not found: install binutils-avr (make deps) or omit --elf") from e
+    except subprocess.CalledProcessError as e:
+        raise PintimeError(f"{elf}: not an AVR ELF ({e.stderr.strip() or 'avr-nm failed'})") from e
+    names = {}
+    for line in out.splitlines():
+        match = _GROUP_SYMBOL.match(line.split()[-1]) if line.split() else None
+        if match:
+            names[int(match.group(1))] = match.group(2)
+    if not names:
+        raise PintimeError(f"{elf}: no pintime_user_<i>_<name> symbols: not a PINTIME_FUNCTIONS program")
+    return names
+
+
+def build_user(frames: list[Frame], time: np.ndarray, us_per_unit: float, f_cpu_hz: int,
+               names: dict[int, str] | None = None) -> list[UserRow]:
+    """One line fit per registered function (and frame size m), from the valid USER frames.
+
+    ``time`` are the measurement-channel edge times (source time base) the frames' groups index into,
+    ``us_per_unit`` converts them to MCU µs; ``names`` maps function indices to names (else "function i").
+    """
+    widths: dict[tuple[int, int], list[np.ndarray]] = defaultdict(list)
+    for frame in frames:
+        if frame.kind == "user":
+            key = (frame.fields["function"], frame.fields["m"])
+            widths[key].append(pulse_widths_us(time, frame.group, us_per_unit))
+    rows = []
+    for function, m in sorted(widths):
+        if m < 2:
+            raise PintimeError(f"USER frames of function {function} have m = {m}: a line needs 2 points")
+        name = (names or {}).get(function, f"function {function}")
+        rows.append(UserRow(function, name, m, est.line_fit(np.array(widths[(function, m)])), f_cpu_hz))
+    return rows
+
+
+def _estimate(e: est.Estimate, scale: float, unit: str) -> dict[str, Any]:
+    def num(x: float) -> float | None:
+        return None if np.isnan(x) else float(x * scale)
+    return {f"mean_{unit}": num(e.mean_us), f"std_{unit}": num(e.std_us),
+            f"ci95_{unit}": [num(x) for x in e.ci95_us]}
+
+
+def user_json(rows: list[UserRow]) -> dict[str, Any]:
+    """The ``user`` rows: per function the slope (time per call) and intercept ε, in µs and cycles."""
+    out = []
+    for r in rows:
+        f = r.fit
+        cycles_per_us = r.f_cpu_hz / 1e6
+        out.append({"function": r.function, "name": r.name, "m": r.m, "reps": f.slope.count,
+                    "time": _estimate(f.slope, 1.0, "us") | _estimate(f.slope, cycles_per_us, "cycles"),
+                    "intercept": (_estimate(f.intercept, 1.0, "us")
+                                  | _estimate(f.intercept, cycles_per_us, "cycles")),
+                    "r2_mean": float(np.mean([x.r2 for x in f.reps])),
+                    "residual_rms_us_mean": float(np.mean([x.residual_rms_us for x in f.reps])),
+                    "outliers": f.outliers, "outlier_factor": est.OUTLIER_FACTOR})
+    return {"user": out}
+
+
+def format_user(rows: list[UserRow]) -> str:
+    """Per function: time per call (slope) ± std over repetitions, 95 % CI, cycles; ε, R², residuals."""
+    if not rows:
+        return "no USER frame decoded"
+    head = (f"{'Function':<20} {'Time per call (µs)':>18} {'std (µs)':>10} {'95 % CI (µs)':>23} "
+            f"{'cycles':>10} {'std':>9} {'reps':>5}")
+    lines = ["Line fitting 1×–M× (paper §4), time per call with its CALL and RET:", head, "-" * len(head)]
+    for r in rows:
+        s = r.fit.slope
+        lo, hi = s.ci95_us
+        lines.append(f"{r.name:<20} {s.mean_us:>18.4f} {s.std_us:>10.2g} {f'[{lo:.4f}, {hi:.4f}]':>23} "
+                     f"{r.cycles(s.mean_us):>10.3f} {r.cycles(s.std_us):>9.2g} {s.count:>5}")
+    for r in rows:
+        i = r.fit.intercept
+        lines.append(f"  {r.name} (1×–{r.m}×): intercept ε {i.mean_us:.4f} ± {i.std_us:.2g} µs "
+                     f"({r.cycles(i.mean_us):.3f} cycles), "
+                     f"mean R² {np.mean([x.r2 for x in r.fit.reps]):.9f}, "
+                     f"mean residual RMS {np.mean([x.residual_rms_us for x in r.fit.reps]):.3g} µs, "
+                     f"{r.fit.outliers} outlier(s) rejected (> {est.OUTLIER_FACTOR:g}× median deviation)")
+    return "\n".join(lines)

@@ -1,0 +1,83 @@
+"""The user's files: JSON read with one clear line for any damage, results never written over an input."""
+
+from __future__ import annotations
+
+import json
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from pintime.errors import PintimeError
+
+
+def read_json(path: str | Path, what: str) -> dict[str, Any]:
+    """The JSON object in ``path`` (``what`` names it in errors: "truth JSON", "CFG JSON"…).
+
+    Raises
+    ------
+    PintimeError
+        Unreadable file, not UTF-8, not JSON (also: nested too deep to parse), or not a JSON object.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise PintimeError(f"{path}: cannot read the {what} ({err.strerror or err})") from None
+    except (ValueError, UnicodeDecodeError) as err:  # JSONDecodeError is a ValueError
+        raise PintimeError(f"{path}: the {what} is not JSON ({err})") from None
+    except RecursionError:
+        raise PintimeError(f"{path}: the {what} is nested too deep to be one") from None
+    if not isinstance(data, dict):
+        raise PintimeError(f"{path}: the {what} is not a JSON object")
+    return data
+
+
+def refuse_overwrite(outputs: list[str | Path | None], inputs: list[str | Path | None]) -> None:
+    """PintimeError if an output is one of the inputs (same file by any path: symlink, relative, hard
+    link) or two outputs are the same file."""
+    def same(a: Path, b: Path) -> bool:
+        if a.resolve() == b.resolve():
+            return True
+        try:
+            return a.samefile(b)  # hard links
+        except OSError:
+            return False
+    given = [Path(p) for p in inputs if p is not None]
+    written: list[Path] = []
+    for out in (Path(p) for p in outputs if p is not None):
+        hit = next((p for p in given if same(out, p)), None)
+        if hit is not None:
+            raise PintimeError(f"{out}: refusing to overwrite the input {hit}")
+        if any(same(out, w) for w in written):
+            raise PintimeError(f"{out}: given for two outputs")
+        written.append(out)
+
+
+def refuse_existing(outputs: list[Path], force: bool) -> None:
+    """PintimeError naming the first output that is a folder, or that exists unless ``force``."""
+    for path in outputs:
+        if path.is_dir():
+            raise PintimeError(f"{path}: is a folder; the output needs a file name")
+        if path.exists() and not force:
+            raise PintimeError(f"{path}: exists; refusing to overwrite it (--force to replace it)")
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """Write a result file; PintimeError naming it if that is impossible (a folder, no such folder…)."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise PintimeError(f"{path}: cannot write ({err.strerror or err})") from None
+
+
+def sidecar_path(wav_path: str | Path) -> Path:
+    """``CAPTURE.json`` next to ``CAPTURE.wav``."""
+    return Path(wav_path).with_suffix(".json")
+
+
+def version() -> str:
+    """pintime's installed version, stamped into the sidecars it writes."""
+    try:
+        return metadata.version("pintime")
+    except metadata.PackageNotFoundError:
+        return "unknown"

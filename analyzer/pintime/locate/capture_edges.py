@@ -1,0 +1,313 @@
+"""Every edge of a WAV capture, located to sub-sample precision with a selectable method.
+
+Two passes over the file, both in overlapping blocks (memory bounded, any length):
+
+1. *Learning* over the first seconds: detect the measurement channel's edges, find the calibration train
+   (FORMAT.md, CAL frame), learn the edge template from it together with the train's line
+   (:mod:`pintime.locate.train`), and measure the noise on quiet stretches (:mod:`pintime.locate.crlb`).
+   Edges beside a recording gap (:mod:`pintime.capture.gaps`) are left out, and the train is the longest
+   one between gaps.
+2. *Locating* the whole capture: detect the edges of both channels block by block and locate them with
+   the chosen method; close edges are fitted jointly (template method).
+
+Without a calibration train the template is learned blind from the first isolated edges (seeded by the
+threshold method, then alternating fit and refit): that inherits part of the seed's sub-sample bias
+(DESIGN.md §5), and is reported. Uncertainties: the template method's come from each fit; for every
+method they are raised, if need be, to the RMS error the method shows against the calibration train's
+straight line, which includes its sub-sample bias.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numba
+import numpy as np
+
+from pintime.capture.gaps import near_gaps, read_gaps
+from pintime.capture.wav import SAMPLE_RATE_HZ, Block, WavInfo, iter_blocks, open_wav
+from pintime.edges import Edges
+from pintime.errors import PintimeError
+from pintime.locate import detect, train
+from pintime.locate.crlb import crlb_samples, quiet_noise_rms
+from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
+from pintime.locate.inflection import locate_inflection
+from pintime.locate.template import Template
+from pintime.locate.threshold import locate_threshold
+
+METHODS = ("template", "inflection", "threshold")
+# An edge's location uses samples up to the template's half-support on either side (its own window, or
+# its neighbours' in a joint fit): edges this close to a recording gap may see the jump, and are dropped.
+GAP_GUARD_S = 2 * train.TEMPLATE_HALF_SAMPLES / SAMPLE_RATE_HZ
+BLOCK_FRAMES = 1 << 18  # 1.4 s per block (4 MB of float32 stereo with its float64 channel copy)
+PAD_FRAMES = 1024  # look-ahead/behind of a block: a group of close edges must fit in it
+LEARN_MAX_S = 8.0  # the calibration train is at the start of a capture (FORMAT.md §6)
+LEARN_EDGES = 1300  # enough measurement-channel edges to hold the whole train (1000 edges)
+SIMPLE_HALF = 16  # window half-width of the threshold and inflection methods (and of the seeds)
+MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this far inside a block's data
+BLIND_ROUNDS = 4  # fit / refit alternations of blind template learning
+
+
+@dataclass(frozen=True)
+class CaptureEdges:
+    """The located edges of a capture and what was learned on the way."""
+
+    edges: Edges  # times in seconds of the capture clock (sample 0 at t = 0)
+    method: str
+    crlb_s: np.ndarray  # Cramér–Rao bound of each edge (1-sigma, s)
+    inverted: bool | None  # the capture is inverted (None: no quiet interval to tell)
+    noise_rms: tuple[float, float]  # per channel, full-scale units
+    template: Template
+    train: train.TrainFit | None  # None: no calibration train, template learned blind
+    method_rms_s: float | None  # RMS error of the method against the train's line (None: no train)
+    info: WavInfo
+
+
+class _Detector:
+    """Edge detection per channel, with the typical edge strength remembered from block to block."""
+
+    def __init__(self) -> None:
+        self.swing: list[float | None] = [None, None]
+
+    def steps(self, block: Block, channel: int) -> tuple[np.ndarray, np.ndarray]:
+        """Absolute sample index and sign of the edges in the block's trusted part."""
+        x = block.data[:, channel]
+        threshold = detect.edge_threshold(x, self.swing[channel])
+        if threshold is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        pos, strength = detect.find_steps(x, threshold)
+        if self.swing[channel] is None and pos.size:
+            self.swing[channel] = float(np.median(np.abs(strength)))
+        lo = MARGIN if block.first > 0 else SIMPLE_HALF
+        # the file's last block has no look-ahead: its data ends where the file does, and the file's last
+        # edges are its own (trimming MARGIN there lost every edge in the last 0.6 ms of a capture)
+        hi = len(x) - (SIMPLE_HALF if block.first + len(x) < block.own_hi + PAD_FRAMES else MARGIN)
+        keep = (pos >= lo) & (pos < hi)
+        return pos[keep] + block.first, np.sign(strength[keep])
+
+
+def _windows(block: Block, channel: int, pos: np.ndarray, offsets: np.ndarray, info: WavInfo) -> np.ndarray:
+    """Samples ``pos + offsets`` of one channel (float64); refuses clipped ones."""
+    y = np.empty((len(pos), len(offsets)))
+    row = _gather_kernel(block.data, channel, pos - block.first, offsets, info.clip_level, y)
+    if row >= 0:
+        side = ("left", "right")[channel]
+        raise PintimeError(f"{info.path}: clipped signal at {pos[row] / info.samplerate_hz:.6f} s on the "
+                           f"{side} channel: lower the recording level (clipping ruins edge timing)")
+    return y
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather_kernel(data, channel, rows, offsets, clip_level, y):  # pragma: no cover (compiled)
+    """``y[e, k] = data[rows[e] + offsets[k], channel]``; returns the first window holding a sample at or
+    beyond ``clip_level`` (-1: none)."""
+    clipped = -1
+    for e in range(len(rows)):
+        for k in range(len(offsets)):
+            y[e, k] = data[rows[e] + offsets[k], channel]
+            if clipped < 0 and abs(y[e, k]) >= clip_level:
+                clipped = e
+    return clipped
+
+
+def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:
+    """Sub-sample seeds relative to the window centre (threshold method)."""
+    pos, _ = locate_threshold(y_simple, noise)
+    return pos - SIMPLE_HALF
+
+
+def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple[float, float], list]:
+    """Learning pass: template, train fit, noise per channel, and the train's windows."""
+    det = _Detector()
+    stop = int(min(LEARN_MAX_S * info.samplerate_hz, info.frames))
+    pos_all, sign_all, wins, simple = [], [], [], []
+    noise_parts: list[list[tuple[float, int]]] = [[], []]
+    for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, 0, stop):
+        for ch in (0, 1):
+            pos, sign = det.steps(block, ch)
+            own = (pos >= block.own_lo) & (pos < block.own_hi)
+            lo, hi = block.own_lo - block.first, block.own_hi - block.first
+            noise_parts[ch].append(quiet_noise_rms(block.data[lo:hi, ch], pos - block.own_lo, MARGIN))
+            if ch == 0:
+                pos, sign = pos[own], sign[own]
+                fits = (pos + train.WINDOW[0] >= block.first) & \
+                       (pos + train.WINDOW[-1] < block.first + len(block.data))
+                pos, sign = pos[fits], sign[fits]
+                pos_all.append(pos)
+                sign_all.append(sign)
+                wins.append(_windows(block, 0, pos, train.WINDOW, info))
+                simple.append(_windows(block, 0, pos, np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1), info))
+        if sum(len(p) for p in pos_all) >= LEARN_EDGES:
+            break
+    noise = (_pool(noise_parts[0]), _pool(noise_parts[1]))
+    pos = np.concatenate(pos_all)
+    if pos.size == 0:
+        raise PintimeError(f"{info.path}: no edges on the measurement (left) channel in the first "
+                           f"{stop / info.samplerate_hz:.1f} s: silence, or not a pintime capture")
+    sign, y, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
+    gaps = read_gaps(info.path)
+    stretch = np.zeros(len(pos), np.int64)
+    if gaps is not None:  # a window that sees a gap's jump is no edge's shape; a train's line stops at one
+        usable = ~near_gaps(pos / info.samplerate_hz, gaps, GAP_GUARD_S)
+        pos, sign, y, y_simple = pos[usable], sign[usable], y[usable], y_simple[usable]
+        stretch = np.searchsorted(gaps.times_s, pos / info.samplerate_hz)
+    seeds = _seeds(y_simple, noise[0]) + pos
+    idx = _longest_train(pos, sign, stretch)
+    if idx is not None:
+        fit = train.learn_from_train(y[idx], pos[idx], seeds[idx], sign[idx] < 0)
+        return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]]
+    try:
+        return _learn_blind(pos, y, seeds), None, noise, []
+    except PintimeError as err:  # name the capture
+        raise PintimeError(f"{info.path}: {err}") from None
+
+
+def _longest_train(pos: np.ndarray, sign: np.ndarray, stretch: np.ndarray) -> np.ndarray | None:
+    """:func:`pintime.locate.train.find_train` within each stretch between recording gaps: the longest
+    train."""
+    found = [np.flatnonzero(stretch == s) for s in np.unique(stretch)]
+    found = [sel[idx] for sel in found if (idx := train.find_train(pos[sel], sign[sel])) is not None]
+    return max(found, key=len, default=None)
+
+
+def _pool(parts: list[tuple[float, int]]) -> float:
+    """Pooled noise standard deviation from per-block estimates weighted by their chunk counts."""
+    var = sum(s * s * n for s, n in parts if n)
+    n = sum(n for _, n in parts if n)
+    return float(np.sqrt(var / n)) if n else float("nan")
+
+
+def _learn_blind(pos: np.ndarray, y: np.ndarray, seeds: np.ndarray) -> Template:
+    """Template from isolated edges without known positions: alternate locating and refitting."""
+    gap = np.diff(pos)
+    isolated = np.concatenate([[True], gap > len(train.WINDOW)]) & np.concatenate([gap > len(train.WINDOW),
+                                                                                     [True]])
+    if isolated.sum() < 20:
+        raise PintimeError("too few isolated edges to learn the edge shape (no calibration train found)")
+    y, tau = y[isolated], seeds[isolated] - pos[isolated]
+    template = Template.initial(train.TEMPLATE_HALF_SAMPLES, train.KNOT_SAMPLES)
+    m = train.WINDOW.astype(np.float64)
+    ramp = m / m[-1]
+    nuisance = np.linalg.qr(np.stack([np.ones(len(m)), ramp, ramp * ramp], axis=1))[0]
+    centre = -int(train.WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
+    for _ in range(BLIND_ROUNDS):
+        u = m[None, :] - tau[:, None]
+        amp = train.window_linear(template, y, u, ramp)[0][:, :1]
+        template = template.refit(u, np.broadcast_to(amp, u.shape), y, nuisance).normalized()
+        tau = fit_isolated(TemplateTable.build(template), y[:, centre], tau, 1.0).phase
+    return template
+
+
+def _method_rms(method: str, table: TemplateTable, noise: float, train_data: list) -> tuple[float, float]:
+    """RMS error of a method on the calibration train's edges about their line, and the RMS of the
+    uncertainties the method itself gave them (both in samples).
+
+    The line is piecewise linear in the edge index (:func:`pintime.locate.train.line_basis`), so that the
+    sample clock's wander over the train (nanoseconds in a second, DESIGN.md §5) is not charged to the
+    method; a method's sub-sample bias repeats every ~10 edges (the train's period is 0.104 sample past a
+    whole number, FORMAT.md), far too fast for the knots to take it.
+    """
+    pos, sign, y_simple, y = train_data
+    phase, sigma, _ = locate_single(method, table, noise, y_simple, y[:, -int(train.WINDOW[0]) + np.arange(
+        -FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)])
+    est = pos + phase
+    v = train.line_basis(sign < 0)
+    resid = est - v @ np.linalg.lstsq(v, est, rcond=None)[0]
+    dof = max(1, len(est) - v.shape[1])
+    return float(np.sqrt(np.sum(resid ** 2) / dof)), float(np.sqrt(np.mean(sigma ** 2)))
+
+
+def locate_single(method: str, table: TemplateTable, noise: float, y_simple: np.ndarray,
+                     y_fit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Phase from the window centre, 1-sigma and amplitude of single edges by ``method``."""
+    amp = np.mean(y_simple[:, -8:], axis=1) - np.mean(y_simple[:, :8], axis=1)
+    if method == "threshold":
+        phase, sigma = locate_threshold(y_simple, noise)
+        return phase - SIMPLE_HALF, sigma, amp
+    if method == "inflection":
+        phase, sigma = locate_inflection(y_simple, noise)
+        return phase - SIMPLE_HALF, sigma, amp
+    fit = fit_isolated(table, y_fit, _seeds(y_simple, noise), noise)
+    return fit.phase, fit.sigma, fit.amp
+
+
+def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Block, info: WavInfo,
+                  noise: tuple[float, float]) -> list[np.ndarray]:
+    """Located edges owned by one block: position (samples), sigma, amplitude, channel, signal sign.
+
+    Template method: edges with a neighbour within reach are fitted together with all their neighbours,
+    those in the block's padding included (an owned edge's neighbours are always in the block's data);
+    only the owned edges are kept, the others are owned, and fitted again, by the next or previous block.
+    """
+    simple_off = np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1)
+    fit_off = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
+    reach = table.reach_samples
+    out = []
+    for ch in (0, 1):
+        pos, sign = det.steps(block, ch)
+        own = (pos >= block.own_lo) & (pos < block.own_hi)
+        if method != "template":
+            pos, sign = pos[own], sign[own]
+        if not own.any():
+            continue
+        y_simple = _windows(block, ch, pos, simple_off, info)
+        if method == "template":
+            gap = np.diff(pos)
+            alone = np.concatenate([[True], gap >= reach]) & np.concatenate([gap >= reach, [True]])
+            phase, sigma, amp = np.empty(len(pos)), np.empty(len(pos)), np.empty(len(pos))
+            y_fit = y_simple[:, SIMPLE_HALF + fit_off]
+            seeds = _seeds(y_simple, noise[ch])
+            fit = fit_isolated(table, y_fit[alone], seeds[alone], noise[ch])
+            phase[alone], sigma[alone], amp[alone] = fit.phase, fit.sigma, fit.amp
+            if (~alone).any():
+                x = block.data[:, ch]
+                fit = fit_groups(table, x, pos[~alone] - block.first, seeds[~alone], noise[ch])
+                phase[~alone], sigma[~alone], amp[~alone] = fit.phase, fit.sigma, fit.amp
+            pos, sign, phase, sigma, amp = pos[own], sign[own], phase[own], sigma[own], amp[own]
+        else:
+            phase, sigma, amp = locate_single(method, table, noise[ch], y_simple, y_simple)
+        out.append(np.stack([pos + phase, sigma, amp, np.full(len(pos), ch), sign]))
+    return out
+
+
+def locate_capture(path: str | Path, method: str | None = None, progress: bool = False) -> CaptureEdges:
+    """Locate every edge of the WAV capture ``path`` with ``method`` (default: template).
+
+    Raises
+    ------
+    PintimeError
+        Bad file (see :func:`pintime.capture.wav.open_wav`), silence, clipped edges, unknown method.
+    """
+    method = method or "template"
+    if method not in METHODS:
+        raise PintimeError(f"unknown edge method '{method}' (valid: {', '.join(METHODS)})")
+    info = open_wav(path)
+    template, train_fit, noise, train_data = learn_capture(info)
+    table = TemplateTable.build(template)
+    det = _Detector()
+    parts: list[np.ndarray] = []
+    blocks = iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES)
+    if progress:
+        from tqdm import tqdm  # only for long runs on a terminal
+
+        blocks = tqdm(blocks, total=-(-info.frames // BLOCK_FRAMES), unit="block", desc="edges")
+    for block in blocks:
+        parts += _locate_block(method, table, det, block, info, noise)
+    located = np.concatenate(parts, axis=1) if parts else np.zeros((5, 0))
+    located = located[:, np.argsort(located[0], kind="stable")]
+    pos, sigma, amp, channel, sign = located
+    channel = channel.astype(np.int8)
+    method_rms = None
+    if train_data:
+        rms, own_sigma = _method_rms(method, table, noise[0], train_data)
+        method_rms = rms / info.samplerate_hz
+        sigma = np.sqrt(sigma ** 2 + max(0.0, rms ** 2 - own_sigma ** 2))  # the bias the train revealed
+    fs = info.samplerate_hz
+    on0 = channel == 0
+    inverted = detect.capture_inverted(pos[on0] / fs, sign[on0])
+    polarity = (sign * (-1 if inverted else 1)).astype(np.int8)
+    noise_per_edge = np.where(channel == 0, noise[0], noise[1])
+    crlb = crlb_samples(template, amp, pos, 1.0) * noise_per_edge / fs
+    edges = Edges(pos / fs, channel, polarity, sigma / fs, 1.0, str(path))
+    return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info)

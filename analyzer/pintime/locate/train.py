@@ -1,0 +1,172 @@
+"""Learning the edge template from the calibration train (FORMAT.md, CAL frame; DESIGN.md §5).
+
+The CAL frame toggles the measurement pin every P cycles, P not a whole number of samples, so the true edge
+times lie on a straight line ``τ_i = t₀ + i·P + δ·[edge i falls]`` whose sub-sample positions cover every
+phase. Fitting the template and that line together learns the step response without the bias of any seed
+estimator, and yields the train period in samples (the clock ratio) and the fall−rise offset δ.
+
+In the card's samples the line is only nearly straight: the sample clock wanders by nanoseconds over the
+train's second (DESIGN.md §5), which a straight line would blur into the template as a phase-dependent
+bias. The line is therefore continuous piecewise linear in the edge index, a knot every ``KNOT_EDGES``
+edges (:func:`line_basis`); each stretch between knots still covers every sub-sample phase twice (the
+period is 0.104 sample past a whole number, FORMAT.md), so the template stays determined.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pintime.locate.template import Template
+
+MIN_TRAIN_EDGES = 100  # fewer evenly spaced edges are not a calibration train
+SPACING_TOLERANCE_SAMPLES = 2.0  # coarse positions are whole samples: spacing wobbles by ±1
+TEMPLATE_HALF_SAMPLES = 48  # U: well beyond the anti-alias ringing of common ADC decimation filters
+KNOT_SAMPLES = 0.0625  # spline knots: a sharp filter's edge needs 16 per sample to stay below the noise
+FINE_EDGES = 500  # the fine template is fitted to this many train edges (cost ∝ edges × coefficients²)
+COARSE_KNOT_SAMPLES = 0.25  # knots while the train's line converges (16× cheaper normal equations)
+COARSE_EDGES = 250  # ... fitted to this many train edges (the line itself is fitted to all of them)
+BASELINE_SAMPLES = 24  # window samples before the template's support: they pin each window's baseline
+# learning window around an edge's coarse sample: the baseline stretch, then the support and two samples
+# more (data beyond the support would let the template's end trade its slope against the baselines)
+WINDOW = np.arange(-(TEMPLATE_HALF_SAMPLES + BASELINE_SAMPLES), TEMPLATE_HALF_SAMPLES + 2)
+MIN_ITERATIONS, MAX_ITERATIONS = 3, 20
+RIPPLE_RATES = (32, 64, 128, 256)  # delta-sigma modulator rates, multiples of fs
+RIPPLE_POWER = 100.0  # a ripple must carry this many times the power noise would put at its rate
+TOLERANCE_SAMPLES = 1e-6  # stop when the line's shape and δ move less than this (~5 ps)
+KNOT_EDGES = 20  # the train's line bends every this many edges (~20 ms): the clock wanders over the train
+
+
+@dataclass(frozen=True)
+class TrainFit:
+    """The template learned from a calibration train and the line its edges lie on (samples)."""
+
+    template: Template
+    first_samples: float  # t₀: position of the first (rising) edge
+    period_samples: float  # P
+    fall_offset_samples: float  # δ: falling edges come this much later than the line of rising ones
+    edges: int
+    residual_rms: float  # of the samples, after the fit (noise plus template misfit)
+
+
+def find_train(pos: np.ndarray, sign: np.ndarray) -> np.ndarray | None:
+    """Indices of the longest run of evenly spaced, alternating edges (or None if shorter than 100)."""
+    if pos.size < MIN_TRAIN_EDGES:
+        return None
+    gap = np.diff(pos).astype(np.float64)
+    ok = (np.abs(np.diff(gap, prepend=np.nan)) <= SPACING_TOLERANCE_SAMPLES) & (sign[1:] == -sign[:-1])
+    # runs of True in ok: edges j .. j+len of a run of gaps
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], ok.astype(np.int8), [0]])))
+    if edges.size == 0:
+        return None
+    starts, stops = edges[::2], edges[1::2]
+    best = int(np.argmax(stops - starts))
+    lo, hi = starts[best] - 1, stops[best] + 1  # the run's first gap was checked against the one before it
+    lo = max(lo, 0)
+    if hi - lo < MIN_TRAIN_EDGES:
+        return None
+    return np.arange(lo, hi)
+
+
+def line_basis(falling: np.ndarray) -> np.ndarray:
+    """Design of the train's edge positions: a continuous piecewise-linear function of the edge index, knots
+    every ``KNOT_EDGES`` edges (hat functions), then δ for the falling edges (last column)."""
+    k = np.arange(len(falling), dtype=np.float64) / KNOT_EDGES
+    knots = np.arange(int(np.ceil(k[-1])) + 1)
+    hat = np.maximum(0.0, 1.0 - np.abs(k[:, None] - knots[None, :]))
+    return np.column_stack([hat, falling.astype(np.float64)])
+
+
+def window_linear(template: Template, y: np.ndarray, u: np.ndarray, ramp: np.ndarray):
+    """Per window: least-squares ``(A, a, b, c)`` of ``A·g(u) + a + b·ramp + c·ramp²`` at fixed positions.
+
+    The baseline terms carry the DC offset, hum and the droop of earlier edges over the window.
+    """
+    g, dg = template.evaluate(u)
+    ramp = np.broadcast_to(ramp, g.shape)
+    cols = np.stack([g, np.ones_like(g), ramp, ramp * ramp], axis=-1)
+    normal = cols.transpose(0, 2, 1) @ cols
+    lin = np.linalg.solve(normal, np.einsum("elp,el->ep", cols, y)[:, :, None])[:, :, 0]
+    return lin, cols, dg, normal
+
+
+def modulator_ripple(u: np.ndarray, resid: np.ndarray) -> float:
+    """Rate M (per sample) of a ripple cos/sin(2πMu) left in the residuals near the edges, or 0.
+
+    A delta-sigma ADC samples at M·fs (M = 32 … 256) and its decimation filter passes that grid's images,
+    so its step response carries a fine ripple of period 1/M sample that a smooth template cannot follow.
+    The residuals (signed by each edge's polarity) are projected on each candidate rate; a rate is kept
+    when its power stands far above what the noise (measured before the edges, where the windows hold
+    only baseline) puts at any rate: exponentially distributed, mean 1. A smooth template's own misfit
+    varies over a sample or more and puts next to nothing at these rates.
+    """
+    near = np.abs(u) < 2.0
+    uu, rr = u[near], resid[near]
+    noise_var = np.mean(resid[u < -TEMPLATE_HALF_SAMPLES] ** 2)
+    power = {m: 2 * abs(np.sum(rr * np.exp(-2j * np.pi * m * uu))) ** 2 / (noise_var * len(rr))
+             for m in RIPPLE_RATES}
+    best, best_power = max(power.items(), key=lambda item: item[1])
+    return float(best) if best_power > RIPPLE_POWER else 0.0
+
+
+def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray,
+                     falling: np.ndarray) -> TrainFit:
+    """Fit template and line to the windows of a calibration train.
+
+    Parameters
+    ----------
+    y : (edges, len(WINDOW)) samples ``centre + WINDOW`` of each train edge, in train order (none skipped)
+    centre : (edges,) coarse sample index of each edge
+    seed_samples : (edges,) absolute seed positions from any simple estimator (only the line's start)
+    falling : (edges,) bool, the edge falls (in the signal's own polarity)
+
+    Each window's baseline (offset, slope, curvature: DC, hum, droop of the edge before) is solved jointly
+    with the template; the stretch before the support, where the edge has no effect yet, keeps the
+    template from trading shape against baselines.
+    """
+    n, length = y.shape
+    v = line_basis(falling)
+    line = np.linalg.lstsq(v, seed_samples, rcond=None)[0]
+    m = WINDOW.astype(np.float64)
+    ramp = m / WINDOW[-1]
+    nuisance = np.linalg.qr(np.stack([np.ones(length), ramp, ramp * ramp], axis=1))[0]
+
+    def refit(template: Template, fresh: Template, carrier: float):
+        """``fresh`` refitted at the current line (amplitudes from ``template``), one line step, the
+        residuals, and ``u`` with the residuals signed by each edge's polarity."""
+        u = m[None, :] - (v @ line - centre)[:, None]
+        fine = fresh.knot_samples < COARSE_KNOT_SAMPLES
+        k = slice(None, None, max(1, n // (FINE_EDGES if fine else COARSE_EDGES)))
+        lin, _, _, _ = window_linear(template, y[k], u[k], ramp)
+        fresh = fresh.refit(u[k], np.broadcast_to(lin[:, :1], u[k].shape), y[k], nuisance, carrier)
+        # line update by variable projection: per edge, the τ information left after the linear terms
+        lin, cols, dg, n_ll = window_linear(fresh, y, u, ramp)
+        resid = y - np.einsum("elp,ep->el", cols, lin)
+        j_tau = -lin[:, :1] * dg
+        n_lt = np.einsum("elp,el->ep", cols, j_tau)
+        proj = np.linalg.solve(n_ll, n_lt[:, :, None])[:, :, 0]
+        info = np.sum(j_tau * j_tau, axis=1) - np.sum(n_lt * proj, axis=1)
+        grad = np.sum(j_tau * resid, axis=1) - np.sum(proj * np.einsum("elp,el->ep", cols, resid), axis=1)
+        step = np.linalg.solve((v * info[:, None]).T @ v, v.T @ grad)
+        return fresh, step, resid, (u, resid * np.sign(lin[:, :1]))
+
+    # coarse knots until the line has converged (cheap), then the fine template with its ripple if any
+    template = Template.initial(TEMPLATE_HALF_SAMPLES, COARSE_KNOT_SAMPLES)
+    for iteration in range(MAX_ITERATIONS):
+        template, step, resid, signed = refit(template, template, 0.0)
+        line = line + step
+        # a common shift of the knots trades off against the template's origin and creeps slowly; it does
+        # not matter, the line's shape and δ do
+        shape = step[:-1] - np.mean(step[:-1])
+        if iteration + 1 >= MIN_ITERATIONS and np.max(np.abs(shape)) < TOLERANCE_SAMPLES \
+                and abs(step[-1]) < TOLERANCE_SAMPLES:
+            break
+    carrier = modulator_ripple(*signed)
+    template, step, resid, _ = refit(template, Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES), carrier)
+    line = line + step
+    rms = float(np.sqrt(np.mean(resid * resid)))
+    final = template.normalized()
+    shift = final.origin - template.origin  # edge times move with the origin
+    period, first = np.polyfit(np.arange(n), v[:, :-1] @ line[:-1], 1)  # the line's mean slope: P
+    return TrainFit(final, float(first + shift), float(period), float(line[-1]), n, rms)

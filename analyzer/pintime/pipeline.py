@@ -1,0 +1,166 @@
+"""The analysis pipeline: capture → edges → clock calibration → frames → estimates (Table 1, Table 2, user
+functions). ``pintime analyze``, ``pintime validate`` and the benchmarks all call :func:`analyze`."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pintime import clock as clk
+from pintime.capture.edgelist import read_edge_list
+from pintime.capture.gaps import RecordingGaps, drop_near_gaps, read_gaps
+from pintime.capture.sniff import sniff
+from pintime.capture.vcd import read_vcd
+from pintime.edges import MEASUREMENT_CHANNEL, Edges
+from pintime.errors import PintimeError
+from pintime.estimate.table1 import Table1, build_table1, table1_json
+from pintime.estimate.user import UserRow, build_user, function_names, user_json
+from pintime.frames import FORMAT_VERSION, PROGRAMS, Frame, FrameDecode, decode_between_gaps
+from pintime.locate.capture_edges import GAP_GUARD_S, METHODS, locate_capture
+from pintime.table2.table import Table2, table2_from_capture, table2_json
+from pintime.table2.visits import locate, run_files
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything ``analyze`` found in one capture."""
+
+    path: Path
+    method: str  # edge locator used ("template", "inflection", "threshold"), or "exact" for VCD/edge lists
+    edges: Edges
+    clock: clk.Clock
+    decode: FrameDecode
+    time_us: np.ndarray  # calibrated measurement-channel edge times, MCU µs from the capture start
+    run: dict[str, int]  # the RUN frames' fields (all equal)
+    missing: int | None  # frames the END frame counts that were neither decoded nor rejected
+    cal_ppm: tuple[float, float] | None  # calibration-train period error after calibration, ppm ± 1σ
+    table: Table1
+    table2: Table2 | None = None  # table2 captures: the block-time system of paper §5.1 (Table 2)
+    user: list[UserRow] | None = None  # user programs (firmware/pintime.h): each function's line fit
+    gaps: RecordingGaps | None = None  # a recording's gaps (its sidecar), None without any
+    lost_to_gaps: int = 0  # frames cut by a recording gap: counted, never decoded
+
+
+def load_edges(path: str | Path, method: str | None = None, progress: bool = False) -> Edges:
+    """Every edge of a capture, whatever its kind; ``method`` picks the WAV edge locator.
+
+    VCDs and edge lists hold exact edges, so ``method`` does not apply to them. ``progress`` shows a
+    progress bar while a WAV is being located (the long step of an analysis).
+    """
+    kind = sniff(path)
+    if kind == "vcd":
+        return read_vcd(path)
+    if kind == "edges":
+        return read_edge_list(path)
+    return locate_capture(path, method, progress=progress).edges
+
+
+def _run_fields(path: Path, decode: FrameDecode) -> dict[str, int]:
+    """The (single) RUN header of a capture; PintimeError on another format, program or mixed runs."""
+    if not decode.frames:
+        versions = sorted(r for r in decode.reasons if r.startswith("version"))
+        if versions:
+            raise PintimeError(f"{path}: capture uses frame format {', '.join(versions)}; "
+                               f"this pintime reads version {FORMAT_VERSION} only")
+        raise PintimeError(f"{path}: no valid frame found ({decode.rejected} rejected, "
+                           f"{decode.incomplete} incomplete): not a pintime capture?")
+    runs = {tuple(sorted(f.fields.items())) for f in decode.of_kind("run")}
+    if not runs:
+        raise PintimeError(f"{path}: no RUN frame decoded: MCU clock and program unknown")
+    if len(runs) > 1:
+        raise PintimeError(f"{path}: RUN frames disagree (firmware changed during the capture?)")
+    run = dict(next(iter(runs)))
+    if run["program"] not in PROGRAMS:
+        raise PintimeError(f"{path}: unknown program {run['program']} in RUN frame")
+    if run["f_cpu_hz"] <= 0:
+        raise PintimeError(f"{path}: RUN frame gives no MCU clock frequency")
+    return run
+
+
+def _calibration_check(frames: list[Frame], time_us: np.ndarray, polarity: np.ndarray,
+                       f_cpu_hz: int) -> tuple[float, float] | None:
+    cal = [f for f in frames if f.kind == "cal" and f.fields["count"] >= 3]
+    if not cal:
+        return None
+    g = cal[0].group
+    return clk.calibration_train_ppm(time_us[g], polarity[g], cal[0].fields["period_cycles"], f_cpu_hz)
+
+
+def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
+            elf: str | Path | None = None) -> Analysis:
+    """Run the whole pipeline on one capture (WAV, VCD or edge list)."""
+    path = Path(path)
+    gaps = read_gaps(path) if sniff(path) == "wav" else None
+    edges = load_edges(path, method, progress=sys.stderr.isatty())  # the only long step: WAV edges
+    if gaps is not None:
+        edges, gaps = drop_near_gaps(edges, gaps, GAP_GUARD_S)
+    gaps_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
+    clock = clk.calibrate(edges, gaps_s)
+    meas = edges.on(MEASUREMENT_CHANNEL)
+    time_us = clock.to_us(meas.time)
+    decode, lost_to_gaps = decode_between_gaps(time_us, meas.polarity, clock.to_us(gaps_s))
+    run = _run_fields(path, decode)
+    if clock.unit_s is None:  # a cycle time base: now the MCU clock is known
+        clock = clock.with_unit(1.0 / run["f_cpu_hz"])
+    clk.check_rate(clock, run["f_cpu_hz"], str(path))
+    polarity = -meas.polarity if decode.inverted else meas.polarity
+    table = build_table1(decode.frames, meas.time, clock.us_per_unit)
+    table2 = (table2_from_capture(path, visits, run, decode.frames, meas.time, clock.us_per_unit)
+              if PROGRAMS[run["program"]] == "table2" else None)
+    user = (build_user(decode.frames, meas.time, clock.us_per_unit, run["f_cpu_hz"],
+                       None if elf is None else function_names(elf))
+            if PROGRAMS[run["program"]] == "user" else None)
+    ends = decode.of_kind("end")
+    seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
+            + lost_to_gaps)
+    missing = max(ends[-1].fields["frames"] - seen, 0) if ends else None
+    cal = _calibration_check(decode.frames, time_us, polarity, run["f_cpu_hz"])
+    used = (method or METHODS[0]) if sniff(path) == "wav" else "exact"
+    return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user, gaps,
+                    lost_to_gaps)
+
+
+def summary_json(a: Analysis) -> dict[str, Any]:
+    """The JSON of DESIGN.md §2: ``clock``, ``frames``, ``table1`` (+ ``overdetermined``)."""
+    c = a.clock
+    return {
+        "capture": str(a.path),
+        "method": a.method,
+        "run": {"f_cpu_hz": a.run["f_cpu_hz"], "revision": f"{a.run['revision']:08x}",
+                "program": PROGRAMS[a.run["program"]]},
+        "clock": {"ppm": c.rate_ppm, "ppm_sigma": c.rate_ppm_sigma,
+                  "reference_edges": c.fit.n_edges, "residual_rms_us": c.residual_rms_us,
+                  "fall_minus_rise_us": c.fit.fall_offset * c.us_per_unit,
+                  "fall_minus_rise_sigma_us": c.fit.fall_offset_sigma * c.us_per_unit,
+                  "calibration_train_ppm": None if a.cal_ppm is None else a.cal_ppm[0],
+                  "calibration_train_ppm_sigma": None if a.cal_ppm is None else a.cal_ppm[1]},
+        "frames": {"decoded": len(a.decode.frames), "rejected": a.decode.rejected,
+                   "incomplete": a.decode.incomplete, "missing": a.missing,
+                   "reasons": a.decode.reasons, "polarity_inverted": a.decode.inverted},
+        "recording_gaps": None if a.gaps is None else {
+            "sidecar": str(a.gaps.sidecar), "count": len(a.gaps.gaps), "times_s": a.gaps.times_s.tolist(),
+            "edges_dropped": a.gaps.edges_dropped, "frames_cut": a.lost_to_gaps},
+        **table1_json(a.table),
+        **({} if a.table2 is None else table2_json(a.table2)),
+        **({} if a.user is None else user_json(a.user)),
+    }
+
+
+def refuse_unused_elf(a: Analysis, elf: str | Path | None) -> None:
+    """PintimeError when an ELF was given for a capture that is not of a user program: never ignored."""
+    if elf is not None and a.user is None:
+        raise PintimeError(f"{a.path}: --elf names the functions of a user program (firmware/pintime.h); "
+                           f"this capture is of program {PROGRAMS[a.run['program']]}")
+
+
+def table2_inputs(capture: str | Path, visits: str | Path | None) -> list[Path]:
+    """The files a table2 analysis of ``capture`` reads besides it (none when there are no visits)."""
+    try:
+        found = locate(Path(capture), visits)
+        return [found, *run_files(found)]
+    except PintimeError:  # a table1 capture, or the analysis will say what is missing
+        return []

@@ -1,0 +1,389 @@
+"""The sound-card capture model: what a card records when a GPIO pin toggles.
+
+The model is a chain of named physical effects, applied in this order to each channel:
+
+1. **attenuator** — the pin swings ``pin_swing_v``; a resistive divider (``attenuator_ratio``) brings it to
+   line level; the card's full scale is ``full_scale_v`` (peak). Each edge is a step of ±``step_fs``.
+2. **driver** — the pin's output stage: a propagation delay (``rise_delay_s`` / ``fall_delay_s``) and a
+   linear ramp (``rise_time_s`` / ``fall_time_s``, 0 → 100 %). Their difference is the rise-vs-fall
+   asymmetry (the reason for the paper's consistent polarity, §4).
+3. **latency** — a constant ``latency_s`` for both channels plus ``right_delay_s`` for the right channel
+   (nonzero only where a card has two ADCs).
+4. **sample clock** — the card samples at ``192 kHz · (1 + clock_ppm·1e-6)`` *as measured by the MCU's
+   clock*: only the ratio of the two crystals matters (an MCU crystal at +a ppm and a card at +b ppm give
+   ``clock_ppm ≈ b − a``). Slow wander of that ratio (Allan deviation ``wander_adev_1s`` at 1 s) and white
+   ``jitter_rms_s`` of each output sample instant.
+5. **analog front end** — low-pass poles ``frontend_poles_hz`` (divider source resistance × cable
+   capacitance, the card's anti-alias RC).
+6. **polarity** — ``inverted`` for cards whose input stage inverts.
+7. **ADC** — the delta-sigma modulator samples the analog signal at ``modulator_oversampling · fs``; a
+   linear-phase decimation FIR (``SHARP`` or ``WIDE``, designed at the modulator rate) produces one output
+   per card sample. Evaluated at the card's instants this passes whatever lies above fs/2 into the samples
+   (aliasing), as the wide quad-speed filters do. Interchannel ``crosstalk_db``: each channel carries a
+   copy of the other's signal at that level.
+8. **AC coupling** — analog high-pass corners ``ac_coupling_hz`` and the ADC's digital high-pass
+   ``digital_highpass_hz``: long pulses droop toward zero. Both are first-order sections applied at the
+   card rate (bilinear transform; for corners ≤ 20 Hz the difference from the continuous-time filter is
+   below (2π·20 Hz / 192 kHz)² ≈ 4e-7 of the step).
+9. **additive** — mains hum (``hum_hz`` and its harmonics at ``hum_dbfs``), white noise ``noise_dbfs``,
+   DC offset ``dc_offset_fs``.
+10. **output** — clipping at full scale, 24-bit quantization (optional TPDF dither).
+
+Levels in dBFS are relative to the full-scale *peak* (a noise RMS of −100 dBFS is 1e-5 of full scale).
+
+The deterministic part of the chain (2, 5, 7, 8) is one step response, :func:`step_response`, which the
+renderer (:mod:`pintime.soundcard.synth`) evaluates at every sample near every edge and which other modules
+may use (e.g. Cramér–Rao bounds, DESIGN.md §5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+import numpy as np
+from scipy import signal
+
+from pintime.errors import PintimeError
+
+SAMPLE_RATE_HZ = 192_000  # nominal card rate; every profile records at 192 kHz
+TABLE_STEPS_PER_SAMPLE = 2048  # fine grid of the tabulated step response (2.5 ns at 192 kHz)
+SETTLE_TIME_CONSTANTS = 40  # front-end poles settle to e^-40 ≈ 4e-18 after this many time constants
+
+
+@dataclass(frozen=True)
+class DecimationFilter:
+    """A linear-phase decimation FIR, specified as in ADC datasheets (edges relative to fs)."""
+
+    name: str
+    passband_fs: float  # passband edge / fs
+    stopband_fs: float  # stopband edge / fs
+    attenuation_db: float  # stopband attenuation (and passband ripple of the Kaiser design)
+
+
+# AKM's sharp roll-off filters (AK5385A ADC of the paper's card, AK4385): 0.4535 fs / 0.546 fs, 100 dB.
+SHARP = DecimationFilter("sharp", 0.4535, 0.546, 100.0)
+# Cirrus CS5361/CS5381 in quad-speed mode (100-216 kHz): 0.24 fs / 0.78 fs, 97 dB, group delay 5/fs.
+WIDE = DecimationFilter("wide", 0.24, 0.78, 97.0)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One sound card + wiring: every parameter of the chain in the module docstring."""
+
+    name: str
+    description: str
+    # 1. attenuator
+    pin_swing_v: float  # MCU pin high level (5 V Arduino Mega)
+    attenuator_ratio: float  # divider output / input
+    full_scale_v: float  # card input level at digital full scale, peak
+    # 2. driver
+    rise_delay_s: float
+    fall_delay_s: float
+    rise_time_s: float  # linear ramp duration, 0 → 100 %
+    fall_time_s: float
+    # 3. latency
+    latency_s: float
+    right_delay_s: float
+    # 4. sample clock
+    clock_ppm: float  # card rate vs MCU clock, parts per million
+    wander_adev_1s: float  # Allan deviation of the clock ratio at 1 s
+    jitter_rms_s: float  # white jitter of each output sample (modulator jitter after decimation averaging)
+    # 5. analog front end
+    frontend_poles_hz: tuple[float, ...]
+    # 6. polarity
+    inverted: bool
+    # 7. ADC
+    decimation: DecimationFilter
+    modulator_oversampling: int  # modulator rate / fs
+    crosstalk_db: float | None  # each channel picks up the other at this level; None = off
+    # 8. AC coupling
+    ac_coupling_hz: tuple[float, ...]  # analog first-order high-pass corners
+    digital_highpass_hz: float | None
+    # 9. additive
+    noise_dbfs: float | None  # white noise RMS re full-scale peak; None = off
+    hum_hz: float | None
+    hum_dbfs: tuple[float, ...]  # level of the fundamental, 3rd, 5th … harmonic (odd harmonics)
+    dc_offset_fs: float
+    # 10. output
+    dither: bool  # TPDF dither of ±1 LSB before 24-bit rounding
+
+    @property
+    def step_fs(self) -> float:
+        """Size of one pin step at the ADC, as a fraction of full scale (peak)."""
+        return self.pin_swing_v * self.attenuator_ratio / self.full_scale_v
+
+    def delay_s(self, polarity: int, channel: int = 0) -> float:
+        """Constant delay from the pin instruction to the start of the driver ramp."""
+        edge = self.rise_delay_s if polarity > 0 else self.fall_delay_s
+        return edge + self.latency_s + (self.right_delay_s if channel == 1 else 0.0)
+
+    def asymmetry_s(self) -> float:
+        """Fall-minus-rise delay of the pin's step midpoints (delay + half ramp); ε's hardware part."""
+        return (self.fall_delay_s + self.fall_time_s / 2) - (self.rise_delay_s + self.rise_time_s / 2)
+
+    def quiet(self) -> Profile:
+        """The same card without any random or additive effect (for tests and plots)."""
+        return replace(self, wander_adev_1s=0.0, jitter_rms_s=0.0, noise_dbfs=None, hum_hz=None,
+                       dc_offset_fs=0.0, crosstalk_db=None, dither=False)
+
+
+_ARDUINO = dict(
+    pin_swing_v=5.0,
+    # ATmega2560 at 5 V driving ~100 pF (cable + card input). The datasheet gives no edge timing; the pin's
+    # high side is weaker than its low side (DC characteristics: V_OH vs V_OL curves), so the rise is the
+    # slower edge. Few-ns values, estimates: the point is an asymmetry an ns-level analyzer must carry.
+    rise_delay_s=7e-9, fall_delay_s=5e-9, rise_time_s=3.5e-9, fall_time_s=2.5e-9,
+    latency_s=0.0,
+)
+
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            name="default",
+            description="a good modern card: AKM AK5385A-class ADC (sharp filter), 2 Vrms line input",
+            **_ARDUINO,
+            attenuator_ratio=3.9 / 13.9,  # 10 kΩ over 3.9 kΩ: 5 V → 1.40 V, step 0.50 FS
+            full_scale_v=2.83,  # 2 Vrms line input
+            right_delay_s=0.0,  # one stereo ADC: negligible skew
+            clock_ppm=23.0,  # within the ±50 ppm of typical crystals (DESIGN §5)
+            wander_adev_1s=5e-9,  # mid-range of 1e-9 … 5e-8 (DESIGN §5)
+            jitter_rms_s=20e-12,  # per output sample; adds ≈0.018 ns (in quadrature) to a fitted edge
+            frontend_poles_hz=(570e3, 1.5e6),  # 2.8 kΩ divider × 100 pF; card anti-alias RC
+            inverted=False,
+            decimation=SHARP,
+            modulator_oversampling=64,  # AK5385A: MCLK 128 fs in quad speed; modulator assumed 64 fs
+            crosstalk_db=-110.0,  # interchannel isolation of good stereo ADCs: 100-120 dB; assumed
+            ac_coupling_hz=(1.6,),  # 10 µF into 10 kΩ
+            digital_highpass_hz=4.0,  # AK5385A/CS5381: ~1 Hz at 48 kHz, scales with fs
+            noise_dbfs=-108.0,  # AK5385A DR 114 dB (A-wt, 20 kHz): ≈ -105 dB re FS sine over 96 kHz
+            hum_hz=None, hum_dbfs=(), dc_offset_fs=0.0,  # digital HPF removes offset
+            dither=False,  # noise ≫ 1 LSB (-138 dBFS)
+        ),
+        Profile(
+            name="paper",
+            description="the paper's setting: HT Omega Claro Halo (AKM AK5385 ADC), 192 kHz / 24 bit",
+            **_ARDUINO,
+            attenuator_ratio=0.2,  # paper gives no wiring; 5 V → 1 V, step 0.35 FS
+            full_scale_v=2.83,  # 2 Vrms assumed
+            right_delay_s=0.0,
+            clock_ppm=-37.0,  # paper §6: crystals deviate "no more than 100 or 200 ppm"
+            wander_adev_1s=1e-8,
+            jitter_rms_s=50e-12,
+            frontend_poles_hz=(300e3, 1.0e6),  # op-amp line buffer + RC; assumed
+            inverted=False,
+            decimation=SHARP,  # AK5385: 0.4535 / 0.546 fs, 100 dB (DESIGN §5)
+            modulator_oversampling=64,
+            crosstalk_db=-100.0,  # assumed
+            ac_coupling_hz=(1.6,),
+            digital_highpass_hz=4.0,
+            noise_dbfs=-105.0,  # consumer PCB around an AK5385 (DR 114 dB)
+            hum_hz=None, hum_dbfs=(), dc_offset_fs=0.0,
+            dither=False,
+        ),
+        Profile(
+            name="wide-filter",
+            description="a card with a Cirrus CS5381-class ADC in quad-speed mode: wide filter, aliasing",
+            **_ARDUINO,
+            attenuator_ratio=3.9 / 13.9,
+            full_scale_v=2.83,
+            right_delay_s=0.0,
+            clock_ppm=12.0,
+            wander_adev_1s=2e-9,
+            jitter_rms_s=20e-12,
+            frontend_poles_hz=(570e3, 1.5e6),
+            inverted=False,
+            decimation=WIDE,  # CS5381 quad speed: 0.24 / 0.78 fs, 97 dB
+            modulator_oversampling=32,  # 6.144 MHz modulator; assumed
+            crosstalk_db=-110.0,  # assumed
+            ac_coupling_hz=(1.6,),
+            digital_highpass_hz=4.0,  # CS5381: 1 Hz at 48 kHz, scales with fs
+            noise_dbfs=-108.0,  # CS5381 DR 120 dB (A-wt), less in 96 kHz and with the card's analog stage
+            hum_hz=None, hum_dbfs=(), dc_offset_fs=0.0,
+            dither=False,
+        ),
+        Profile(
+            name="noisy",
+            description="a cheap USB codec on a laptop: low level, mains hum, strong droop, more wander",
+            **_ARDUINO,
+            attenuator_ratio=0.05,  # 5 V → 0.25 V: step 0.09 FS
+            full_scale_v=2.83,
+            right_delay_s=1.3e-6,  # channels sampled 1.3 µs apart (two ADCs); illustrative, not measured
+            clock_ppm=-48.0,  # near the ±50 ppm limit
+            wander_adev_1s=5e-8,  # top of 1e-9 … 5e-8 (DESIGN §5)
+            jitter_rms_s=300e-12,
+            frontend_poles_hz=(150e3, 600e3),  # higher source impedance, cheaper anti-alias RC
+            inverted=True,  # some cards invert (DESIGN §5)
+            decimation=SHARP,
+            modulator_oversampling=64,
+            crosstalk_db=-80.0,  # cheap codec, shared ground; assumed
+            ac_coupling_hz=(20.0,),  # 1 µF into 8 kΩ: the upper end of 1-20 Hz (DESIGN §5)
+            digital_highpass_hz=None,  # HPF disabled, so the DC offset stays
+            noise_dbfs=-90.0,
+            hum_hz=50.0, hum_dbfs=(-70.0, -76.0, -82.0),  # ground loop: 50, 150, 250 Hz
+            dc_offset_fs=3e-3,
+            dither=True,
+        ),
+    )
+}
+
+
+def get_profile(name: str) -> Profile:
+    """The profile called ``name``; a clear error naming the valid ones otherwise."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise PintimeError(f"unknown profile '{name}' (valid: {', '.join(PROFILES)})") from None
+
+
+@lru_cache(maxsize=8)
+def decimation_fir(spec: DecimationFilter, oversampling: int) -> np.ndarray:
+    """Taps of the linear-phase decimation FIR at the modulator rate ``oversampling · fs``; DC gain 1.
+
+    Kaiser-window design (odd length, type I): the transition band is ``spec``'s passband → stopband,
+    the cutoff their midpoint, the attenuation (and passband ripple) ``spec.attenuation_db``. A one-stage
+    equivalent of the chip's multi-stage decimator: it meets the datasheet's band edges, not its taps.
+    """
+    nyquist_fs = oversampling / 2  # modulator Nyquist frequency in units of fs
+    numtaps, beta = signal.kaiserord(spec.attenuation_db, (spec.stopband_fs - spec.passband_fs) / nyquist_fs)
+    cutoff_fs = (spec.passband_fs + spec.stopband_fs) / 2
+    stopband = np.linspace(spec.stopband_fs, nyquist_fs, 20_000)
+    while True:  # kaiserord's length is an estimate: lengthen until the stopband meets the spec (± 0.1 dB)
+        numtaps |= 1
+        taps = signal.firwin(numtaps, cutoff_fs / nyquist_fs, window=("kaiser", beta))
+        taps /= taps.sum()
+        _, response = signal.freqz(taps, worN=stopband, fs=oversampling)
+        if 20 * np.log10(np.abs(response).max()) <= 0.1 - spec.attenuation_db:
+            return taps
+        numtaps += 2
+
+
+def frontend_step(profile: Profile, x: np.ndarray, ramp_s: float) -> np.ndarray:
+    """Analog step response (driver ramp ⊗ front-end poles) at ``x`` card samples after the ramp starts.
+
+    A pole chain with distinct time constants τᵢ has step response p(t) = 1 − Σ Aᵢ e^(−t/τᵢ),
+    Aᵢ = Πⱼ≠ᵢ τᵢ/(τᵢ − τⱼ); a linear ramp of width w averages p over [t − w, t].
+    """
+    tau = SAMPLE_RATE_HZ / (2 * np.pi * np.asarray(profile.frontend_poles_hz, dtype=float))
+    if len(set(tau)) != len(tau) or len(tau) == 0:
+        raise PintimeError(f"profile {profile.name}: front-end poles must be distinct and at least one")
+    amp = np.array([np.prod([ti / (ti - tj) for tj in tau if tj != ti]) for ti in tau])
+    x = np.asarray(x, dtype=float)
+    w = ramp_s * SAMPLE_RATE_HZ
+    out = np.zeros_like(x)
+    if w == 0:
+        pos = x >= 0
+        out[pos] = 1 - np.exp(-x[pos, None] / tau) @ amp
+        return out
+    ramp = (x >= 0) & (x < w)
+    xr = x[ramp, None]
+    out[ramp] = (xr[:, 0] - (tau * -np.expm1(-xr / tau)) @ amp) / w  # ∫0^t p / w
+    after = x >= w
+    out[after] = 1 - (np.exp(-x[after, None] / tau) * (np.expm1(w / tau) * tau / w)) @ amp
+    return out
+
+
+def _settle_samples(profile: Profile, ramp_s: float) -> float:
+    tau = SAMPLE_RATE_HZ / (2 * np.pi * min(profile.frontend_poles_hz))
+    return ramp_s * SAMPLE_RATE_HZ + SETTLE_TIME_CONSTANTS * tau
+
+
+def lowpass_step_direct(profile: Profile, x: np.ndarray, polarity: int = 1) -> np.ndarray:
+    """The card's step response without AC coupling, summed tap by tap (slow; the reference).
+
+    s(x) = Σₘ hₘ g(x − m/R): the modulator samples the analog step g at R·fs and the FIR h averages them.
+    ``x`` is in card samples after the driver ramp starts.
+    """
+    ramp_s = profile.rise_time_s if polarity > 0 else profile.fall_time_s
+    taps = decimation_fir(profile.decimation, profile.modulator_oversampling)
+    x = np.asarray(x, dtype=float)
+    shifts = np.arange(len(taps)) / profile.modulator_oversampling
+    return frontend_step(profile, (x[..., None] - shifts).ravel(), ramp_s).reshape(*x.shape, -1) @ taps
+
+
+@dataclass(frozen=True)
+class LowpassTable:
+    """The AC-coupling-free step response s(x) tabulated every 1/TABLE_STEPS_PER_SAMPLE sample.
+
+    s(x) = 0 for x < 0 and s(x) = 1 for x ≥ ``support_samples`` (to 1e-15); linear interpolation in
+    between (the interpolation error is checked in tests/test_synth.py).
+    """
+
+    values: np.ndarray  # s at k / TABLE_STEPS_PER_SAMPLE, k = 0 … len-1; the last value is 1
+    support_samples: float
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        k = np.asarray(x, dtype=float) * TABLE_STEPS_PER_SAMPLE
+        k = np.clip(k, 0.0, len(self.values) - 1.0)
+        i = np.minimum(k.astype(np.int64), len(self.values) - 2)
+        frac = k - i
+        v = self.values
+        return v[i] + (v[i + 1] - v[i]) * frac
+
+
+@lru_cache(maxsize=16)
+def lowpass_table(profile: Profile, polarity: int) -> LowpassTable:
+    """Tabulate s(x) = Σₘ hₘ g(x − m/R) on the fine grid (see :func:`lowpass_step_direct`).
+
+    Write g = 1 + e with e(t) = g(t) − 1 on t ≥ 0 (e decays within the settle time); then
+    s = Σₘ hₘ [t ≥ m/R] + Σₘ hₘ e(t − m/R): a staircase of cumulative taps plus one convolution.
+    """
+    ratio = TABLE_STEPS_PER_SAMPLE // profile.modulator_oversampling
+    if ratio * profile.modulator_oversampling != TABLE_STEPS_PER_SAMPLE:
+        raise PintimeError(f"modulator oversampling must divide {TABLE_STEPS_PER_SAMPLE}")
+    ramp_s = profile.rise_time_s if polarity > 0 else profile.fall_time_s
+    taps = decimation_fir(profile.decimation, profile.modulator_oversampling)
+    upsampled = np.zeros((len(taps) - 1) * ratio + 1)
+    upsampled[::ratio] = taps
+    settle = int(np.ceil(_settle_samples(profile, ramp_s) * TABLE_STEPS_PER_SAMPLE))
+    decay = frontend_step(profile, np.arange(settle) / TABLE_STEPS_PER_SAMPLE, ramp_s) - 1.0
+    n = len(upsampled) + settle
+    values = np.empty(n + 1)
+    values[:n] = np.concatenate([np.cumsum(upsampled), np.ones(settle)])
+    values[:n - 1] += signal.fftconvolve(upsampled, decay)  # length n − 1
+    values[n] = 1.0
+    return LowpassTable(values, n / TABLE_STEPS_PER_SAMPLE)
+
+
+def highpass_ba(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
+    """AC coupling + digital high-pass as one IIR at the card rate (bilinear first-order sections)."""
+    corners = list(profile.ac_coupling_hz)
+    if profile.digital_highpass_hz:
+        corners.append(profile.digital_highpass_hz)
+    b, a = np.array([1.0]), np.array([1.0])
+    for f_hz in corners:
+        k = np.tan(np.pi * f_hz / SAMPLE_RATE_HZ)  # prewarped: the corner lands exactly at f_hz
+        b = np.polymul(b, np.array([1.0, -1.0]) / (1 + k))
+        a = np.polymul(a, [1.0, (k - 1) / (k + 1)])
+    return b, a
+
+
+def step_response(profile: Profile, t_s: np.ndarray, polarity: int = 1, channel: int = 0) -> np.ndarray:
+    """The card's output for a unit pin step at t = 0, evaluated at ``t_s`` seconds (card sample clock).
+
+    Includes every deterministic effect (driver delay and ramp, latency, front-end poles, modulator and
+    decimation FIR, AC coupling and digital high-pass) and none of the random, additive or amplitude ones
+    (no ``step_fs``, inversion, clock offset, noise). A rendered isolated edge of polarity ±1 at time τ is
+    ``±step_fs · step_response(profile, t − τ, polarity)`` plus noise.
+
+    The high-pass is applied exactly as the renderer does: y(t) = Σₘ hpₘ s(t·fs − m), hp the IIR's
+    impulse response.
+    """
+    table = lowpass_table(profile, 1 if polarity > 0 else -1)
+    x = np.asarray(t_s, dtype=float) * SAMPLE_RATE_HZ - profile.delay_s(polarity, channel) * SAMPLE_RATE_HZ
+    b, a = highpass_ba(profile)
+    support = table.support_samples
+    n_full = np.floor(x - support).astype(np.int64)  # s(x − m) == 1 for m ≤ n_full
+    top = max(int(np.max(x, initial=0.0)) + 2, 1)
+    impulse = np.zeros(top + 1)
+    impulse[0] = 1.0
+    hp = signal.lfilter(b, a, impulse)
+    hp_step = np.cumsum(hp)
+    out = np.where(n_full >= 0, hp_step[np.clip(n_full, 0, top)], 0.0)
+    near = np.arange(int(np.ceil(support)) + 2)
+    m = np.maximum(n_full, -1)[..., None] + 1 + near  # the m still inside the table's support
+    xm = x[..., None] - m
+    inside = (xm >= 0) & (m <= top)
+    out += np.sum(np.where(inside, hp[np.clip(m, 0, top)] * table(xm), 0.0), axis=-1)
+    return out

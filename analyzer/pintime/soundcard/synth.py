@@ -1,0 +1,349 @@
+"""Render an exact edge list into the WAV a sound card would record (the model is
+:mod:`pintime.soundcard.model`).
+
+Each channel is a sum of steps, one per pin edge. Sample n of a channel is
+
+    y[n] = (hp ∗ x)[n],  x[n] = step_fs · Σₖ aₖ s(n + jₙ − pₖ)
+
+with aₖ = ±1 the edge's polarity (negated for an inverting card), pₖ the edge's position in card samples
+(clock ratio, wander, delays: :func:`edge_positions`), jₙ the sample's jitter, s the tabulated low-pass
+step response (0 before the edge, 1 once it has settled) and hp the AC-coupling IIR, run over the whole
+stream with its state carried from block to block. Only the few dozen samples after each edge need the
+table; elsewhere x is the pin level, so rendering costs O(samples + edges · support) and streams in
+blocks of ``BLOCK_SAMPLES`` (memory stays bounded however long the capture).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+from scipy import signal
+from tqdm import tqdm
+
+from pintime.capture.edgelist import read_edge_list
+from pintime.capture.wav import WAV_MAX_BYTES
+from pintime.edges import REFERENCE_CHANNEL
+from pintime.errors import PintimeError
+from pintime.files import read_json, refuse_existing, refuse_overwrite, sidecar_path, version, write_text
+from pintime.soundcard.model import (
+    SAMPLE_RATE_HZ,
+    TABLE_STEPS_PER_SAMPLE,
+    Profile,
+    get_profile,
+    highpass_ba,
+    lowpass_table,
+)
+
+BLOCK_SAMPLES = 1 << 16  # 0.34 s per block: a few MB of float64 per channel
+PREROLL_S = 0.05  # recording starts this long (plus a random fraction of a sample) before cycle 0
+POSTROLL_S = 0.05  # and stops this long after the last edge has settled
+WANDER_STEP_S = 0.01  # the clock ratio's wander is piecewise constant on this grid
+WANDER_CROSSOVER_S = 30.0  # white-FM and random-walk-FM parts of the wander have equal Allan dev here
+FULL_SCALE_CODE = 1 << 23  # 24-bit PCM
+WAV_MAX_S = WAV_MAX_BYTES / 6 / SAMPLE_RATE_HZ  # 6 bytes per frame: 24-bit stereo
+
+
+@dataclass(frozen=True)
+class SynthResult:
+    """What :func:`synthesize` wrote. ``start_s`` (MCU time of sample 0) is for tests, not the sidecar."""
+
+    wav_path: Path
+    sidecar_path: Path
+    n_samples: int
+    start_s: float
+    clipped_samples: int
+    render_s: float
+
+
+def sim_json_path(edges_csv: str | Path) -> Path:
+    """The simavr harness's run description next to its edge list (``table1.edges.csv`` → ``table1.json``)."""
+    path = Path(edges_csv)
+    stem = path.name.removesuffix(".csv").removesuffix(".edges")
+    return path.with_name(stem + ".json")
+
+
+def _read_sim_json(edges_csv: Path) -> dict:
+    path = sim_json_path(edges_csv)
+    if not path.exists():
+        return {}
+    sim = read_json(path, "simulation description")
+    f_cpu_hz = sim.get("f_cpu_hz")
+    if f_cpu_hz is not None and not (type(f_cpu_hz) in (int, float) and 0 < f_cpu_hz < float("inf")):
+        raise PintimeError(f"{path}: f_cpu_hz must be a positive number of Hz, got {f_cpu_hz!r}")
+    return sim
+
+
+def wander_phase(times_s: np.ndarray, adev_1s: float, rng: np.random.Generator) -> np.ndarray:
+    """Accumulated time error (s) of the card clock at ``times_s`` (≥ 0) from its wander.
+
+    The fractional frequency y of the clock ratio is piecewise constant on a WANDER_STEP_S grid: white FM
+    (Allan deviation ``adev_1s`` at 1 s, falling as τ^-1/2) dominates below WANDER_CROSSOVER_S, random-walk
+    FM (slow drift such as temperature, rising as τ^1/2) above: a crude stand-in for a real oscillator's
+    flicker floor. The phase is the exact integral of y, so it is piecewise linear.
+    """
+    if adev_1s == 0 or len(times_s) == 0:
+        return np.zeros(len(times_s))
+    n = int(np.ceil(np.max(times_s) / WANDER_STEP_S)) + 1
+    white = rng.standard_normal(n) * adev_1s * np.sqrt(1.0 / WANDER_STEP_S)
+    # random walk of step σ: Allan variance ≈ σ²τ/(3Δ); equal to adev_1s²/τ_c at τ_c
+    walk_step = adev_1s * np.sqrt(3 * WANDER_STEP_S) / WANDER_CROSSOVER_S
+    walk = np.cumsum(rng.standard_normal(n)) * walk_step
+    phase = np.concatenate([[0.0], np.cumsum((white + walk) * WANDER_STEP_S)])
+    return np.interp(times_s, np.arange(n + 1) * WANDER_STEP_S, phase)
+
+
+def edge_positions(times_s: np.ndarray, polarity: np.ndarray, channel: np.ndarray, profile: Profile,
+                   start_s: float, wander_s: np.ndarray) -> np.ndarray:
+    """Position of each edge's driver-ramp start in card samples (sample n is taken at position n).
+
+    The card's sample counter advances at fs·(1 + ppm·1e-6) per second of MCU time, plus the wander.
+    """
+    delay_s = np.where(polarity > 0, profile.rise_delay_s, profile.fall_delay_s) + profile.latency_s
+    delay_s = delay_s + np.where(channel == REFERENCE_CHANNEL, profile.right_delay_s, 0.0)
+    rate = SAMPLE_RATE_HZ * (1 + profile.clock_ppm * 1e-6)
+    return (times_s - start_s + delay_s) * rate + wander_s * SAMPLE_RATE_HZ
+
+
+def _polyphase(values: np.ndarray, width: int) -> np.ndarray:
+    """``out[r, j] = values[r + STEPS·j]`` for rows r = 0 … STEPS (0 past the end): the table per sample.
+
+    An edge at fractional offset f0 = base − p ∈ (0, 1] has its W samples at x = f0 + j, i.e. on one pair of
+    neighbouring rows, so interpolating a whole edge is two contiguous row gathers.
+    """
+    padded = np.zeros((width + 1) * TABLE_STEPS_PER_SAMPLE + 1)
+    padded[: len(values)] = values
+    rows = np.arange(TABLE_STEPS_PER_SAMPLE + 1)[:, None] + TABLE_STEPS_PER_SAMPLE * np.arange(width)
+    return padded[rows]
+
+
+class _Channel:
+    """Streaming renderer of one channel: edges at known positions → AC-coupled samples, block by block.
+
+    x[n] = Σₖ aₖ ([n > pₖ] + d(n + jₙ − pₖ)) with d(x) = s(x) − [x > 0] the step's deviation from an ideal
+    step (zero outside 0 < x < support): the pin level plus a correction on the W samples after each edge.
+    Jitter enters to first order through the slope of the table cell the sample falls in,
+    d(x + j) ≈ d(x) + d′(x)·j (the next term, d″j²/2, is below 1e-7 of the step for 300 ps of jitter).
+    """
+
+    def __init__(self, positions: np.ndarray, polarity: np.ndarray, profile: Profile):
+        order = np.argsort(positions, kind="stable")
+        self.pos = positions[order]
+        self.polarity = polarity[order].astype(np.int64)  # pin polarity: picks the rise or fall table
+        tables = {+1: lowpass_table(profile, 1), -1: lowpass_table(profile, -1)}
+        self.support = max(t.support_samples for t in tables.values())
+        self.width = int(np.ceil(self.support)) + 1  # samples after an edge that need the table
+        # per polarity (index 0: rising, 1: falling), signed: a falling edge is −1 · its step response
+        self.deviation = np.stack([pol * _polyphase(tables[pol].values - 1.0, self.width) for pol in (1, -1)])
+        self.table_index = (self.polarity < 0).astype(np.int64)
+        self.base = np.floor(self.pos).astype(np.int64) + 1  # first sample after each edge
+        self.level = 0  # pin level (in steps, from the start) of the edges before the current block
+        self.gain = (-1 if profile.inverted else 1) * profile.step_fs
+        b, a = highpass_ba(profile)
+        self.hp = (b, a, np.zeros(max(len(a), len(b)) - 1))
+
+    def render(self, n0: int, n: int, jitter: np.ndarray | None) -> np.ndarray:
+        """Samples n0 … n0+n−1 (call with consecutive blocks); ``jitter`` in samples, or None."""
+        lo, hi = np.searchsorted(self.base, [n0, n0 + n])
+        levels = self.level + np.concatenate([[0], np.cumsum(self.polarity[lo:hi])])
+        runs = np.diff(np.concatenate([[0], self.base[lo:hi] - n0, [n]]))
+        x = np.repeat(levels * self.gain, runs)  # the pin level, sample by sample
+        self.level = int(levels[-1])
+        lo, hi = np.searchsorted(self.base, [n0 - self.width, n0 + n])
+        x += self._deviation(lo, hi, n0, n, jitter) * self.gain
+        b, a, zi = self.hp
+        y, zi = signal.lfilter(b, a, x, zi=zi)
+        self.hp = (b, a, zi)
+        return y
+
+    def _deviation(self, lo: int, hi: int, n0: int, n: int, jitter: np.ndarray | None) -> np.ndarray:
+        """Σₖ aₖ d(n + jₙ − pₖ) for the edges lo … hi−1, on samples n0 … n0+n−1.
+
+        Whole windows are accumulated into a buffer padded by W on both sides; the part outside the block
+        is dropped (the neighbouring block computes it again).
+        """
+        w = self.width
+        k = (self.base[lo:hi] - self.pos[lo:hi]) * TABLE_STEPS_PER_SAMPLE  # f0 in table steps, (0, STEPS]
+        row = np.minimum(k.astype(np.int64), TABLE_STEPS_PER_SAMPLE - 1)
+        frac = (k - row)[:, None]  # position inside the table cell, the same for all W samples of an edge
+        which = self.table_index[lo:hi]
+        below = self.deviation[which, row]
+        cell = self.deviation[which, row + 1] - below
+        idx = (self.base[lo:hi] - (n0 - w))[:, None] + np.arange(w)
+        if jitter is not None:  # each sample's own offset, in table steps
+            steps = np.concatenate([np.zeros(w), jitter * TABLE_STEPS_PER_SAMPLE, np.zeros(w)])
+            frac = frac + steps[idx]
+        below += cell * frac
+        out = np.bincount(idx.ravel(), weights=below.ravel(), minlength=n + 2 * w)
+        return out[w : w + n]
+
+
+def _output(y: np.ndarray, profile: Profile, rng_dither: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Clip at full scale and quantize to 24 bits; int32 with the code in the top 24 bits (soundfile)."""
+    code = y  # y is this block's own array: scale, dither, round and clip in place
+    code *= FULL_SCALE_CODE
+    if profile.dither:  # TPDF: sum of two uniform ±½ LSB
+        code += rng_dither.random(code.shape, dtype=np.float32)
+        code -= rng_dither.random(code.shape, dtype=np.float32)
+    np.rint(code, out=code)
+    clipped = int(np.count_nonzero(code < -FULL_SCALE_CODE) + np.count_nonzero(code > FULL_SCALE_CODE - 1))
+    np.clip(code, -FULL_SCALE_CODE, FULL_SCALE_CODE - 1, out=code)
+    return code.astype(np.int32) << 8, clipped
+
+
+class _Hum:
+    """Mains hum: the fundamental and odd harmonics at ``profile.hum_dbfs``, each with a random phase.
+
+    Each harmonic is Im(A·e^{i(ωn/fs + φ)}); a block is the phasor at its first sample times a table of
+    e^{iωk/fs}, k < BLOCK_SAMPLES, computed once (no sine per sample, no accumulated phase error).
+    """
+
+    def __init__(self, profile: Profile, rng: np.random.Generator):
+        levels_dbfs = profile.hum_dbfs if profile.hum_hz else ()
+        self.phase = rng.uniform(0, 2 * np.pi, len(levels_dbfs))
+        self.amplitude = [10 ** (level / 20) for level in levels_dbfs]
+        self.omega = [2 * np.pi * (profile.hum_hz or 0.0) * (2 * i + 1) / SAMPLE_RATE_HZ
+                      for i in range(len(levels_dbfs))]
+        self.tables = [np.exp(1j * w * np.arange(BLOCK_SAMPLES)) for w in self.omega]
+
+    def block(self, n0: int, n: int) -> np.ndarray | float:
+        """Hum on samples n0 … n0+n−1 (0.0 when the profile has none)."""
+        out: np.ndarray | float = 0.0
+        for w, amp, phi, table in zip(self.omega, self.amplitude, self.phase, self.tables, strict=True):
+            out = out + (amp * np.exp(1j * (w * n0 + phi)) * table[:n]).imag
+        return out
+
+
+def _check_paths(edges_csv: Path, wav_path: Path, force: bool) -> None:
+    if not edges_csv.is_file():
+        raise PintimeError(f"{edges_csv}: edge list not found")
+    refuse_overwrite([wav_path, sidecar_path(wav_path)], [edges_csv, sim_json_path(edges_csv)])
+    if wav_path.suffix.lower() != ".wav":
+        raise PintimeError(f"{wav_path}: the output must be a .wav file")
+    if sidecar_path(wav_path).is_dir():  # found out before the long render, not after
+        raise PintimeError(f"{sidecar_path(wav_path)}: the sidecar of {wav_path} would be a folder")
+    refuse_existing([wav_path, sidecar_path(wav_path)], force)
+
+
+def _check_numbers(seed: int, f_cpu_hz: float | None, duration_s: float | None, sim_json: Path) -> float:
+    """Validate the numeric arguments; returns F_CPU."""
+    if not (isinstance(seed, int | np.integer) and seed >= 0):
+        raise PintimeError(f"seed must be a non-negative integer, got {seed!r}")
+    if duration_s is not None and not (np.isfinite(duration_s) and duration_s * SAMPLE_RATE_HZ >= 1):
+        raise PintimeError(f"the duration must be at least one sample (5.2 µs), got {duration_s} s")
+    if duration_s is not None and duration_s > WAV_MAX_S:
+        raise PintimeError(f"the duration {duration_s:g} s is longer than a WAV can hold ({WAV_MAX_S:.0f} s)")
+    if f_cpu_hz is None:
+        raise PintimeError(f"F_CPU unknown: give --f-cpu-hz or put f_cpu_hz in {sim_json}")
+    if not (np.isfinite(float(f_cpu_hz)) and float(f_cpu_hz) > 0):
+        raise PintimeError(f"F_CPU must be a positive number of Hz, got {f_cpu_hz}")
+    return float(f_cpu_hz)
+
+
+def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile: Profile,
+               rngs: dict[str, np.random.Generator], progress: bool) -> int:
+    """Stream both channels into ``wav_path`` block by block; returns the number of clipped samples."""
+    hum = _Hum(profile, rngs["hum"])
+    noise_rms = 0.0 if profile.noise_dbfs is None else 10 ** (profile.noise_dbfs / 20)
+    jitter_samples = profile.jitter_rms_s * SAMPLE_RATE_HZ
+    clipped = 0
+    try:
+        wav_path.parent.mkdir(parents=True, exist_ok=True)
+        wav = sf.SoundFile(wav_path, "w", samplerate=SAMPLE_RATE_HZ, channels=2, subtype="PCM_24",
+                           format="WAV")
+    except (OSError, sf.LibsndfileError) as err:
+        raise PintimeError(f"{wav_path}: cannot write ({err})") from None
+    with wav as out, tqdm(total=n_samples, unit="sample", unit_scale=True, disable=not progress,
+                          desc="synth") as bar:
+        for n0 in range(0, n_samples, BLOCK_SAMPLES):
+            n = min(BLOCK_SAMPLES, n_samples - n0)
+            jitter = None  # one sample clock for both channels
+            if jitter_samples:
+                jitter = rngs["jitter"].standard_normal(n, dtype=np.float32) * np.float32(jitter_samples)
+            common = hum.block(n0, n) + profile.dc_offset_fs
+            block = np.empty((n, 2), dtype=np.int32)
+            ys = [channel.render(n0, n, jitter) for channel in channels]
+            if profile.crosstalk_db is not None:  # both channels share the high-pass: leak after it
+                leak = 10 ** (profile.crosstalk_db / 20)
+                ys = [ys[0] + leak * ys[1], ys[1] + leak * ys[0]]
+            for c, y in enumerate(ys):
+                y += common
+                if noise_rms:
+                    y += rngs["noise"].standard_normal(n, dtype=np.float32) * np.float32(noise_rms)
+                block[:, c], clips = _output(y, profile, rngs["dither"])
+                clipped += clips
+            out.write(block)
+            bar.update(n)
+    return clipped
+
+
+def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | str = "default",
+               seed: int = 0, f_cpu_hz: float | None = None, duration_s: float | None = None,
+               progress: bool = False, force: bool = False) -> SynthResult:
+    """Render the edge list ``edges_csv`` (simavr harness CSV, MCU cycles) into a 192 kHz 24-bit WAV.
+
+    Left = measurement pin (channel 0), right = clock reference (channel 1). Writes ``wav_path`` and its
+    sidecar (:func:`sidecar_path`): source, firmware revision, profile, seed, pintime version — nothing an
+    analyzer could use to cheat, and nothing it needs (the analyzer works without the sidecar).
+
+    Parameters
+    ----------
+    edges_csv : path of the edge list; F_CPU comes from ``f_cpu_hz`` or else the sibling simulation JSON
+        (:func:`sim_json_path`, key ``f_cpu_hz``), whose ``revision`` goes into the sidecar.
+    wav_path : output WAV; must not be the edge list or the simulation JSON (nor have them as sidecar).
+    profile : a :class:`~pintime.soundcard.model.Profile` or the name of one in ``PROFILES``.
+    seed : non-negative integer; the same seed gives a byte-identical file.
+    f_cpu_hz : the MCU clock the edge list's cycles count.
+    duration_s : length of the recording (it starts PREROLL_S before cycle 0); default: until every edge
+        has settled, plus POSTROLL_S. Edges after the end are simply not recorded.
+    progress : show a progress bar (tqdm) on stderr.
+    force : replace an existing ``wav_path`` and sidecar (else refused, as ``pintime record`` does).
+
+    Raises
+    ------
+    PintimeError
+        On bad arguments, an unreadable edge list, unknown F_CPU, an over-long capture, or an existing
+        output without ``force``.
+    """
+    started = time.perf_counter()
+    profile = get_profile(profile) if isinstance(profile, str) else profile
+    edges_csv, wav_path = Path(edges_csv), Path(wav_path)
+    _check_paths(edges_csv, wav_path, force)
+    sim = _read_sim_json(edges_csv)
+    f_cpu_hz = _check_numbers(seed, f_cpu_hz if f_cpu_hz is not None else sim.get("f_cpu_hz"), duration_s,
+                              sim_json_path(edges_csv))
+    edges = read_edge_list(edges_csv)
+
+    names = ("start", "wander", "jitter", "noise", "hum", "dither")  # one stream per effect
+    rngs = dict(zip(names, (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(6)),
+                    strict=True))
+    times_s = edges.time / f_cpu_hz
+    start_s = min(0.0, float(times_s[0])) - PREROLL_S - rngs["start"].random() / SAMPLE_RATE_HZ
+    if times_s[-1] - start_s > WAV_MAX_S:  # found out before the wander is drawn over the whole span
+        raise PintimeError(f"{edges_csv}: edges span {times_s[-1] - start_s:.3g} s at {f_cpu_hz:g} Hz, "
+                           "longer than a WAV can hold (4 GiB)")
+    wander_s = wander_phase(times_s - start_s, profile.wander_adev_1s, rngs["wander"])
+    positions = edge_positions(times_s, edges.polarity, edges.channel, profile, start_s, wander_s)
+    channels = [_Channel(positions[edges.channel == c], edges.polarity[edges.channel == c], profile)
+                for c in (0, 1)]
+    if duration_s is None:
+        n_samples = int(np.ceil(positions.max() + channels[0].support + POSTROLL_S * SAMPLE_RATE_HZ))
+    else:
+        n_samples = round(duration_s * SAMPLE_RATE_HZ)
+    if n_samples * 6 > WAV_MAX_BYTES:
+        raise PintimeError(f"capture of {n_samples / SAMPLE_RATE_HZ:.0f} s exceeds the 4 GiB WAV limit")
+    clipped = _write_wav(wav_path, channels, n_samples, profile, rngs, progress)
+    write_text(sidecar_path(wav_path), json.dumps({
+        "what": "pintime synthetic capture (informational: the analyzer never reads this file)",
+        "source_edges": str(edges_csv),
+        "firmware_revision": sim.get("revision"),
+        "profile": profile.name,
+        "seed": int(seed),
+        "pintime_version": version(),
+    }, indent=2) + "\n")
+    return SynthResult(wav_path, sidecar_path(wav_path), n_samples, start_s, clipped,
+                       time.perf_counter() - started)

@@ -1,0 +1,279 @@
+"""Per-round block visits of a table2 run (simavr harness ``--watch``), matched to a capture's pulses.
+
+The harness run that produced the exact edges ``PREFIX.edges.csv`` also writes ``PREFIX.visits.csv``
+(firmware/TABLE2.md §4): one row per pulse in which a watched address ran — the pulse's number ``p`` (its
+edges are the measurement pin's edges 2p and 2p + 1), its rising-edge cycle, its exact width in cycles,
+then per watched address its executions and cycles inside the pulse. ``PREFIX.blocks.json`` is the CFG
+(``pintime cfg --json``) and ``PREFIX.json`` the run summary (F_CPU, firmware revision).
+
+Pulses are labelled (measurement, round) by decoding the TABLE2 frames of the exact edges; a capture's
+pulses get the same labels from its own frames, so the two are joined on the label, whatever edges or
+frames the capture lost. As in the paper (§5.1), the counts come from a simulated run of the same inputs;
+only the times come from the capture.
+
+The pulses of TABLE2CUT frames (a cut copy of the function run until it first reaches its cut block,
+firmware/TABLE2.md §6) are labelled (measurement, pulse i of the frame) the same way; their visits are the
+blocks run before the cut (the harness maps the copies' addresses to the function's), and each copy's
+patched word, watched on its own, tells whether the cut was reached.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from pintime.avr.cfg import Cfg, cfg_from_description, visits_from_histograms, watch_addresses
+from pintime.avr.cutcopies import CutCopies, copies_from_description
+from pintime.capture.edgelist import read_edge_list
+from pintime.edges import MEASUREMENT_CHANNEL
+from pintime.errors import PintimeError
+from pintime.estimate.table1 import pulse_widths_us
+from pintime.files import read_json
+from pintime.frames import Frame, decode_frames
+
+SUFFIX = ".visits.csv"
+_FIXED = ["pulse", "rise_cycle", "width_cycles"]
+
+
+@dataclass(frozen=True)
+class CutRuns:
+    """Pulses of TABLE2CUT frames: per pulse its cut block, whether the cut was reached, the exits taken
+    before it (all of the call's when not reached) and its exact width; ``key`` (simulation) or
+    ``measurement`` and ``width_us`` (a capture's)."""
+
+    key: np.ndarray  # measurement · 65536 + pulse index in its frame
+    cut: np.ndarray  # block number
+    reached: np.ndarray  # bool
+    exit_counts: np.ndarray  # pulses × exits
+    width_cycles: np.ndarray
+    width_us: np.ndarray | None = None  # measured, MCU µs (a capture's pulses only)
+
+    @property
+    def measurement(self) -> np.ndarray:
+        return self.key // 65536
+
+    def take(self, where: np.ndarray) -> CutRuns:
+        return CutRuns(self.key[where], self.cut[where], self.reached[where], self.exit_counts[where],
+                       self.width_cycles[where], None if self.width_us is None else self.width_us[where])
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """Every round used: its measurement, its pulse width from the capture and its simavr visits."""
+
+    measurement: np.ndarray  # int per round
+    width_us: np.ndarray  # measured pulse width, MCU µs
+    block_counts: np.ndarray  # rounds × blocks
+    exit_counts: np.ndarray  # rounds × exits
+    width_cycles: np.ndarray  # exact simavr pulse width (truth)
+    cuts: CutRuns | None = None  # the capture's cut pulses (None: the run has no cut copies)
+
+
+@dataclass(frozen=True)
+class SimRounds:
+    """The simavr run's rounds, labelled and sorted by ``key = measurement · 65536 + round``."""
+
+    cfg: Cfg
+    f_cpu_hz: int
+    revision: int
+    key: np.ndarray
+    block_counts: np.ndarray  # rounds × blocks
+    exit_counts: np.ndarray  # rounds × exits
+    width_cycles: np.ndarray
+    path: Path
+    cuts: CutRuns | None  # None: the build has no cut copies
+
+
+def _key(measurement: np.ndarray, round_: np.ndarray) -> np.ndarray:
+    return np.asarray(measurement, dtype=np.int64) * 65536 + np.asarray(round_, dtype=np.int64)
+
+
+def locate(capture: Path, explicit: str | Path | None) -> Path:
+    """The visits file: ``explicit``, else ``PREFIX.visits.csv`` beside the capture's edges (an edge list or
+    VCD ``PREFIX.edges.csv``/``PREFIX.vcd``; a synthesized WAV: its sidecar's ``source_edges``)."""
+    if explicit is not None:
+        path = Path(explicit)
+        if not path.exists():
+            raise PintimeError(f"{path}: visits file not found")
+        return path
+    sources = [capture]
+    sidecar = capture.with_suffix(".json")
+    if capture.suffix.lower() == ".wav" and sidecar.exists():
+        try:
+            sources.append(Path(json.loads(sidecar.read_text())["source_edges"]))
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            pass
+    candidates = []
+    for s in sources:
+        stem = s.name
+        for suffix in (".edges.csv", ".vcd", ".wav", ".csv"):
+            stem = stem.removesuffix(suffix)
+        candidates.append(s.with_name(stem + SUFFIX))
+    for c in candidates:
+        if c.exists():
+            return c
+    raise PintimeError(f"{capture}: no visits file ({', '.join(map(str, candidates))}); give --visits FILE "
+                       "(written by the simavr harness with --watch: `make sim`)")
+
+
+def run_files(visits_path: Path) -> tuple[Path, Path, Path]:
+    """(run summary JSON, CFG JSON, exact edge list) of the harness run that wrote ``PREFIX.visits.csv``."""
+    if not visits_path.name.endswith(SUFFIX):
+        raise PintimeError(f"{visits_path}: a visits file is named PREFIX{SUFFIX}")
+    prefix = visits_path.name.removesuffix(SUFFIX)
+    return (visits_path.with_name(prefix + ".json"), visits_path.with_name(prefix + ".blocks.json"),
+            visits_path.with_name(prefix + ".edges.csv"))
+
+
+def read_visits_csv(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(pulse, width_cycles, watched pcs, counts rounds × pcs, cycles rounds × pcs) of a visits file."""
+    try:
+        with open(path, encoding="ascii") as f:
+            header = f.readline().strip().split(",")
+            with warnings.catch_warnings():  # no rows is an error of its own below, not a warning
+                warnings.filterwarnings("ignore", "loadtxt: input contained no data")
+                rows = np.loadtxt(f, delimiter=",", dtype=np.int64, ndmin=2)
+    except OSError as err:
+        raise PintimeError(f"{path}: cannot read visits ({err.strerror or err})") from None
+    except (ValueError, UnicodeDecodeError) as err:
+        raise PintimeError(f"{path}: malformed visits file ({err})") from None
+    pairs = header[len(_FIXED):]
+    if header[:len(_FIXED)] != _FIXED or not pairs or len(pairs) % 2:
+        raise PintimeError(f"{path}: not a visits file (header {','.join(_FIXED)},count_PC,cycles_PC…)")
+    count_cols, cycle_cols = pairs[0::2], pairs[1::2]
+    addresses = [c.removeprefix("count_") for c in count_cols]
+    if (any(not c.startswith("count_") for c in count_cols)
+            or [c.removeprefix("cycles_") for c in cycle_cols] != addresses):
+        raise PintimeError(f"{path}: visits header columns must alternate count_PC, cycles_PC")
+    try:
+        pcs = [int(a, 16) for a in addresses]
+    except ValueError:
+        raise PintimeError(f"{path}: visits header has a non-hex address") from None
+    if rows.size == 0:
+        raise PintimeError(f"{path}: visits file has no rows")
+    if rows.shape[1] != len(header):
+        raise PintimeError(f"{path}: visits rows have {rows.shape[1]} fields, the header {len(header)}")
+    return rows[:, 0], rows[:, 2], np.array(pcs, dtype=np.int64), rows[:, 3::2], rows[:, 4::2]
+
+
+def _label_pulses(edges_path: Path, f_cpu_hz: int) -> tuple[dict[int, int], dict[int, int], np.ndarray]:
+    """Pulse number → (measurement, round) key from the TABLE2 frames of the exact edges, pulse number →
+    (measurement, pulse index) key from its TABLE2CUT frames, and the measurement pin's exact edge cycles."""
+    meas = read_edge_list(edges_path).on(MEASUREMENT_CHANNEL)
+    decode = decode_frames(meas.time * 1e6 / f_cpu_hz, meas.polarity, start_us=0.0)
+    if decode.inverted or (len(meas.polarity) and meas.polarity[0] < 0):
+        raise PintimeError(f"{edges_path}: the measurement pin does not start low")
+    labels: dict[int, int] = {}
+    for frame in decode.of_kind("table2"):
+        rises = frame.group[0::2]
+        keys = _key(np.full(len(rises), frame.fields["measurement"]),
+                    frame.fields["first_round"] + np.arange(len(rises)))
+        labels.update(zip((rises // 2).tolist(), keys.tolist(), strict=True))
+    cut_labels: dict[int, int] = {}
+    for frame in decode.of_kind("table2cut"):
+        rises = frame.group[0::2]
+        keys = _key(np.full(len(rises), frame.fields["measurement"]), np.arange(len(rises)))
+        cut_labels.update(zip((rises // 2).tolist(), keys.tolist(), strict=True))
+    return labels, cut_labels, meas.time
+
+
+def load_sim_rounds(visits_path: Path) -> SimRounds:
+    """Read a table2 harness run (visits, CFG JSON, run JSON, exact edges) and label its rounds."""
+    run_path, blocks_path, edges_path = run_files(visits_path)
+    run = read_json(run_path, "simavr run summary")
+    cfg = cfg_from_description(read_json(blocks_path, "CFG JSON"), str(blocks_path))
+    pulse, width, pcs, counts, cycles = read_visits_csv(visits_path)
+    missing = sorted(set(watch_addresses(cfg)) - set(pcs.tolist()))
+    if missing:
+        raise PintimeError(f"{visits_path}: does not watch {len(missing)} of {cfg.function}'s addresses "
+                           f"(e.g. {missing[0]:#x}): visits from another build?")
+    f_cpu_hz, revision = run.get("f_cpu_hz"), run.get("revision")
+    if not (type(f_cpu_hz) is int and f_cpu_hz > 0 and type(revision) is int):
+        raise PintimeError(f"{run_path}: run summary needs integers f_cpu_hz (> 0) and revision")
+    labels, cut_labels, edge_cycles = _label_pulses(edges_path, f_cpu_hz)
+    unlabelled = [p for p in pulse.tolist() if p not in labels and p not in cut_labels]
+    if unlabelled or len(labels) + len(cut_labels) != len(pulse):
+        raise PintimeError(f"{visits_path}: {len(pulse)} visited pulses, {len(labels) + len(cut_labels)} "
+                           f"TABLE2 and TABLE2CUT pulses in the edges"
+                           f"{'' if not unlabelled else f' (pulse {unlabelled[0]} in no frame)'}")
+    if 2 * pulse.max() + 1 >= len(edge_cycles) or np.any(
+            edge_cycles[2 * pulse + 1] - edge_cycles[2 * pulse] != width):
+        raise PintimeError(f"{visits_path}: pulse widths differ from the edge list's")
+    blocks, exits = visits_from_histograms(cfg, pcs, counts, cycles)
+    copies = copies_from_description(read_json(blocks_path, "CFG JSON"), cfg, str(blocks_path))
+    is_cut = np.array([p in cut_labels for p in pulse.tolist()], dtype=bool)
+    if is_cut.any() and copies is None:
+        raise PintimeError(f"{visits_path}: TABLE2CUT pulses but {blocks_path} describes no cut copies")
+    cuts = None if copies is None else _cut_runs(copies, pcs, counts, pulse, exits, width, is_cut, cut_labels,
+                                                 visits_path)
+    key = np.array([labels[p] for p in pulse[~is_cut].tolist()], dtype=np.int64)
+    order = np.argsort(key, kind="stable")
+    keep = np.flatnonzero(~is_cut)[order]
+    return SimRounds(cfg, f_cpu_hz, revision, key[order], blocks[keep], exits[keep], width[keep],
+                     visits_path, cuts)
+
+
+def _cut_runs(copies: CutCopies, pcs: np.ndarray, counts: np.ndarray, pulse: np.ndarray, exits: np.ndarray,
+              width: np.ndarray, is_cut: np.ndarray, cut_labels: dict[int, int], path: Path) -> CutRuns:
+    """The TABLE2CUT pulses of a simulation, sorted by key: the cut block of pulse i of a frame is
+    i div ``per_cut`` — read here from which copy's patched word or alias ran, checked to be one copy."""
+    column = {int(pc): k for k, pc in enumerate(pcs.tolist())}
+    missing = [pc for pc in copies.watch() if pc not in column]
+    if missing:
+        raise PintimeError(f"{path}: does not watch the cut copies' patched words (e.g. {missing[0]:#x})")
+    patched = counts[:, [column[copies.patched(c)] for c in range(len(copies.cfg.blocks))]][is_cut]
+    if np.any(patched.sum(axis=1) > 1):
+        raise PintimeError(f"{path}: a TABLE2CUT pulse reached more than one cut")
+    reached = patched.sum(axis=1) == 1
+    key = np.array([cut_labels[p] for p in pulse[is_cut].tolist()], dtype=np.int64)
+    cut = np.argmax(patched, axis=1)
+    runs = CutRuns(key, cut, reached, exits[is_cut], width[is_cut])
+    return runs.take(np.argsort(key, kind="stable"))
+
+
+def match(sim: SimRounds, frames: list[Frame], time: np.ndarray, us_per_unit: float) -> Rounds:
+    """The capture's TABLE2 pulses (widths in MCU µs) joined with the simulated rounds of the same labels."""
+    measurement, keys, widths = [], [], []
+    for frame in (f for f in frames if f.kind == "table2"):
+        w = pulse_widths_us(time, frame.group, us_per_unit)
+        m, first = frame.fields["measurement"], frame.fields["first_round"]
+        measurement.append(np.full(len(w), m))
+        keys.append(_key(np.full(len(w), m), first + np.arange(len(w))))
+        widths.append(w)
+    if not keys:
+        raise PintimeError("no TABLE2 frame decoded in the capture")
+    key = np.concatenate(keys)
+    if len(np.unique(key)) != len(key):
+        raise PintimeError("the capture holds a TABLE2 round twice")
+    where = np.minimum(np.searchsorted(sim.key, key), len(sim.key) - 1)
+    absent = sim.key[where] != key
+    if absent.any():
+        k = int(key[absent][0])
+        raise PintimeError(f"{sim.path}: lacks measurement {k // 65536} round {k % 65536} of the capture "
+                           f"({int(absent.sum())} rounds; visits from another run?)")
+    cuts = _match_cuts(sim, frames, time, us_per_unit)
+    return Rounds(np.concatenate(measurement), np.concatenate(widths), sim.block_counts[where],
+                  sim.exit_counts[where], sim.width_cycles[where], cuts)
+
+
+def _match_cuts(sim: SimRounds, frames: list[Frame], time: np.ndarray, us_per_unit: float) -> CutRuns | None:
+    """The capture's TABLE2CUT pulses joined with the simulated ones of the same labels (None when the
+    simulation has no cut copies; no frame decoded gives none)."""
+    if sim.cuts is None:
+        return None
+    keys, widths = [np.zeros(0, dtype=np.int64)], [np.zeros(0)]
+    for frame in (f for f in frames if f.kind == "table2cut"):
+        w = pulse_widths_us(time, frame.group, us_per_unit)
+        keys.append(_key(np.full(len(w), frame.fields["measurement"]), np.arange(len(w))))
+        widths.append(w)
+    key = np.concatenate(keys)
+    if len(np.unique(key)) != len(key):
+        raise PintimeError("the capture holds a TABLE2CUT frame twice")
+    where = np.minimum(np.searchsorted(sim.cuts.key, key), max(len(sim.cuts.key) - 1, 0))
+    if len(key) and (len(sim.cuts.key) == 0 or np.any(sim.cuts.key[where] != key)):
+        raise PintimeError(f"{sim.path}: lacks TABLE2CUT pulses of the capture (visits from another run?)")
+    return replace(sim.cuts.take(where), width_us=np.concatenate(widths))
