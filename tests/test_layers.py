@@ -1,0 +1,102 @@
+"""The package's import graph: one way up, no circles, no private names across modules, no imports by string.
+
+Layers, lowest first; a module may import only from its own layer or lower ones. The analyzer core
+(capture, frames, locate, clock, estimate, avr, table2) thereby never imports the sound-card model,
+validation, plots or the command line.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "analyzer" / "pintime"
+LAYERS = [
+    {"errors", "edges", "files"},
+    {"capture", "frames"},
+    {"locate"},
+    {"clock", "estimate", "avr"},
+    {"table2"},
+    {"pipeline"},
+    {"validate", "soundcard", "record"},
+    {"plots"},
+    {"cli"},
+]
+
+
+def _modules() -> dict[str, Path]:
+    return {".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"): p
+            for p in PACKAGE.rglob("*.py")}
+
+
+def _imports(path: Path) -> list[tuple[str, list[str]]]:
+    """(module, names) of every ``import``/``from … import`` of pintime in the file, at any depth."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "pintime":
+            found.append((node.module, [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            found += [(a.name, []) for a in node.names if a.name.split(".")[0] == "pintime"]
+    return found
+
+
+def _layer(module: str) -> int:
+    top = module.split(".")[1] if "." in module else ""
+    return next(i for i, layer in enumerate(LAYERS) if top in layer)
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for m, path in modules.items():
+        for target, names in _imports(path):
+            targets = [f"{target}.{n}" for n in names if f"{target}.{n}" in modules] or [target]
+            graph[m].update(t for t in targets if t in modules)
+    return graph
+
+
+def test_every_module_has_a_layer():
+    for m in _modules():
+        if m != "pintime":
+            _layer(m)  # StopIteration: a new top-level module or subpackage not placed in LAYERS
+
+
+def test_no_import_runs_up_a_layer():
+    upward = [(m, t) for m, targets in _graph().items() if m != "pintime"
+              for t in targets if _layer(t) > _layer(m)]
+    assert upward == []
+
+
+def test_no_import_circles():
+    graph, state, cycles = _graph(), {}, []
+
+    def visit(m: str, stack: list[str]) -> None:
+        state[m] = "open"
+        for t in sorted(graph[m]):
+            if state.get(t) == "open":
+                cycles.append(stack[stack.index(t):] + [t])
+            elif t not in state:
+                visit(t, stack + [t])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert cycles == []
+
+
+def test_no_private_names_across_modules():
+    private = [(m, target, n) for m, path in _modules().items() for target, names in _imports(path)
+               for n in names if n.startswith("_")]
+    assert private == []
+
+
+def test_no_imports_by_string():
+    by_string = [m for m, path in _modules().items()
+                 if "import_module(" in path.read_text() or "__import__(" in path.read_text()]
+    assert by_string == []
+
+
+def test_modules_are_small():
+    long = {m: n for m, path in _modules().items() if (n := len(path.read_text().splitlines())) > 450}
+    assert long == {}
