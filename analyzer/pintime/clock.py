@@ -1,9 +1,16 @@
-"""Clock calibration: the capture clock against the MCU clock, from every edge of the 1 s reference.
+"""Clock calibration: the capture clock against the MCU clock, from the 1 s reference or the calibration
+train.
 
 The reference pin toggles every ``F_CPU / 2`` cycles (FORMAT.md §1), so its edge k lies at
 ``t0 + k · h + d · [edge k falls]`` in the source time base, with ``h`` half an MCU second and ``d`` the
 fall-minus-rise asymmetry of the pin and the capture chain. A weighted least-squares fit of all edges gives
 ``h`` with an uncertainty that shrinks as (number of edges)^-1.5, far better than timing one interval.
+
+Without a reference (a mono recording, or a second channel put to other use) the measurement pin's own
+calibration train gives the same line: its edge i lies exactly ``i · period_cycles`` cycles after the first
+(FORMAT.md §4, CAL frame), so the fitted step is ``period_cycles`` MCU cycles in source units. It measures
+the rate over the train's second only, which is all a pulse width needs: a rate off by 10⁻⁸ (a card's
+wander over minutes) moves a 10 ms pulse by 0.1 ps.
 """
 
 from __future__ import annotations
@@ -12,8 +19,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pintime.edges import REFERENCE_CHANNEL, Edges
+from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
+from pintime.frames import decode_between_gaps
 
 # Beyond this the capture's time base is wrong, not its clock: sound cards are within ±50 ppm (DESIGN.md
 # §5) and the MCU's clock within ±0.5 % even on a ceramic resonator (±1 % on a user-calibrated RC
@@ -41,8 +49,9 @@ class Clock:
 
     units_per_mcu_s: float  # source time units per second of MCU time (twice the fitted half period)
     units_per_mcu_s_sigma: float
-    fit: LineFit  # the reference-edge fit, in source units
+    fit: LineFit  # the fit of the edges it comes from (reference or calibration train), in source units
     unit_s: float | None  # seconds per source unit, nominal (1/f_cpu for a cycle source once known)
+    source: str = "reference"  # what the rate comes from: "reference" or "calibration train"
 
     @property
     def rate_ppm(self) -> float | None:
@@ -65,7 +74,7 @@ class Clock:
 
     @property
     def residual_rms_us(self) -> float:
-        """RMS of the reference edges about the fitted line, in MCU µs."""
+        """RMS of the fitted edges (reference or train) about their line, in MCU µs."""
         return self.fit.residual_rms * self.us_per_unit
 
     def to_us(self, t: np.ndarray) -> np.ndarray:
@@ -171,6 +180,41 @@ def calibrate(edges: Edges, gaps: np.ndarray | None = None) -> Clock:
     fit = fit_edge_line(ref.time, index, ref.polarity < 0, ref.sigma, segment)
     return Clock(units_per_mcu_s=2.0 * fit.step, units_per_mcu_s_sigma=2.0 * fit.step_sigma, fit=fit,
                  unit_s=edges.unit_s)
+
+
+def calibrate_from_train(edges: Edges, gaps: np.ndarray | None = None) -> Clock:
+    """The clock from the measurement pin's first calibration train, for captures without a reference.
+
+    The frames are decoded in nominal µs first (every tolerance of the format is far wider than a card's
+    clock error, FORMAT.md §2), which finds the CAL frame and the RUN frame's F_CPU; ``gaps`` as for
+    :func:`calibrate` (a CAL frame a gap cuts is not decoded, so the train is gap-free).
+
+    Raises
+    ------
+    PintimeError
+        A source of unknown time unit (an edge list in cycles needs its reference), or no RUN frame or no
+        calibration train of at least 3 edges decoded.
+    """
+    if edges.unit_s is None:
+        raise PintimeError(f"{edges.source}: no reference channel, and the time unit is unknown: the MCU "
+                           "clock cannot be calibrated")
+    meas = edges.on(MEASUREMENT_CHANNEL)
+    us_per_unit = edges.unit_s * 1e6
+    gaps_us = np.zeros(0) if gaps is None else np.asarray(gaps) * us_per_unit
+    decode, _ = decode_between_gaps(meas.time * us_per_unit, meas.polarity, gaps_us)
+    runs = decode.of_kind("run")
+    trains = [f for f in decode.of_kind("cal") if f.fields["count"] >= 3]
+    if not runs or not trains:
+        raise PintimeError(f"{edges.source}: no reference channel (right / channel 1) and no "
+                           f"{'RUN frame' if not runs else 'calibration train'} decoded: the MCU clock "
+                           "cannot be calibrated")
+    f_cpu_hz, train = runs[0].fields["f_cpu_hz"], trains[0]
+    g = train.group
+    falling = (-meas.polarity[g] if decode.inverted else meas.polarity[g]) < 0
+    fit = fit_edge_line(meas.time[g], np.arange(len(g)), falling, meas.sigma[g])
+    cycles_per_s = f_cpu_hz / train.fields["period_cycles"]  # fitted steps per MCU second
+    return Clock(units_per_mcu_s=fit.step * cycles_per_s, units_per_mcu_s_sigma=fit.step_sigma * cycles_per_s,
+                 fit=fit, unit_s=edges.unit_s, source="calibration train")
 
 
 def calibration_train_ppm(time_us: np.ndarray, polarity: np.ndarray, period_cycles: int,

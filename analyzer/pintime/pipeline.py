@@ -15,7 +15,7 @@ from pintime.capture.edgelist import read_edge_list
 from pintime.capture.gaps import RecordingGaps, drop_near_gaps, read_gaps
 from pintime.capture.sniff import sniff
 from pintime.capture.vcd import read_vcd
-from pintime.edges import MEASUREMENT_CHANNEL, Edges
+from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, function_names, user_json
@@ -99,7 +99,8 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     if gaps is not None:
         edges, gaps = drop_near_gaps(edges, gaps, GAP_GUARD_S)
     gaps_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
-    clock = clk.calibrate(edges, gaps_s)
+    has_reference = bool(np.any(edges.channel == REFERENCE_CHANNEL))
+    clock = clk.calibrate(edges, gaps_s) if has_reference else clk.calibrate_from_train(edges, gaps_s)
     meas = edges.on(MEASUREMENT_CHANNEL)
     time_us = clock.to_us(meas.time)
     decode, lost_to_gaps = decode_between_gaps(time_us, meas.polarity, clock.to_us(gaps_s))
@@ -118,7 +119,8 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
             + lost_to_gaps)
     missing = max(ends[-1].fields["frames"] - seen, 0) if ends else None
-    cal = _calibration_check(decode.frames, time_us, polarity, run["f_cpu_hz"])
+    # the train checks a clock it did not give (it would agree with itself by construction)
+    cal = _calibration_check(decode.frames, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
     used = (method or METHODS[0]) if sniff(path) == "wav" else "exact"
     return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user, gaps,
                     lost_to_gaps)
@@ -133,7 +135,8 @@ def summary_json(a: Analysis) -> dict[str, Any]:
         "run": {"f_cpu_hz": a.run["f_cpu_hz"], "revision": f"{a.run['revision']:08x}",
                 "program": PROGRAMS[a.run["program"]]},
         "clock": {"ppm": c.rate_ppm, "ppm_sigma": c.rate_ppm_sigma,
-                  "reference_edges": c.fit.n_edges, "residual_rms_us": c.residual_rms_us,
+                  "source": c.source, "reference_edges": c.fit.n_edges if c.source == "reference" else 0,
+                  "fitted_edges": c.fit.n_edges, "residual_rms_us": c.residual_rms_us,
                   "fall_minus_rise_us": c.fit.fall_offset * c.us_per_unit,
                   "fall_minus_rise_sigma_us": c.fit.fall_offset_sigma * c.us_per_unit,
                   "calibration_train_ppm": None if a.cal_ppm is None else a.cal_ppm[0],

@@ -20,7 +20,9 @@ def format_summary(a: Analysis) -> str:
     c, d = a.clock, a.decode
     rate = "(unknown unit)" if c.rate_ppm is None else f"{c.rate_ppm:+.4f} ± {c.rate_ppm_sigma:.4f} ppm"
     ppm = (f"clock: capture clock vs MCU {rate}"
-           + f" from {c.fit.n_edges} reference edges, residual RMS {c.residual_rms_us:.3g} µs")
+           + f" from {c.fit.n_edges} {c.source} edges"
+           + ("" if c.source == "reference" else " (no reference channel)")
+           + f", residual RMS {c.residual_rms_us:.3g} µs")
     if a.cal_ppm is not None:
         ppm += f"; calibration train after calibration {a.cal_ppm[0]:+.4f} ± {a.cal_ppm[1]:.4f} ppm"
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(d.reasons.items()))

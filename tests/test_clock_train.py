@@ -1,0 +1,85 @@
+"""The clock from the calibration train (pintime.clock.calibrate_from_train), for captures with no reference
+channel: against the exact simavr edges, against the reference on a rendered card, and end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pintime import pipeline
+from pintime.capture.edgelist import read_edge_list
+from pintime.clock import calibrate, calibrate_from_train
+from pintime.edges import MEASUREMENT_CHANNEL, Edges
+from pintime.errors import PintimeError
+from pintime.locate.capture_edges import locate_capture
+from pintime.soundcard.model import get_profile
+
+ROOT = Path(__file__).resolve().parents[1]
+SIM = ROOT / "build" / "sim"
+CAPTURE = ROOT / "captures" / "table1-default.wav"
+
+
+def _seconds(edges: Edges, f_cpu_hz: float, ppm: float = 0.0) -> Edges:
+    """Exact cycle edges as a capture clock running ``ppm`` fast would time them (seconds)."""
+    return Edges(edges.time / f_cpu_hz * (1 + ppm * 1e-6), edges.channel, edges.polarity, edges.sigma, 1.0,
+                 "test")
+
+
+def _measurement_only(edges: Edges) -> Edges:
+    return edges.on(MEASUREMENT_CHANNEL)
+
+
+@pytest.fixture(scope="module")
+def exact() -> Edges:
+    path = SIM / "table1.edges.csv"
+    if not path.exists():
+        pytest.skip("needs `make sim`")
+    return read_edge_list(path)
+
+
+@pytest.mark.parametrize("ppm", [0.0, -43.7, 181.0])
+def test_train_gives_the_card_clock_rate_of_exact_edges(exact, ppm):
+    clock = calibrate_from_train(_measurement_only(_seconds(exact, 1e6, ppm)))
+    assert clock.source == "calibration train"
+    assert clock.rate_ppm == pytest.approx(ppm, abs=1e-6)
+    assert clock.fit.n_edges == 1000  # FORMAT.md §6: the whole train
+
+
+def test_train_agrees_with_the_reference_on_a_rendered_card():
+    """Both clocks from one located capture (the default card: its rate error and wander): the rates agree
+    within their combined uncertainty and the card's own wander between the train's second and the
+    reference's whole capture (its Allan deviation at 1 s, a few of them)."""
+    edges = locate_capture(CAPTURE).edges
+    ref, train = calibrate(edges), calibrate_from_train(_measurement_only(edges))
+    assert ref.rate_ppm is not None and train.rate_ppm is not None
+    sigma = np.hypot(ref.rate_ppm_sigma, train.rate_ppm_sigma)
+    wander_ppm = get_profile("default").wander_adev_1s * 1e6
+    assert abs(train.rate_ppm - ref.rate_ppm) < 4 * sigma + 3 * wander_ppm
+
+
+def test_analysis_without_reference_matches_the_one_with_it(monkeypatch):
+    both = pipeline.analyze(CAPTURE)
+    monkeypatch.setattr(pipeline, "load_edges", lambda *a, **k: _measurement_only(both.edges))
+    alone = pipeline.analyze(CAPTURE)
+    assert alone.clock.source == "calibration train" and alone.cal_ppm is None
+    assert len(alone.decode.frames) == len(both.decode.frames)
+    rows = {(r.technique, r.n): r for r in both.table.rows}
+    for r in alone.table.rows:
+        twin = rows[(r.technique, r.n)]
+        # widths of ≤ 21 ms: a rate difference of ≲ 0.01 ppm moves them by ≲ 0.2 ps
+        assert r.estimate.mean_us == pytest.approx(twin.estimate.mean_us, abs=1e-6)
+
+
+def test_no_reference_and_no_train_is_a_clear_error(exact):
+    cal_end = 1000 + 200  # past the RUN and CAL frames' edges: repetitions only
+    meas = _measurement_only(_seconds(exact, 1e6))
+    cut = Edges(meas.time[cal_end:], meas.channel[cal_end:], meas.polarity[cal_end:], meas.sigma[cal_end:],
+                1.0, "test")
+    with pytest.raises(PintimeError, match="no reference channel .* calibration train"):
+        calibrate_from_train(cut)
+
+
+def test_cycle_source_without_reference_is_a_clear_error(exact):
+    with pytest.raises(PintimeError, match="time unit is unknown"):
+        calibrate_from_train(_measurement_only(exact))
