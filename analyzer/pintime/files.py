@@ -1,8 +1,11 @@
-"""The user's files: JSON read with one clear line for any damage, results never written over an input."""
+"""The user's files: JSON read with one clear line for any damage, results never written over an input or
+a file that travels with one, and every result written whole or not at all."""
 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -32,9 +35,27 @@ def read_json(path: str | Path, what: str) -> dict[str, Any]:
     return data
 
 
+# Files of one run or capture share a prefix: ``table1.edges.csv`` beside ``table1.json`` (the truth),
+# ``table1.vcd`` and ``table1.visits.csv``; ``my.wav`` beside ``my.json`` (its sidecar, with the gap list).
+RUN_SUFFIXES = (".edges.csv", ".visits.csv", ".blocks.json", ".json", ".vcd", ".wav")
+
+
+def companions(path: Path) -> list[Path]:
+    """The files that travel with the input ``path``: those of its run or capture (``RUN_SUFFIXES`` on its
+    prefix), beside it and beside the file it links to."""
+    found = []
+    for where in dict.fromkeys((path, path.resolve())):
+        name = where.name
+        prefix = next((name.removesuffix(s) for s in RUN_SUFFIXES if name.endswith(s)), None)
+        if prefix:
+            found += [where.with_name(prefix + s) for s in RUN_SUFFIXES]
+    return found
+
+
 def refuse_overwrite(outputs: list[str | Path | None], inputs: list[str | Path | None]) -> None:
-    """PintimeError if an output is one of the inputs (same file by any path: symlink, relative, hard
-    link) or two outputs are the same file."""
+    """PintimeError if an output is one of the inputs or a companion of one (:func:`companions`: a capture's
+    sidecar, a run's truth JSON, edge list, VCD…) by any path (symlink, relative, hard link), or two
+    outputs are the same file."""
     def same(a: Path, b: Path) -> bool:
         if a.resolve() == b.resolve():
             return True
@@ -43,11 +64,16 @@ def refuse_overwrite(outputs: list[str | Path | None], inputs: list[str | Path |
         except OSError:
             return False
     given = [Path(p) for p in inputs if p is not None]
+    travelling = [(c, p) for p in given for c in companions(p)]
     written: list[Path] = []
     for out in (Path(p) for p in outputs if p is not None):
         hit = next((p for p in given if same(out, p)), None)
         if hit is not None:
             raise PintimeError(f"{out}: refusing to overwrite the input {hit}")
+        hit = next((p for c, p in travelling if same(out, c)), None)
+        if hit is not None:
+            raise PintimeError(f"{out}: refusing to overwrite a file that belongs with the input {hit} "
+                               "(its sidecar, truth, edges, VCD or visits)")
         if any(same(out, w) for w in written):
             raise PintimeError(f"{out}: given for two outputs")
         written.append(out)
@@ -63,10 +89,21 @@ def refuse_existing(outputs: list[Path], force: bool) -> None:
 
 
 def write_text(path: str | Path, text: str) -> None:
-    """Write a result file; PintimeError naming it if that is impossible (a folder, no such folder…)."""
+    """Write a result file whole or not at all: into a temporary file beside it, then renamed over it, so an
+    interrupted or failed write (a full disk) leaves the old file or none, never a part. PintimeError
+    naming it if that is impossible (a folder, no such folder, no space…)."""
+    path = Path(path)
+    tmp = None
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        if path.is_dir():
+            raise IsADirectoryError(21, "Is a directory")
+        os.replace(tmp, path)
     except OSError as err:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
         raise PintimeError(f"{path}: cannot write ({err.strerror or err})") from None
 
 
