@@ -43,7 +43,7 @@ SIMAVR_AVR_INC = $(patsubst -I%,%,$(firstword $(shell pkg-config --cflags-only-I
 FW_CFLAGS   = -mmcu=$(MCU) -DF_CPU=$(F_CPU) -DREPS=$(REPS) -DMEASUREMENTS=$(MEASUREMENTS) -DROUNDS=$(ROUNDS) \
               -DCUT_ROUNDS=$(CUT_ROUNDS) -DFW_REVISION=$(FW_REVISION) -DPINTIME_REPS=$(USER_REPS) -DPINTIME_M=$(USER_M) \
               -Os -g -std=gnu11 -Wall -Wextra -Werror -I$(FW_DIR) -isystem $(SIMAVR_AVR_INC)
-# DESIGN.md §4: without the .mmcu section at 0x910000 simavr 1.6 loads .data at the wrong address.
+# docs/design.md §9: without the .mmcu section at 0x910000 simavr 1.6 loads .data at the wrong address.
 FW_LDFLAGS  := -mmcu=$(MCU) -Wl,--undefined=_mmcu,--section-start=.mmcu=0x910000
 FW_ELFS     := $(PROGRAMS:%=$(FW_BUILD)/%.elf)
 fw_objs      = $(patsubst %,$(FW_BUILD)/obj/%.o,$(basename $(FW_COMMON) $($(1)_SRCS)))
@@ -154,7 +154,7 @@ lint: deps
 clean:
 	rm -rf $(BUILD) $(OUT)
 
-# --- synthetic captures (sound-card model: analyzer/pintime/soundcard.py) ---------------------------
+# --- synthetic captures (sound-card model: analyzer/pintime/soundcard/) --------------------------------
 # Long captures of whole runs, one per program and profile (not committed): make synth-captures [SEED=1]
 SYNTH_PROFILES   := default paper wide-filter noisy
 EXAMPLE_PROFILES := default wide-filter noisy

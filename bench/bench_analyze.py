@@ -1,4 +1,4 @@
-"""Benchmark of ``pintime analyze`` on the Table 1 captures: speed on one core, stage by stage (issue 4).
+"""Benchmark of ``pintime analyze`` on the Table 1 captures: speed on one core, stage by stage.
 
 Target: the whole analysis (decode, detect, learn, locate, clock, frames, estimators, Table 1) of a
 Table 1 capture at ≥ 100× real time on one core with the template method. Reported per capture: the

@@ -10,7 +10,7 @@ see, the
 profiles' clock wander included (faster than that map follows). ``locator`` is the edge locator's own
 error, the wander separated out from the exact and located times alone (phase bias plus the intercept of
 the error's structure function); on the steady rows both must agree. ``adev``: the card clock's Allan
-deviation at 1 s, as measured from the errors. Targets (issue 4): template locator RMS ≤ 1.5× CRLB;
+deviation at 1 s, as measured from the errors. Targets (docs/design.md §12): template locator RMS ≤ 1.5× CRLB;
 analysis ≥ 100× real time.
 
 Usage: ``python bench/bench_edges.py [--profiles paper default …] [--json FILE] [--short]``

@@ -7,8 +7,8 @@ grow with the number of edges only, not with the number of samples (the renderer
 
 Usage: ``python bench/bench_synth.py [--edges build/sim/table1.edges.csv] [--json build/bench/synth.json]
 [--short]``; ``--short`` renders 3 and 6 s instead and only checks that every figure is produced (CI).
-Target (issue 3): a 10-minute capture in well under a minute. CPU time is reported next to wall time: on a
-shared machine the wall time says more about the neighbours than about the renderer.
+Target (docs/design.md §12): a 10-minute capture in well under a minute. CPU time is reported next to
+wall time: on a shared machine the wall time says more about the neighbours than about the renderer.
 """
 
 from __future__ import annotations

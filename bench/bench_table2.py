@@ -1,8 +1,9 @@
-"""Benchmark of the whole Table 2 pipeline (issue 5): simulate, synthesize, analyze — time and accuracy.
+"""Benchmark of the whole Table 2 pipeline: simulate, synthesize, analyze — time and accuracy.
 
 Builds and simulates the table2 program (``make sim PROGRAMS=table2`` into a scratch BUILD), renders the
-run with ``pintime synth`` for each profile, analyzes every capture with each edge method, and checks the
-issue's targets on the ``table2`` (block model) and ``table2_exits`` (exit model) rows of ``--json``:
+run with ``pintime synth`` for each profile, analyzes every capture with each edge method, and checks
+the targets of docs/design.md §12 on the ``table2`` (block model) and ``table2_exits`` (exit model) rows
+of ``--json``:
 
 - every unknown within its 95 % CI of the simavr truth (the unknown holding ε is listed apart: its truth
   is simavr's pin ε, while a capture adds its own rising/falling edge asymmetry to ε);
@@ -63,7 +64,7 @@ def timed_call(call: Callable[[], object]) -> float:
 
 
 def check(result: dict) -> dict:
-    """The issue's targets on one analysis JSON."""
+    """The targets (docs/design.md §12) on one analysis JSON."""
     us_per_cycle = result["table2_fit"]["us_per_cycle"]
     out: dict = {}
     for key in ("table2", "table2_exits"):

@@ -6,7 +6,7 @@
  *
  * Assembler files use `_SFR_IO_ADDR(MEAS_PIN)` with `out`/`in`; the measurement pin is toggled only by
  * `out MEAS_PIN, r` with r = MEAS_MASK (writing a one to a PINx bit toggles the PORTx bit). Never
- * `sbi PINx, b`: simavr 1.6 then toggles every PORTx bit that reads 1 (DESIGN.md §4).
+ * `sbi PINx, b`: simavr 1.6 then toggles every PORTx bit that reads 1 (docs/design.md §9).
  */
 #ifndef PINTIME_PINS_H
 #define PINTIME_PINS_H

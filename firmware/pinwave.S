@@ -10,7 +10,7 @@
 ; void delay_exact(uint16_t n)   r25:r24 = n >= DELAY_EXACT_MIN (4)
 ; Total n + DELAY_EXACT_OVERHEAD (18) cycles including CALL and RET, for b0 = bit 0 of n, b1 = bit 1,
 ; q = n >> 2: 5 (CALL) + (2 + b0) + (3 + 2·b1) + 4 + (4·q − 1) + 5 (RET) = 18 + n.
-; Clobbers r24, r25 and SREG. No skip precedes an adiw/sbiw (simavr skip bug, DESIGN.md §4).
+; Clobbers r24, r25 and SREG. No skip precedes an adiw/sbiw (simavr skip bug, docs/design.md §9).
         .global delay_exact
         .type   delay_exact, @function
 delay_exact:                    ; CALL [5]

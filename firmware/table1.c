@@ -1,5 +1,5 @@
 /*
- * table1.c — the Table 1 experiments of Moreno & Fischmeister (seed 004, §3–§5) on the measurement pin,
+ * table1.c — the Table 1 experiments of Moreno & Fischmeister (§3–§5) on the measurement pin,
  * each group announced by a frame header, in the run order of FORMAT.md §6.
  */
 #include <avr/io.h>

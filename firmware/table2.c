@@ -1,5 +1,5 @@
 /*
- * table2.c — Table 2 of Moreno & Fischmeister (seed 004, §5.1, §6.2) on adpcm_coder: MEASUREMENTS
+ * table2.c — Table 2 of Moreno & Fischmeister (§5.1, §6.2) on adpcm_coder: MEASUREMENTS
  * measurements of ROUNDS rounds, each round one call on fresh generated input (adpcm_input.c, seeded with
  * measurement + 1) inside one pulse, the rounds of each measurement sent in batches of BATCH_ROUNDS by
  * TABLE2 frames, then one TABLE2CUT frame of cut measurements on the last batch's rounds (TABLE2.md §6), in

@@ -1,6 +1,6 @@
 /*
  * harness.c — run a pintime firmware ELF in simavr and record every edge of the two signal pins with its
- * exact cycle (DESIGN.md §2, firmware/FORMAT.md §1).
+ * exact cycle (docs/design.md §3, firmware/FORMAT.md §1).
  *
  *   harness ELF -o PREFIX [--max-cycles N] [--histogram FILE] [--watch FILE [--blocks FILE] [--alias FILE]]
  *
@@ -10,8 +10,8 @@
  * files flushed with what was recorded). Bad arguments or ELF: one-line error, exit 2.
  *
  * Edge cycles. A pin written by an instruction (`out PINA, r`) is reported by simavr during that
- * instruction with avr->cycle = the cycle at its start (DESIGN.md §4). The reference pin is toggled by a
- * Timer1 cycle timer, which simavr runs only after the current instruction, i.e. up to a few cycles late;
+ * instruction with avr->cycle = the cycle at its start (docs/design.md §9). The reference pin is toggled by
+ * a Timer1 cycle timer, which simavr runs only after the current instruction, i.e. up to a few cycles late;
  * the exact compare-match cycle is the timer's `tov_base` (CTC with TOP = OCR1A: simavr sets it to the
  * match cycle just before it toggles OC1A), which is what we record.
  *
@@ -382,7 +382,7 @@ int main(int argc, char **argv)
 	avr_t *avr = avr_make_mcu_by_name(fw.mmcu);
 	if (!avr)
 		die("simavr does not know the MCU '%s'", fw.mmcu);
-	avr_init(avr);			/* resets the frequency: load the firmware after it (DESIGN.md §4) */
+	avr_init(avr);			/* resets the frequency: load the firmware after it (docs/design.md §9) */
 	avr_load_firmware(avr, &fw);
 
 	struct recorder rec = { .avr = avr, .ps_per_cycle = PS_PER_S / fw.frequency };

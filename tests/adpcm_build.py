@@ -21,7 +21,7 @@ VECTORS_CSV = ROOT / "tests" / "data" / "adpcm_vectors.csv"
 AVR_F_CPU_HZ = 16_000_000
 # The flags the firmware is built with (optimise for size, every warning an error).
 AVR_CFLAGS = ["-mmcu=atmega2560", "-Os", "-std=gnu11", "-Wall", "-Wextra", "-Werror"]
-# simavr 1.6 needs the .mmcu section linked at this address (DESIGN.md §4).
+# simavr 1.6 needs the .mmcu section linked at this address (docs/design.md §9).
 AVR_LDFLAGS = ["-Wl,--undefined=_mmcu,--section-start=.mmcu=0x910000"]
 RESULT_LINE = re.compile(r"R (\d+) ([0-9a-f]*) (-?\d+) (\d+) (\d+)")
 

@@ -1,4 +1,4 @@
-"""The CLI's edges: nothing silently overwritten, ignored or printed empty (issue 4/6 follow-ups).
+"""The CLI's edges: nothing silently overwritten, ignored or printed empty.
 
 Each case runs ``pintime`` in-process and checks the one-line error (exit 2) or the output it must give.
 """

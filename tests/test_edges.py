@@ -3,7 +3,7 @@ method with its sub-sample bias, threshold in between; polarity, inversion, clos
 
 Captures are rendered by the sound-card model from the first seconds of the simavr table1 edge list
 (RUN and CAL frames: the 1000-edge calibration train, then the first measurement frames). The train's
-period is 1037 µs = 199.104 samples, never a whole number of samples (DESIGN.md §5 test trap); the
+period is 1037 µs = 199.104 samples, never a whole number of samples (docs/design.md §10 test trap); the
 test below checks that the located edges really cover the sub-sample phases.
 
 The cards' clocks are steady here (no wander; jitter, noise and everything else as in the profiles):
@@ -101,7 +101,7 @@ def test_close_edges_fitted_jointly(located, truth, profile):
 
 
 def test_inflection_shows_its_subsample_bias(located, truth):
-    """The paper's method on the paper's card: ≈1 µs RMS per edge (DESIGN.md §5), far above noise."""
+    """The paper's method on the paper's card: ≈1 µs RMS per edge (docs/design.md §10), far above noise."""
     e = errors_of(located("paper", "inflection"), truth)
     assert 300 < e["rms_ns"] < 3000, e
     assert e["rms_ns"] > 1000 * e["crlb_ns"]
@@ -164,7 +164,7 @@ def test_fig6_is_drawn(captures, tmp_path):
 
 def test_without_calibration_train_the_template_is_learned_blind(tmp_path):
     """No CAL frame: the template is learned from isolated edges, which is reported. Without known
-    positions it cannot tell shape from sub-sample bias and keeps its seed's (DESIGN.md §5): here the
+    positions it cannot tell shape from sub-sample bias and keeps its seed's (docs/design.md §10): here the
     threshold method's, ~200 ns, instead of ~0.05 ns with the train. Every edge is still found."""
     rows = [(10_000 + 3_017 * k + d, 0, lv) for k in range(60) for d, lv in ((0, 1), (1_001, 0))]
     rows += [(250_000 * k + 7, 1, k % 2) for k in range(1, 4)]  # the reference: relates cycles to seconds

@@ -1,4 +1,4 @@
-"""Firmware ground truth (issue 2): the simavr edge list proves the Table 1 firmware exact to the cycle.
+"""Firmware ground truth: the simavr edge list proves the Table 1 firmware exact to the cycle.
 
 The 1 MHz run is `make sim`'s (build/sim/table1.*); a 16 MHz build with 2 repetitions is made in a temporary
 directory. Expected values come from firmware/FORMAT.md (schedule, header bytes, §5 pulse widths), never

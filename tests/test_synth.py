@@ -1,7 +1,7 @@
 """The sound-card model (pintime.soundcard.model, pintime.soundcard.synth): rendered edges sit where the
 model says.
 
-Edge times are never whole numbers of samples (DESIGN.md §5 test trap): F_CPU = 16 MHz gives 83⅓ cycles
+Edge times are never whole numbers of samples (docs/design.md §10 test trap): F_CPU = 16 MHz gives 83⅓ cycles
 per sample, and every capture starts at a random fraction of a sample.
 """
 
@@ -270,8 +270,8 @@ def test_duration_cuts_the_recording(tmp_path):
 
 
 def test_timing_noise_of_fitted_edges_matches_the_cramer_rao_bound(tmp_path):
-    # DESIGN.md §5: σ_τ² ≥ σ²/Σₙ s′(nT−τ)²; with amplitude and offset fitted too, the bound comes from the
-    # 3×3 Fisher information. A least-squares fit of the true response is efficient here. DC-coupled, so
+    # docs/design.md §10: σ_τ² ≥ σ²/Σₙ s′(nT−τ)²; with amplitude and offset fitted too, the bound comes from
+    # the 3×3 Fisher information. A least-squares fit of the true response is efficient here. DC-coupled, so
     # earlier edges leave only a constant (the fitted offset).
     sigma = 10 ** (-90 / 20)
     card = replace(DC_COUPLED, name="cr", noise_dbfs=-90.0)
@@ -293,7 +293,7 @@ def test_timing_noise_of_fitted_edges_matches_the_cramer_rao_bound(tmp_path):
         jac = np.stack([card.step_fs * slope, response, np.ones_like(t)], axis=1)
         bounds.append(np.sqrt(np.linalg.inv(jac.T @ jac)[0, 0]) * sigma)
     measured, bound = np.std(errors), np.mean(bounds)
-    assert 0.1e-9 < bound < 1e-9  # ≈ T·σ/A: 0.35 ns at −90 dBFS, 0.5 FS (DESIGN.md §5)
+    assert 0.1e-9 < bound < 1e-9  # ≈ T·σ/A: 0.35 ns at −90 dBFS, 0.5 FS (docs/design.md §10)
     assert measured == pytest.approx(bound, rel=0.3)  # 80 edges: the std itself is known to ±8 %
 
 

@@ -1,4 +1,4 @@
-"""Table 2 (issue 5, items 4–6): the count-matrix system of adpcm_coder's blocks and CFG exits.
+"""Table 2: the count-matrix system of adpcm_coder's blocks and CFG exits.
 
 The reduction of count columns (identical ones merged, dependent ones written in an independent basis) is
 checked against a slow exact implementation (pairwise comparison, Fraction Gauss–Jordan) on hand-made

@@ -1,4 +1,4 @@
-"""The table2 program in simavr (issue 5): frames as FORMAT.md §4/§7 says, and every pulse exactly the static
+"""The table2 program in simavr: frames as FORMAT.md §4/§7 says, and every pulse exactly the static
 cost of the visits the harness counted in it, plus ε (firmware/TABLE2.md §3–§4); the cut copies of §6 byte
 for byte the coder but for their patched word, and every cut pulse the cost of the exits taken before it first
 reached its block, plus ε_cut.

@@ -23,10 +23,11 @@ from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.frames import decode_between_gaps
 
-# Beyond this the capture's time base is wrong, not its clock: sound cards are within ±50 ppm (DESIGN.md
-# §5) and the MCU's clock within ±0.5 % even on a ceramic resonator (±1 % on a user-calibrated RC
-# oscillator), while the usual mistakes are far larger: a VCD timescale off by 10× or 1000×, a 44.1 kHz
-# recording taken for 48 kHz (−8.1 %), a RUN frame's F_CPU that is not the clock the reference counts.
+# Beyond this the capture's time base is wrong, not its clock: sound cards are within ±50 ppm
+# (docs/design.md §10) and the MCU's clock within ±0.5 % even on a ceramic resonator (±1 % on a
+# user-calibrated RC oscillator), while the usual mistakes are far larger: a VCD timescale off by 10× or
+# 1000×, a 44.1 kHz recording taken for 48 kHz (−8.1 %), a RUN frame's F_CPU that is not the clock the
+# reference counts.
 MAX_RATE_PPM = 20_000.0
 
 

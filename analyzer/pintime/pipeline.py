@@ -127,7 +127,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
 
 
 def summary_json(a: Analysis) -> dict[str, Any]:
-    """The JSON of DESIGN.md §2: ``clock``, ``frames``, ``table1`` (+ ``overdetermined``)."""
+    """The JSON of docs/design.md §6: ``clock``, ``frames``, ``table1`` (+ ``overdetermined``)."""
     c = a.clock
     return {
         "capture": str(a.path),

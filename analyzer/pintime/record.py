@@ -47,7 +47,7 @@ REFERENCE_CHECK_S = 2.0  # the reference toggles every 0.5 s (FORMAT.md §1): 2 
 INT32_FULL_SCALE = 2.0**31  # int32 sample / this = soundfile's float value of the same 24-bit code
 CHECK_BLOCK_FRAMES = 1 << 20  # the written file is read back in blocks this long to check its levels
 # Too quiet: measurement-channel peak-to-peak below 0.01 FS (−40 dBFS). The README's divider gives ≈0.1 FS
-# steps. An edge's Cramér–Rao bound is ≈ T·σ/A (DESIGN.md §5): with a line input's −90…−100 dBFS noise
+# steps. An edge's Cramér–Rao bound is ≈ T·σ/A (docs/design.md §10): with a line input's −90…−100 dBFS noise
 # floor, A = 0.01 FS gives 16…5 ns, already a quarter of a 16 MHz cycle (62.5 ns) on a noisy card; and a
 # level 20 dB under the wiring's design means a wrong input, gain or connection.
 QUIET_PP_FS = 0.01

@@ -282,7 +282,7 @@ def _exits(function: str, n: int, body: tuple[Instruction, ...], number: dict[in
 def simavr_skip_bug_sites(cfg: Cfg) -> list[Instruction]:
     """Skips followed by ``adiw``/``sbiw`` with an immediate whose low nibble is ≥ 0xC.
 
-    simavr 1.6 skips one word too far there (DESIGN.md §4), so its run of such code is wrong.
+    simavr 1.6 skips one word too far there (docs/design.md §9), so its run of such code is wrong.
     """
     instructions = cfg.instructions
     return [skip for skip, nxt in pairwise(instructions)

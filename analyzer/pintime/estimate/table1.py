@@ -132,7 +132,7 @@ def _num(x: float) -> float | None:
 
 
 def table1_json(table: Table1) -> dict[str, Any]:
-    """The ``table1`` rows and the ``overdetermined`` result as in DESIGN.md §2."""
+    """The ``table1`` rows and the ``overdetermined`` result as in docs/design.md §6."""
     rows = []
     for row in table.rows:
         rows.append({"technique": row.technique, "n": row.n, "label": row.label,

@@ -12,7 +12,7 @@ Two passes over the file, both in overlapping blocks (memory bounded, any length
 
 Without a calibration train the template is learned blind from the first isolated edges (seeded by the
 threshold method, then alternating fit and refit): that inherits part of the seed's sub-sample bias
-(DESIGN.md §5), and is reported. Uncertainties: the template method's come from each fit; for every
+(docs/design.md §10), and is reported. Uncertainties: the template method's come from each fit; for every
 method they are raised, if need be, to the RMS error the method shows against the calibration train's
 straight line, which includes its sub-sample bias.
 """
@@ -204,7 +204,7 @@ def _method_rms(method: str, table: TemplateTable, noise: float, train_data: lis
     uncertainties the method itself gave them (both in samples).
 
     The line is piecewise linear in the edge index (:func:`pintime.locate.train.line_basis`), so that the
-    sample clock's wander over the train (nanoseconds in a second, DESIGN.md §5) is not charged to the
+    sample clock's wander over the train (nanoseconds in a second, docs/design.md §10) is not charged to the
     method; a method's sub-sample bias repeats every ~10 edges (the train's period is 0.104 sample past a
     whole number, FORMAT.md), far too fast for the knots to take it.
     """

@@ -1,4 +1,4 @@
-"""Noise of a capture and the Cramér–Rao bound of each edge time (DESIGN.md §5).
+"""Noise of a capture and the Cramér–Rao bound of each edge time (docs/design.md §10).
 
 For a known step shape ``A·s(t − τ)`` in white noise of standard deviation σ, no unbiased estimator of
 ``τ`` does better than ``σ_τ² = σ² / (A² Σₙ s′(nT − τ)²)``. σ is measured on the capture's quiet stretches

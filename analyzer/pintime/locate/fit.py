@@ -1,4 +1,4 @@
-"""Template method: least-squares fit of the learned step response to each edge (DESIGN.md §5).
+"""Template method: least-squares fit of the learned step response to each edge (docs/design.md §10).
 
 In a window of samples ``m = −W … W`` around sample ``n₀`` the model of an edge at ``n₀ + φ`` is
 
@@ -16,7 +16,7 @@ fitted ringing and fitting again (block Gauss–Seidel); it converges in a few s
 neighbour's ringing is a small part of the window. Edges so close that a neighbour's step lies inside
 the window (both edges of a pulse a few samples long) share one window instead and are fitted
 together: one template per edge, a common offset and slope, Gauss–Newton on all times at once
-(DESIGN.md §5: close edges must be fitted jointly).
+(docs/design.md §10: close edges must be fitted jointly).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ between two neighboring peaks", with numerical derivatives and second-order inte
 crossing. Here: the central first difference peaks at the edge; the second difference has a peak on
 either side of it (the "neighbouring peaks"); between them it changes sign once, and a parabola through
 the three second-difference samples around that sign change gives the sub-sample zero. Its error depends
-on where the edge falls between samples (≈1 µs RMS at 192 kHz, DESIGN.md §5): the baseline we beat.
+on where the edge falls between samples (≈1 µs RMS at 192 kHz, docs/design.md §10): the baseline we beat.
 """
 
 from __future__ import annotations

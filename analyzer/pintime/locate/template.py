@@ -6,7 +6,7 @@ on far longer than the ringing). Its scale and time origin are conventions, set 
 :meth:`Template.normalized`: ``g(U) = 1`` and ``g(0) = 1/2``. Any fixed origin serves, since only
 differences between edge times matter, and rising and falling edges share it, so their physical offset
 is kept. Nothing about the sound card is assumed
-beyond linearity and a finite anti-alias response: the synthesizer's model is never used (DESIGN.md §5).
+beyond linearity and a finite anti-alias response: the synthesizer's model is never used (docs/design.md §10).
 """
 
 from __future__ import annotations

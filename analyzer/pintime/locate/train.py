@@ -1,4 +1,4 @@
-"""Learning the edge template from the calibration train (FORMAT.md, CAL frame; DESIGN.md §5).
+"""Learning the edge template from the calibration train (FORMAT.md, CAL frame; docs/design.md §10).
 
 The CAL frame toggles the measurement pin every P cycles, P not a whole number of samples, so the true edge
 times lie on a straight line ``τ_i = t₀ + i·P + δ·[edge i falls]`` whose sub-sample positions cover every
@@ -6,7 +6,7 @@ phase. Fitting the template and that line together learns the step response with
 estimator, and yields the train period in samples (the clock ratio) and the fall−rise offset δ.
 
 In the card's samples the line is only nearly straight: the sample clock wanders by nanoseconds over the
-train's second (DESIGN.md §5), which a straight line would blur into the template as a phase-dependent
+train's second (docs/design.md §10), which a straight line would blur into the template as a phase-dependent
 bias. The line is therefore continuous piecewise linear in the edge index, a knot every ``KNOT_EDGES``
 edges (:func:`line_basis`); each stretch between knots still covers every sub-sample phase twice (the
 period is 0.104 sample past a whole number, FORMAT.md), so the template stays determined.

@@ -33,7 +33,7 @@ Levels in dBFS are relative to the full-scale *peak* (a noise RMS of −100 dBFS
 
 The deterministic part of the chain (2, 5, 7, 8) is one step response, :func:`step_response`, which the
 renderer (:mod:`pintime.soundcard.synth`) evaluates at every sample near every edge and which other modules
-may use (e.g. Cramér–Rao bounds, DESIGN.md §5).
+may use (e.g. Cramér–Rao bounds, docs/design.md §10).
 """
 
 from __future__ import annotations
@@ -147,8 +147,8 @@ PROFILES: dict[str, Profile] = {
             attenuator_ratio=3.9 / 13.9,  # 10 kΩ over 3.9 kΩ: 5 V → 1.40 V, step 0.50 FS
             full_scale_v=2.83,  # 2 Vrms line input
             right_delay_s=0.0,  # one stereo ADC: negligible skew
-            clock_ppm=23.0,  # within the ±50 ppm of typical crystals (DESIGN §5)
-            wander_adev_1s=5e-9,  # mid-range of 1e-9 … 5e-8 (DESIGN §5)
+            clock_ppm=23.0,  # within the ±50 ppm of typical crystals (docs/design.md §10)
+            wander_adev_1s=5e-9,  # mid-range of 1e-9 … 5e-8 (docs/design.md §10)
             jitter_rms_s=20e-12,  # per output sample; adds ≈0.018 ns (in quadrature) to a fitted edge
             frontend_poles_hz=(570e3, 1.5e6),  # 2.8 kΩ divider × 100 pF; card anti-alias RC
             inverted=False,
@@ -173,7 +173,7 @@ PROFILES: dict[str, Profile] = {
             jitter_rms_s=50e-12,
             frontend_poles_hz=(300e3, 1.0e6),  # op-amp line buffer + RC; assumed
             inverted=False,
-            decimation=SHARP,  # AK5385: 0.4535 / 0.546 fs, 100 dB (DESIGN §5)
+            decimation=SHARP,  # AK5385: 0.4535 / 0.546 fs, 100 dB (docs/design.md §10)
             modulator_oversampling=64,
             crosstalk_db=-100.0,  # assumed
             ac_coupling_hz=(1.6,),
@@ -211,14 +211,14 @@ PROFILES: dict[str, Profile] = {
             full_scale_v=2.83,
             right_delay_s=1.3e-6,  # channels sampled 1.3 µs apart (two ADCs); illustrative, not measured
             clock_ppm=-48.0,  # near the ±50 ppm limit
-            wander_adev_1s=5e-8,  # top of 1e-9 … 5e-8 (DESIGN §5)
+            wander_adev_1s=5e-8,  # top of 1e-9 … 5e-8 (docs/design.md §10)
             jitter_rms_s=300e-12,
             frontend_poles_hz=(150e3, 600e3),  # higher source impedance, cheaper anti-alias RC
-            inverted=True,  # some cards invert (DESIGN §5)
+            inverted=True,  # some cards invert (docs/design.md §10)
             decimation=SHARP,
             modulator_oversampling=64,
             crosstalk_db=-80.0,  # cheap codec, shared ground; assumed
-            ac_coupling_hz=(20.0,),  # 1 µF into 8 kΩ: the upper end of 1-20 Hz (DESIGN §5)
+            ac_coupling_hz=(20.0,),  # 1 µF into 8 kΩ: the upper end of 1-20 Hz (docs/design.md §10)
             digital_highpass_hz=None,  # HPF disabled, so the DC offset stays
             noise_dbfs=-90.0,
             hum_hz=50.0, hum_dbfs=(-70.0, -76.0, -82.0),  # ground loop: 50, 150, 250 Hz

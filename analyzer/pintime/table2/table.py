@@ -213,7 +213,7 @@ def _fit_json(model: Model) -> dict[str, Any]:
 
 
 def table2_json(t: Table2) -> dict[str, Any]:
-    """``table2`` (block model rows, DESIGN.md §2), ``table2_exits`` (exit model) and ``table2_fit``."""
+    """``table2`` (block model rows, docs/design.md §6), ``table2_exits`` (exit model) and ``table2_fit``."""
     return {"table2": _rows(t.block, t.us_per_cycle), "table2_exits": _rows(t.exit, t.us_per_cycle),
             "table2_fit": {"function": t.function, "rounds": t.rounds, "us_per_cycle": t.us_per_cycle,
                            "epsilon_cycles": t.epsilon_cycles,

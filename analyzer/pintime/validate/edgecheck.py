@@ -6,7 +6,7 @@ every ``CAL_KNOT_S`` (farther apart where edges are sparse, so that each knot in
 ``EDGES_PER_KNOT`` edges on average), fitted by least squares on all matched edges of both channels
 (with a tiny curvature penalty that bridges stretches without edges). The fit then absorbs a few percent
 of the per-edge error variance at most; a single straight line would instead charge the clock's wander
-(nanoseconds over a second, DESIGN.md §5) to the edge locator. The first map follows the reference
+(nanoseconds over a second, docs/design.md §10) to the edge locator. The first map follows the reference
 square wave, whose edges pair without ambiguity: a scale from one interval would drift out of the match
 tolerance over a long capture (a 1 µs edge error over a 0.5 s period is 2 ppm: 1.6 ms after 800 s).
 
@@ -22,7 +22,7 @@ error is separated from it using only the exact and located times (:func:`locato
   frequency that holds over more than τ). Only pairs 0.1–1 ms apart enter, where the wander is small.
 
 The clock itself is reported as the Allan deviation of its frequency at 1 s (:func:`clock_adev`), from the
-errors about a straight line: the card's wander, the figure DESIGN.md §5 quotes.
+errors about a straight line: the card's wander, the figure docs/design.md §10 quotes.
 
 A recording with gaps (:mod:`pintime.capture.gaps`) is compared stretch by stretch: each gets its own time
 map, and each stretch after a gap is first placed on the exact edges anew (:func:`match_stretches`), as
