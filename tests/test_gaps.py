@@ -8,6 +8,7 @@ block after it, as PortAudio does when it discards input: the sidecar's gap list
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -77,13 +78,20 @@ def test_a_frame_cut_by_a_gap_is_lost_not_decoded(cut_pulse, uncut):
 
 
 def test_the_same_file_without_its_gap_list_is_wrong(cut_pulse, uncut, tmp_path):
-    """Why the gap list matters: without it the cut pulse is decoded 5.2 ms short, and the reference edges
-    after the gap pull the clock 0.16 % off, silently."""
+    """Why the gap list matters: without it (a copy of the recording, its sidecar left behind) the cut pulse
+    is decoded 5.2 ms short, and the reference edges after the gap pull the clock 0.16 % off, silently."""
     bare = tmp_path / "bare.wav"
-    bare.symlink_to(cut_pulse)
+    shutil.copyfile(cut_pulse, bare)
     rows, before = _rows(summary_json(analyze(bare))), _rows(uncut)
     assert rows["Executing 210×"][0] == before["Executing 210×"][0]
     assert abs(rows["Executing 210×"][1] - before["Executing 210×"][1]) > 1.0
+
+
+def test_a_link_to_the_recording_finds_its_gap_list(cut_pulse, tmp_path):
+    link = tmp_path / "link.wav"
+    link.symlink_to(cut_pulse)
+    gaps = read_gaps(link)
+    assert gaps is not None and gaps.sidecar == cut_pulse.with_suffix(".json").resolve()
 
 
 def test_a_gap_in_a_quiet_loses_no_frame(tmp_path, uncut):

@@ -15,6 +15,7 @@ runs without hardware in the tests, and ``pintime`` works on machines without Po
 from __future__ import annotations
 
 import json
+import os
 import queue
 import signal
 import threading
@@ -237,8 +238,8 @@ def record(path: str | Path, seconds: float, device: str | None = None, force: b
     started_utc = datetime.now(timezone.utc).isoformat(timespec="seconds")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        out = sf.SoundFile(path, "w", samplerate=SAMPLE_RATE_HZ, channels=CHANNELS, subtype="PCM_24",
-                           format="WAV")
+        out = sf.SoundFile(os.fsencode(path), "w", samplerate=SAMPLE_RATE_HZ, channels=CHANNELS,
+                           subtype="PCM_24", format="WAV")
     except (OSError, sf.LibsndfileError) as err:
         stream.close()
         raise PintimeError(f"{path}: cannot write ({err})") from None

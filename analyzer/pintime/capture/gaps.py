@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pintime.capture.wav import SAMPLE_RATE_HZ
+from pintime.capture.wav import SAMPLE_RATE_HZ, open_wav
 from pintime.edges import Edges
 from pintime.errors import PintimeError
 from pintime.files import read_json, sidecar_path
@@ -47,31 +47,54 @@ def read_gaps(wav: str | Path) -> RecordingGaps | None:
     """The gaps listed beside the WAV ``wav`` (``CAPTURE.json``), or None without a recording's sidecar.
 
     A sidecar without a ``gaps`` list is another tool's (``pintime synth`` writes one): no gaps known.
+    The sidecar is looked for beside the file itself and, when ``wav`` is a link, beside the link too; two
+    recording sidecars that list different gaps are refused. A gap listed twice is one gap.
 
     Raises
     ------
     PintimeError
         A sidecar that cannot be read as a JSON object (whether the recording has gaps is then unknown),
-        or a ``gaps`` list of the wrong shape.
+        a ``gaps`` list of the wrong shape, two that disagree, or a gap beyond the recording's end (another
+        take's sidecar).
     """
-    sidecar = sidecar_path(wav)
-    if not sidecar.exists():
+    found = {}
+    for sidecar in (sidecar_path(Path(wav).resolve()), sidecar_path(wav)):
+        if sidecar.exists() and sidecar.resolve() not in found:
+            found[sidecar.resolve()] = _listed_gaps(sidecar)
+    listed = {s: gaps for s, gaps in found.items() if gaps is not None}
+    if len(set(map(tuple, listed.values()))) > 1:
+        raise PintimeError(f"{wav}: its sidecars {' and '.join(map(str, listed))} list different recording "
+                           "gaps")
+    if not listed:
         return None
+    sidecar, gaps = next(iter(listed.items()))
+    frames = open_wav(wav).frames
+    beyond = [g.frame for g in gaps if g.frame > frames]
+    if beyond:
+        raise PintimeError(f"{sidecar}: lists a recording gap at frame {beyond[0]}, beyond the end of {wav} "
+                           f"({frames} frames): the sidecar of another recording?")
+    return RecordingGaps(sidecar, gaps) if gaps else None
+
+
+def _listed_gaps(sidecar: Path) -> list[Gap] | None:
+    """The gaps a sidecar lists, each once (None: not a recording's sidecar)."""
     data = read_json(sidecar, "capture's sidecar, where recording gaps are listed,")
     if "gaps" not in data:
         return None
     entries = data["gaps"]
     if not isinstance(entries, list) or not all(_is_gap(g) for g in entries):
         raise PintimeError(f"{sidecar}: 'gaps' must be a list of {{frame, frames_lost, cause}} as "
-                           "pintime record writes it")
-    gaps = [Gap(g["frame"], g["frames_lost"], g["cause"]) for g in entries]
-    return RecordingGaps(sidecar, gaps) if gaps else None
+                           "pintime record writes it (frame ≥ 0, frames_lost > 0 or null)")
+    return list(dict.fromkeys(Gap(g["frame"], g["frames_lost"], g["cause"]) for g in entries))
 
 
 def _is_gap(entry: object) -> bool:
-    """A gap as :func:`pintime.record` writes it: a frame ≥ 0, frames lost (an integer or null), a cause."""
+    """A gap as :mod:`pintime.record` writes it: a frame ≥ 0, frames lost (a positive integer or null: not
+    reported), a cause."""
     return (isinstance(entry, dict) and type(entry.get("frame")) is int and entry["frame"] >= 0
-            and "frames_lost" in entry and (entry["frames_lost"] is None or type(entry["frames_lost"]) is int)
+            and "frames_lost" in entry
+            and (entry["frames_lost"] is None
+                 or (type(entry["frames_lost"]) is int and entry["frames_lost"] > 0))
             and isinstance(entry.get("cause"), str))
 
 

@@ -12,6 +12,9 @@ def sniff(path: str | Path) -> str:
     """What a capture file is: "wav", "vcd" or "edges"; PintimeError if none or unreadable."""
     path = Path(path)
     try:
+        if path.exists() and not path.is_file() and not path.is_dir():
+            raise PintimeError(f"{path}: not a regular file (a pipe or a device): pintime reads a capture "
+                               "more than once; save it to a file first")
         with open(path, "rb") as f:
             head = f.read(4096)
     except OSError as err:

@@ -6,6 +6,7 @@ fails with one line naming the file and what is wrong with it.
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -51,7 +52,7 @@ def open_wav(path: str | Path) -> WavInfo:
     """
     path = Path(path)
     try:
-        info = sf.info(str(path))
+        info = sf.info(os.fsencode(path))  # bytes: any file name, decodable or not
     except (sf.SoundFileError, RuntimeError) as err:
         raise PintimeError(f"{path}: not an audio file libsndfile can read ({err})") from None
     if info.samplerate != SAMPLE_RATE_HZ:
@@ -110,7 +111,7 @@ def iter_blocks(info: WavInfo, block_frames: int, pad_frames: int,
     """
     stop = info.frames if stop_frame is None else min(stop_frame, info.frames)
     offset = info.pcm24_offset
-    with sf.SoundFile(str(info.path)) if offset is None else _Pcm24File(info, offset) as f:
+    with sf.SoundFile(os.fsencode(info.path)) if offset is None else _Pcm24File(info, offset) as f:
         read_lo = max(0, start_frame - pad_frames)
         f.seek(read_lo)
         buf = np.empty((0, CHANNELS), dtype=np.float32)

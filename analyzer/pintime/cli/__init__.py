@@ -50,6 +50,9 @@ def one_line(message: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a file name's undecodable bytes are printed back as they were
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="surrogateescape")
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))

@@ -16,6 +16,7 @@ blocks of ``BLOCK_SAMPLES`` (memory stays bounded however long the capture).
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -253,8 +254,8 @@ def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile
     clipped = 0
     try:
         wav_path.parent.mkdir(parents=True, exist_ok=True)
-        wav = sf.SoundFile(wav_path, "w", samplerate=SAMPLE_RATE_HZ, channels=2, subtype="PCM_24",
-                           format="WAV")
+        wav = sf.SoundFile(os.fsencode(wav_path), "w", samplerate=SAMPLE_RATE_HZ, channels=2,
+                           subtype="PCM_24", format="WAV")
     except (OSError, sf.LibsndfileError) as err:
         raise PintimeError(f"{wav_path}: cannot write ({err})") from None
     with wav as out, tqdm(total=n_samples, unit="sample", unit_scale=True, disable=not progress,

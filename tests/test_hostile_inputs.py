@@ -1,0 +1,73 @@
+"""Inputs a hostile user gives: a pipe, an undecodable file name, a sidecar of another take or a damaged one.
+Each ends in one `pintime: error:` line and exit 2, or in the right result; none hangs or prints a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pintime.capture.gaps import read_gaps
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "captures" / "table1-default.wav"
+
+
+def _pintime(*argv: str | bytes, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pintime.cli", *argv], cwd=cwd, capture_output=True,
+                          timeout=120, check=False)
+
+
+def _one_error_line(proc: subprocess.CompletedProcess, *words: str) -> None:
+    lines = proc.stderr.decode(errors="replace").splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("pintime: error: "), lines
+    assert all(w in lines[0] for w in words), lines[0]
+
+
+def test_a_pipe_is_refused_at_once(tmp_path):
+    os.mkfifo(tmp_path / "live.wav")
+    _one_error_line(_pintime("analyze", "live.wav", cwd=tmp_path), "not a regular file")
+
+
+def test_an_undecodable_file_name_is_read_and_printed_as_it_is(tmp_path):
+    name = b"caf\xe9.wav"
+    os.symlink(EXAMPLE, os.path.join(os.fsencode(tmp_path), name))
+    proc = _pintime("analyze", name, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    assert proc.stdout.startswith(name + b": program table1")
+
+
+def _copy_with_sidecar(tmp_path: Path, gaps: list) -> Path:
+    wav = tmp_path / "take.wav"
+    wav.write_bytes(EXAMPLE.read_bytes())
+    (tmp_path / "take.json").write_text(json.dumps({"gaps": gaps}))
+    return wav
+
+
+@pytest.mark.parametrize(("gaps", "words"), [
+    ([{"frame": 10**26, "frames_lost": 5, "cause": "x"}], ("beyond the end", "another recording")),
+    ([{"frame": 900_000, "frames_lost": None, "cause": "x"}], ("beyond the end",)),
+    ([{"frame": 1000, "frames_lost": -5, "cause": "x"}], ("frames_lost > 0",)),
+    ([{"frame": 1000, "frames_lost": 0, "cause": "x"}], ("frames_lost > 0",)),
+])
+def test_a_gap_list_that_cannot_be_this_recordings_is_refused(tmp_path, gaps, words):
+    _copy_with_sidecar(tmp_path, gaps)
+    _one_error_line(_pintime("analyze", "take.wav", cwd=tmp_path), "take.json", *words)
+
+
+def test_a_gap_listed_twice_is_one_gap(tmp_path):
+    gap = {"frame": 1000, "frames_lost": 7, "cause": "input overflow"}
+    gaps = read_gaps(_copy_with_sidecar(tmp_path, [gap, gap]))
+    assert gaps is not None and len(gaps.gaps) == 1
+
+
+def test_two_sidecars_that_disagree_are_refused(tmp_path):
+    wav = _copy_with_sidecar(tmp_path, [{"frame": 1000, "frames_lost": 7, "cause": "x"}])
+    (tmp_path / "links").mkdir()
+    link = tmp_path / "links" / "take.wav"
+    link.symlink_to(wav)
+    (tmp_path / "links" / "take.json").write_text(json.dumps({"gaps": []}))
+    _one_error_line(_pintime("analyze", "links/take.wav", cwd=tmp_path), "list different recording gaps")
