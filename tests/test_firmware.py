@@ -287,7 +287,7 @@ def test_hex_holds_only_code_and_data():
 
 def test_timed_assembler_annotates_every_instruction():
     """ref100.S and pinwave.S state each instruction's cycles as `; [n]` (STYLE.md, AVR firmware)."""
-    for name in ("ref100.S", "pinwave.S"):
+    for name in ("table1/ref100.S", "common/pinwave.S"):
         for line in (ROOT / "firmware" / name).read_text().splitlines():
             code = re.sub(r"^\s*\w*:", "", line.split(";")[0]).strip()
             if code and not code.startswith((".", "#")):

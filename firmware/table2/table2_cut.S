@@ -1,4 +1,4 @@
-; table2_cut.S — one run of a *cut copy* of adpcm_coder (firmware/TABLE2.md §6, FORMAT.md §4 kind 10).
+; table2_cut.S — one run of a *cut copy* of adpcm_coder (TABLE2.md §6, FORMAT.md §4 kind 10).
 ;
 ; uint8_t table2_cut_pulse(const int16_t *in, uint8_t *out, int32_t len, struct adpcm_state *state,
 ;                          uint16_t copy, uint8_t mask);

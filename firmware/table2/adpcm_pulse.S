@@ -1,4 +1,4 @@
-; adpcm_pulse.S — one call of adpcm_coder inside one measurement pulse (firmware/TABLE2.md §3).
+; adpcm_pulse.S — one call of adpcm_coder inside one measurement pulse (TABLE2.md §3).
 ;
 ; void adpcm_pulse(const int16_t *in, uint8_t *out, int32_t len, struct adpcm_state *state);
 ; Same arguments as adpcm_coder, already in their registers (r24:25, r22:23, r18…r21, r16:17), so nothing
