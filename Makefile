@@ -1,7 +1,7 @@
 # pintime — one Makefile for firmware, simulator harness, analyzer, tests and benchmarks.
 # `make reproduce` is the main job, `make test` the tests; every target installs what it needs first.
 
-MCU      := atmega2560
+MCU      ?= atmega2560
 F_CPU    ?= 1000000
 REPS     ?= 100
 MEASUREMENTS ?= 100
@@ -108,11 +108,15 @@ $(FW_BUILD)/%.lss: $(FW_BUILD)/%.elf
 .PRECIOUS: $(FW_BUILD)/obj/%.o
 -include $(wildcard $(FW_BUILD)/obj/*.d $(FW_BUILD)/obj/*/*.d)
 
-# Program a real Arduino Mega 2560 through its bootloader: make flash [PROGRAM=table1] [PORT=/dev/ttyACM0]
-PROGRAM ?= table1
-PORT        ?= /dev/ttyACM0
+# Program a real board through its bootloader: make flash [PROGRAM=table1] [PORT=/dev/ttyACM0]. The defaults
+# are an Arduino Mega 2560's: avrdude part m2560 (from MCU), its `wiring` bootloader at 115200 baud.
+PROGRAM      ?= table1
+PORT         ?= /dev/ttyACM0
+PROGRAMMER   ?= wiring
+BAUD         ?= 115200
+AVRDUDE_PART ?= $(patsubst atmega%,m%,$(MCU))
 flash: $(FW_BUILD)/$(PROGRAM).hex
-	avrdude -p m2560 -c wiring -P $(PORT) -b 115200 -D -U flash:w:$<:i
+	avrdude -p $(AVRDUDE_PART) -c $(PROGRAMMER) -P $(PORT) -b $(BAUD) -D -U flash:w:$<:i
 
 # --- simavr harness ---------------------------------------------------------------------------------
 HARNESS := $(BUILD)/sim/harness
