@@ -16,7 +16,7 @@ adpcm_pulse:
         ldi     r28, MEAS_MASK                  ; [1]
         out     _SFR_IO_ADDR(MEAS_PIN), r28     ; [1] rising edge
         call    adpcm_coder                     ; [5 + adpcm_coder]
-        out     _SFR_IO_ADDR(MEAS_PIN), r28     ; falling edge: its start ends the pulse
+        out     _SFR_IO_ADDR(MEAS_PIN), r28     ; [1] falling edge: its start ends the pulse
         pop     r28                             ; [2]
         ret                                     ; [5]
         .size   adpcm_pulse, . - adpcm_pulse

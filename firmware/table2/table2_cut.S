@@ -39,36 +39,36 @@ table2_cut_mask: .space 1
         .global table2_cut_pulse
         .type   table2_cut_pulse, @function
 table2_cut_pulse:
-        push    r2                              ; every call-saved register: a cut copy stops before
-        push    r3                              ; its epilogue restores them
-        push    r4
-        push    r5
-        push    r6
-        push    r7
-        push    r8
-        push    r9
-        push    r10
-        push    r11
-        push    r12
-        push    r13
-        push    r14
-        push    r15
-        push    r16
-        push    r17
-        push    r28
-        push    r29
-        in      r26, _SFR_IO_ADDR(SPL)
-        sts     table2_cut_sp, r26
-        in      r26, _SFR_IO_ADDR(SPH)
-        sts     table2_cut_sp + 1, r26
-        sts     table2_cut_mask, r12
-        movw    r30, r14                        ; Z = the copy
-        mov     r28, r12                        ; mask (the copy saves and restores r28)
+        push    r2                              ; [2] every call-saved register: a cut copy stops before
+        push    r3                              ; [2] its epilogue restores them
+        push    r4                              ; [2]
+        push    r5                              ; [2]
+        push    r6                              ; [2]
+        push    r7                              ; [2]
+        push    r8                              ; [2]
+        push    r9                              ; [2]
+        push    r10                             ; [2]
+        push    r11                             ; [2]
+        push    r12                             ; [2]
+        push    r13                             ; [2]
+        push    r14                             ; [2]
+        push    r15                             ; [2]
+        push    r16                             ; [2]
+        push    r17                             ; [2]
+        push    r28                             ; [2]
+        push    r29                             ; [2]
+        in      r26, _SFR_IO_ADDR(SPL)          ; [1]
+        sts     table2_cut_sp, r26              ; [2]
+        in      r26, _SFR_IO_ADDR(SPH)          ; [1]
+        sts     table2_cut_sp + 1, r26          ; [2]
+        sts     table2_cut_mask, r12            ; [2]
+        movw    r30, r14                        ; [1] Z = the copy
+        mov     r28, r12                        ; [1] mask (the copy saves and restores r28)
         out     _SFR_IO_ADDR(MEAS_PIN), r28     ; [1] rising edge
         icall                                   ; [4] + the copy
-        out     _SFR_IO_ADDR(MEAS_PIN), r28     ; falling edge: the copy returned without reaching the cut
-        ldi     r24, 0
-        rjmp    1f
+        out     _SFR_IO_ADDR(MEAS_PIN), r28     ; [1] falling edge: the copy returned without reaching the cut
+        ldi     r24, 0                          ; [1]
+        rjmp    1f                              ; [2]
 
         .global table2_cut_exit
         .type   table2_cut_exit, @function
@@ -77,30 +77,30 @@ table2_cut_exit:                                ; [2 + 3] from the patched word 
         ldi     r25, hi8(CUT_HOLD_CYCLES - DELAY_EXACT_OVERHEAD)        ; [1]
         call    delay_exact                     ; [CUT_HOLD_CYCLES] (on the copy's stack)
         lds     r24, table2_cut_mask            ; [2]
-        out     _SFR_IO_ADDR(MEAS_PIN), r24     ; falling edge
-        lds     r26, table2_cut_sp              ; drop the copy's frame: back to the SP after the pushes
-        out     _SFR_IO_ADDR(SPL), r26
-        lds     r26, table2_cut_sp + 1
-        out     _SFR_IO_ADDR(SPH), r26
-        ldi     r24, 1
-1:      clr     r1                              ; the copy may stop with a product in r1
-        pop     r29
-        pop     r28
-        pop     r17
-        pop     r16
-        pop     r15
-        pop     r14
-        pop     r13
-        pop     r12
-        pop     r11
-        pop     r10
-        pop     r9
-        pop     r8
-        pop     r7
-        pop     r6
-        pop     r5
-        pop     r4
-        pop     r3
-        pop     r2
-        ret
+        out     _SFR_IO_ADDR(MEAS_PIN), r24     ; [1] falling edge
+        lds     r26, table2_cut_sp              ; [2] drop the copy's frame: back to the SP after the pushes
+        out     _SFR_IO_ADDR(SPL), r26          ; [1]
+        lds     r26, table2_cut_sp + 1          ; [2]
+        out     _SFR_IO_ADDR(SPH), r26          ; [1]
+        ldi     r24, 1                          ; [1]
+1:      clr     r1                              ; [1] the copy may stop with a product in r1
+        pop     r29                             ; [2]
+        pop     r28                             ; [2]
+        pop     r17                             ; [2]
+        pop     r16                             ; [2]
+        pop     r15                             ; [2]
+        pop     r14                             ; [2]
+        pop     r13                             ; [2]
+        pop     r12                             ; [2]
+        pop     r11                             ; [2]
+        pop     r10                             ; [2]
+        pop     r9                              ; [2]
+        pop     r8                              ; [2]
+        pop     r7                              ; [2]
+        pop     r6                              ; [2]
+        pop     r5                              ; [2]
+        pop     r4                              ; [2]
+        pop     r3                              ; [2]
+        pop     r2                              ; [2]
+        ret                                     ; [5]
         .size   table2_cut_pulse, . - table2_cut_pulse
