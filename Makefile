@@ -1,7 +1,7 @@
 # pintime — one Makefile for firmware, simulator harness, analyzer, tests and benchmarks.
 # `make reproduce` is the main job, `make test` the tests; every target installs what it needs first.
 
-MCU      := atmega2560
+MCU      ?= atmega2560
 F_CPU    ?= 1000000
 REPS     ?= 100
 MEASUREMENTS ?= 100
@@ -12,7 +12,7 @@ VENV     := .venv
 PY       := $(VENV)/bin/python
 PINTIME  := $(VENV)/bin/pintime
 PROGRAMS := table1 table2 user_example
-# `make USER_SRC=mine.c user`: your own functions measured by line fitting (firmware/pintime.h)
+# `make USER_SRC=mine.c user`: your own functions measured by line fitting (firmware/user/pintime.h)
 USER_SRC ?=
 USER_REPS ?= 20
 USER_M   ?= 20
@@ -25,24 +25,24 @@ deps:
 	@sh tools/deps.sh
 
 # --- firmware (avr-gcc) ----------------------------------------------------------------------------
-# Sources per program; FW_COMMON goes into every program. Objects depend on a flags stamp, so changing
+# Sources per program, one folder each under firmware/; FW_COMMON (firmware/common/) goes into every program.
+# A source includes from its own folder and from common/. Objects depend on a flags stamp, so changing
 # F_CPU, REPS, MEASUREMENTS, ROUNDS or the git revision rebuilds, and nothing rebuilds when nothing changed.
 # adpcm.c gets the flags tests/adpcm_build.py builds it with (-Os, TABLE2.md §1).
 FW_DIR      := firmware
 FW_BUILD    := $(BUILD)/firmware
-FW_COMMON   := clock.c frames.c pinwave.S ref100.S
-table1_SRCS := table1.c groups.S
-table2_SRCS := table2.c table2_group.S adpcm.c adpcm_input.c adpcm_pulse.S table2_cut.S
-user_example_SRCS := user_example.c pintime_user.c
-user_SRCS   := user.c pintime_user.c
+FW_COMMON   := $(addprefix common/,clock.c frames.c pinwave.S)
+table1_SRCS := $(addprefix table1/,ref100.S table1.c groups.S)
+table2_SRCS := $(addprefix table2/,table2.c table2_group.S adpcm.c adpcm_input.c adpcm_pulse.S table2_cut.S)
+user_example_SRCS := $(addprefix user/,user_example.c pintime_user.c)
+user_SRCS   := user.c user/pintime_user.c
 # The last commit that changed firmware/: analyzer-only commits keep the revision (and captures valid).
 FW_REVISION := 0x$(or $(shell git log -1 --format=%H -- $(FW_DIR) 2>/dev/null | cut -c1-8),0)
-PORT        ?= /dev/ttyACM0
 # simavr's avr_mcu_section.h (the .mmcu section); evaluated after `deps` has installed libsimavr-dev.
 SIMAVR_AVR_INC = $(patsubst -I%,%,$(firstword $(shell pkg-config --cflags-only-I simavr)))/avr
 FW_CFLAGS   = -mmcu=$(MCU) -DF_CPU=$(F_CPU) -DREPS=$(REPS) -DMEASUREMENTS=$(MEASUREMENTS) -DROUNDS=$(ROUNDS) \
               -DCUT_ROUNDS=$(CUT_ROUNDS) -DFW_REVISION=$(FW_REVISION) -DPINTIME_REPS=$(USER_REPS) -DPINTIME_M=$(USER_M) \
-              -Os -g -std=gnu11 -Wall -Wextra -Werror -I$(FW_DIR) -isystem $(SIMAVR_AVR_INC)
+              -Os -g -std=gnu11 -Wall -Wextra -Werror -I$(FW_DIR)/common -isystem $(SIMAVR_AVR_INC)
 # docs/design.md §9: without the .mmcu section at 0x910000 simavr 1.6 loads .data at the wrong address.
 FW_LDFLAGS  := -mmcu=$(MCU) -Wl,--undefined=_mmcu,--section-start=.mmcu=0x910000
 FW_ELFS     := $(PROGRAMS:%=$(FW_BUILD)/%.elf)
@@ -62,8 +62,8 @@ $(FW_BUILD)/obj/%.o: $(FW_DIR)/%.S $(FW_BUILD)/flags.txt | deps
 	@mkdir -p $(@D)
 	avr-gcc $(FW_CFLAGS) -MMD -MP -c -o $@ $<
 
-# program `user` = USER_SRC + the pintime.h runtime. The stamp remembers USER_SRC, so later commands
-# (`make flash PROGRAM=user`) need not repeat it, and naming another file rebuilds.
+# program `user` = USER_SRC + the pintime.h runtime (firmware/user/). The stamp remembers USER_SRC, so later
+# commands (`make flash PROGRAM=user`) need not repeat it, and naming another file rebuilds.
 .PHONY: user
 user: $(FW_BUILD)/user.elf $(FW_BUILD)/user.hex $(FW_BUILD)/user.lss
 
@@ -74,24 +74,24 @@ $(FW_BUILD)/user_src.txt: FORCE | deps
 
 $(FW_BUILD)/obj/user.o: $(USER_SRC) $(FW_BUILD)/user_src.txt $(FW_BUILD)/flags.txt | deps
 	@mkdir -p $(@D)
-	avr-gcc $(FW_CFLAGS) -MMD -MP -c -o $@ $$(cat $(FW_BUILD)/user_src.txt)
+	avr-gcc $(FW_CFLAGS) -I$(FW_DIR)/user -MMD -MP -c -o $@ $$(cat $(FW_BUILD)/user_src.txt)
 
 .SECONDEXPANSION:
 $(FW_BUILD)/%.elf: $$(call fw_objs,$$*)
 	avr-gcc $(FW_LDFLAGS) -o $@ $^
 	avr-size --format=avr --mcu=$(MCU) $@
 
-# table2 links twice (firmware/TABLE2.md §6): first with no cut copies (table2_nocuts.S), then with one copy of
-# that link's adpcm_coder per block (table2_cuts.S, generated), last in .text so nothing before them moves;
-# `pintime cfg --check-cuts` verifies the copies and the function byte for byte or the ELF is removed.
-$(FW_BUILD)/table2.pass1.elf: $(call fw_objs,table2) $(FW_BUILD)/obj/table2_nocuts.o
+# table2 links twice (firmware/table2/TABLE2.md §6): first with no cut copies (table2_nocuts.S), then with one
+# copy of that link's adpcm_coder per block (table2_cuts.S, generated), last in .text so nothing before them
+# moves; `pintime cfg --check-cuts` verifies the copies and the function byte for byte or the ELF is removed.
+$(FW_BUILD)/table2.pass1.elf: $(call fw_objs,table2) $(FW_BUILD)/obj/table2/table2_nocuts.o
 	avr-gcc $(FW_LDFLAGS) -o $@ $^
 
 $(FW_BUILD)/table2_cuts.S: $(FW_BUILD)/table2.pass1.elf | deps
 	$(PINTIME) cfg $< --cut-copies $@
 
 $(FW_BUILD)/obj/table2_cuts.o: $(FW_BUILD)/table2_cuts.S
-	avr-gcc $(FW_CFLAGS) -c -o $@ $<
+	avr-gcc $(FW_CFLAGS) -I$(FW_DIR)/table2 -c -o $@ $<
 
 $(FW_BUILD)/table2.elf: $(call fw_objs,table2) $(FW_BUILD)/obj/table2_cuts.o $(FW_BUILD)/table2.pass1.elf
 	avr-gcc $(FW_LDFLAGS) -o $@ $(filter %.o,$^)
@@ -106,12 +106,17 @@ $(FW_BUILD)/%.lss: $(FW_BUILD)/%.elf
 	avr-objdump -d -S $< > $@
 
 .PRECIOUS: $(FW_BUILD)/obj/%.o
--include $(wildcard $(FW_BUILD)/obj/*.d)
+-include $(wildcard $(FW_BUILD)/obj/*.d $(FW_BUILD)/obj/*/*.d)
 
-# Program a real Arduino Mega 2560 through its bootloader: make flash [PROGRAM=table1] [PORT=/dev/ttyACM0]
-PROGRAM ?= table1
+# Program a real board through its bootloader: make flash [PROGRAM=table1] [PORT=/dev/ttyACM0]. The defaults
+# are an Arduino Mega 2560's: avrdude part m2560 (from MCU), its `wiring` bootloader at 115200 baud.
+PROGRAM      ?= table1
+PORT         ?= /dev/ttyACM0
+PROGRAMMER   ?= wiring
+BAUD         ?= 115200
+AVRDUDE_PART ?= $(patsubst atmega%,m%,$(MCU))
 flash: $(FW_BUILD)/$(PROGRAM).hex
-	avrdude -p m2560 -c wiring -P $(PORT) -b 115200 -D -U flash:w:$<:i
+	avrdude -p $(AVRDUDE_PART) -c $(PROGRAMMER) -P $(PORT) -b $(BAUD) -D -U flash:w:$<:i
 
 # --- simavr harness ---------------------------------------------------------------------------------
 HARNESS := $(BUILD)/sim/harness
@@ -124,8 +129,8 @@ $(HARNESS): sim/harness.c | deps
 $(BUILD)/sim/%.json: $(FW_BUILD)/%.elf $(HARNESS)
 	$(HARNESS) $< -o $(BUILD)/sim/$* $(HARNESS_FLAGS) || { rm -f $@; exit 1; }
 
-# table2 (firmware/TABLE2.md §4): adpcm_coder's blocks and cycle costs (the truth) and the addresses whose
-# per-pulse counts give each round's visits, from the ELF; the harness writes table2.visits.csv.
+# table2 (firmware/table2/TABLE2.md §4): adpcm_coder's blocks and cycle costs (the truth) and the addresses
+# whose per-pulse counts give each round's visits, from the ELF; the harness writes table2.visits.csv.
 $(BUILD)/sim/%.watch $(BUILD)/sim/%.blocks.json: $(FW_BUILD)/%.elf | deps
 	@mkdir -p $(@D)
 	$(PINTIME) cfg $< --watch $(BUILD)/sim/$*.watch --json $(BUILD)/sim/$*.blocks.json \

@@ -9,7 +9,8 @@ of ``--json``:
   is simavr's pin ε, while a capture adds its own rising/falling edge asymmetry to ε);
 - the widest CI at most the paper's ±0.044 µs;
 - every unknown rounds to its true whole number of cycles;
-- the same for every CFG exit resolved by the cut measurements (``table2_resolved``, firmware/TABLE2.md §6);
+- the same for every CFG exit resolved by the cut measurements (``table2_resolved``,
+  firmware/table2/TABLE2.md §6);
 - the locator's own deterministic error on the unknowns: each profile rendered once more without any
   random or additive effect (``Profile.quiet``: no noise, jitter, clock wander, hum), whose errors are
   printed in units of the noisy captures' CI half-widths (an upper bound: the sub-sample phase bias still

@@ -18,9 +18,9 @@
  * Histogram (optional): per instruction address (byte address, as in the .lss listing) the number of
  * executions and the cycles they took, kept in RAM and written at the end as CSV `pc,count,cycles`.
  *
- * Per-pulse visits (optional, firmware/TABLE2.md §4): --watch FILE lists byte addresses (hex, one per line,
- * as `pintime cfg ELF --watch FILE` writes them). For every pulse of the measurement pin (rising edge to
- * falling edge) in which a watched address ran, PREFIX.visits.csv gets one row: the pulse's number p (its
+ * Per-pulse visits (optional, firmware/table2/TABLE2.md §4): --watch FILE lists byte addresses (hex, one per
+ * line, as `pintime cfg ELF --watch FILE` writes them). For every pulse of the measurement pin (rising edge
+ * to falling edge) in which a watched address ran, PREFIX.visits.csv gets one row: the pulse's number p (its
  * edges are the measurement pin's edges 2p and 2p + 1), its rising-edge cycle, its width in cycles, then
  * per watched address, in the file's order, its executions and the cycles they took inside the pulse. An
  * instruction belongs to the pulse when it starts at or after the rising edge and before the falling edge.

@@ -1,8 +1,8 @@
 """Build and run helpers shared by test_adpcm.py and test_cfg.py.
 
-They compile ``firmware/adpcm.c`` for the host (with ``tests/adpcm_host.c``) and for the ATmega2560 (with
-``firmware/adpcm_check.c`` and a generated ``adpcm_cases.h``), run the AVR build in ``simavr`` and parse
-the results it prints on USART0.
+They compile ``firmware/table2/adpcm.c`` for the host (with ``tests/adpcm_host.c``) and for the ATmega2560
+(with ``tests/tests/firmware/adpcm_check.c`` and a generated ``adpcm_cases.h``), run the AVR build in ``simavr`` and
+parse the results it prints on USART0.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FIRMWARE = ROOT / "firmware"
+COMMON = ROOT / "firmware" / "common"
+TABLE2 = ROOT / "firmware" / "table2"
+CHECK_C = ROOT / "tests" / "firmware" / "adpcm_check.c"
 VECTORS_CSV = ROOT / "tests" / "data" / "adpcm_vectors.csv"
 AVR_F_CPU_HZ = 16_000_000
 # The flags the firmware is built with (optimise for size, every warning an error).
@@ -46,12 +48,12 @@ def samples(row: dict[str, str]) -> list[int]:
 
 
 def build_host_coder(tmp: Path) -> Path:
-    """Compile the host driver with ``firmware/adpcm.c``; returns the executable."""
+    """Compile the host driver with ``firmware/table2/adpcm.c``; returns the executable."""
     require("gcc")
     exe = tmp / "adpcm_host"
     subprocess.run(
-        ["gcc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{FIRMWARE}",
-         str(ROOT / "tests" / "adpcm_host.c"), str(FIRMWARE / "adpcm.c"), str(FIRMWARE / "adpcm_input.c"),
+        ["gcc", "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{TABLE2}",
+         str(ROOT / "tests" / "adpcm_host.c"), str(TABLE2 / "adpcm.c"), str(TABLE2 / "adpcm_input.c"),
          "-o", str(exe)],
         check=True,
     )
@@ -96,9 +98,9 @@ def _build_avr(tmp: Path, defines: list[str]) -> Path:
                              capture_output=True, text=True).stdout.strip()
     elf = tmp / "adpcm_check.elf"
     subprocess.run(
-        ["avr-gcc", *AVR_CFLAGS, f"-DF_CPU={AVR_F_CPU_HZ}", *defines, f"-I{tmp}", f"-I{FIRMWARE}",
-         f"-I{include}/simavr/avr", str(FIRMWARE / "adpcm_check.c"), str(FIRMWARE / "adpcm.c"),
-         str(FIRMWARE / "adpcm_input.c"), str(FIRMWARE / "adpcm_pulse.S"), *AVR_LDFLAGS, "-o", str(elf)],
+        ["avr-gcc", *AVR_CFLAGS, f"-DF_CPU={AVR_F_CPU_HZ}", *defines, f"-I{tmp}", f"-I{COMMON}",
+         f"-I{TABLE2}", f"-I{include}/simavr/avr", str(CHECK_C), str(TABLE2 / "adpcm.c"),
+         str(TABLE2 / "adpcm_input.c"), str(TABLE2 / "adpcm_pulse.S"), *AVR_LDFLAGS, "-o", str(elf)],
         check=True,
     )
     return elf

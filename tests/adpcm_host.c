@@ -1,10 +1,10 @@
 /*
- * adpcm_host.c — host driver for the tests: runs firmware/adpcm.c's coder and prints one line per call:
+ * adpcm_host.c — host driver for the tests: runs firmware/table2/adpcm.c's coder, one line per call:
  *     out_hex valprev index
  *
  *     adpcm_host                        cases from stdin, one per line: valprev index samples_hex_s16le
- *     adpcm_host ROUNDS SEED MAX_LEN    rounds of firmware/adpcm_input.c's generator (inputs and start
- *                                       states), as firmware/adpcm_check.c runs them
+ *     adpcm_host ROUNDS SEED MAX_LEN    rounds of firmware/table2/adpcm_input.c's generator (inputs and start
+ *                                       states), as tests/tests/firmware/adpcm_check.c runs them
  */
 #include <stdio.h>
 #include <stdlib.h>

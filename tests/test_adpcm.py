@@ -1,4 +1,4 @@
-"""firmware/adpcm.c against the MiBench reference vectors, built for the host and for the AVR (simavr)."""
+"""firmware/table2/adpcm.c against the MiBench reference vectors, built for the host and the AVR (simavr)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def test_avr_build_in_simavr_matches_vectors(tmp_path):
 
 
 def test_generated_rounds_identical_on_host_and_avr(tmp_path):
-    """firmware/adpcm_input.c + the coder over many rounds: same bytes on the AVR and the host."""
+    """firmware/table2/adpcm_input.c + the coder over many rounds: same bytes on the AVR and the host."""
     rounds, seed, max_len = 300, 777, 24
     results = run_check_elf(build_rounds_elf(tmp_path, rounds, seed, max_len), rounds)
     host = subprocess.run([str(build_host_coder(tmp_path)), str(rounds), str(seed), str(max_len)],

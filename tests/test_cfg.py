@@ -1,7 +1,7 @@
-"""pintime.avr.cfg on the AVR build of firmware/adpcm.c: CFG structure, and block costs against simavr.
+"""pintime.avr.cfg on the AVR build of firmware/table2/adpcm.c: CFG structure, and block costs against simavr.
 
 simavr ground truth comes from tests/pc_trace.c (a minimal libsimavr runner): it runs
-firmware/adpcm_check.c and logs, for every instruction executed inside adpcm_coder, its address and the
+tests/tests/firmware/adpcm_check.c and logs, for every instruction executed inside adpcm_coder, its address and the
 cycles simavr charged. The check firmware also reports each call's duration from Timer1 (prescaler 1).
 """
 
@@ -218,8 +218,8 @@ def test_trace_off_the_cfg_is_rejected(cfg):
 
 
 def test_generated_rounds_drive_every_path(tmp_path):
-    """The table2 input generator (firmware/adpcm_input.c): over 200 rounds every exit of every block is
-    taken in at least 5 % of the rounds, and every block runs a varying number of times except those that
+    """The table2 input generator (firmware/table2/adpcm_input.c): over 200 rounds every exit of every block
+    is taken in at least 5 % of the rounds, and every block runs a varying number of times except those that
     run once per call."""
     elf = build_rounds_elf(tmp_path, rounds=200, seed=12345, max_len=24)
     cfg = function_cfg(elf, FUNCTION)

@@ -285,13 +285,42 @@ def test_hex_holds_only_code_and_data():
     assert top <= 256 * 1024  # inside the ATmega2560's flash
 
 
+# Assembler sources under firmware/ with no instruction, and why; every other one is timed code (pulses, GAPs,
+# frame edges or the calls between them) and states each instruction's cycles.
+NO_INSTRUCTIONS = {"table2_nocuts.S": "symbols only: the empty stand-in for the generated cut copies"}
+
+
+def assembler_instructions(text: str) -> list[str]:
+    """The lines of an assembler source that hold an instruction. A line that invokes one of the file's own
+    macros is left out: the macro's lines are checked where it is defined."""
+    macros = set(re.findall(r"^\s*\.macro\s+(\w+)", text, re.MULTILINE))
+    lines = []
+    for line in text.splitlines():
+        code = re.sub(r"^\s*[\\\w]*:", "", line.split(";")[0]).strip()
+        if code and not code.startswith((".", "#")) and code.split()[0] not in macros:
+            lines.append(line)
+    return lines
+
+
+def test_assembler_instructions_skips_labels_directives_and_macro_calls():
+    text = "\n".join([".macro EDGE", "  out 0, r18 ; [1]", ".endm", "\\name:", "1: EDGE", "#if X",
+                      "  .rept 2", "  nop", "  .endr", "#endif"])
+    assert assembler_instructions(text) == ["  out 0, r18 ; [1]", "  nop"]
+
+
 def test_timed_assembler_annotates_every_instruction():
-    """ref100.S and pinwave.S state each instruction's cycles as `; [n]` (STYLE.md, AVR firmware)."""
-    for name in ("ref100.S", "pinwave.S"):
-        for line in (ROOT / "firmware" / name).read_text().splitlines():
-            code = re.sub(r"^\s*\w*:", "", line.split(";")[0]).strip()
-            if code and not code.startswith((".", "#")):
-                assert "; [" in line, f"{name}: {line.strip()}"
+    """Every assembler source under firmware/ with instructions states each one's cycles as `; [n]`
+    (STYLE.md, AVR firmware)."""
+    sources = sorted((ROOT / "firmware").rglob("*.S"))
+    assert NO_INSTRUCTIONS.keys() <= {path.name for path in sources}
+    for path in sources:
+        instructions = assembler_instructions(path.read_text())
+        if path.name in NO_INSTRUCTIONS:
+            assert instructions == [], path.name
+            continue
+        assert instructions, path.name
+        for line in instructions:
+            assert "; [" in line, f"{path.relative_to(ROOT)}: {line.strip()}"
 
 
 # --- harness ------------------------------------------------------------------------------------------

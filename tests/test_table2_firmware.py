@@ -1,7 +1,7 @@
 """The table2 program in simavr: frames as FORMAT.md §4/§7 says, and every pulse exactly the static
-cost of the visits the harness counted in it, plus ε (firmware/TABLE2.md §3–§4); the cut copies of §6 byte
-for byte the coder but for their patched word, and every cut pulse the cost of the exits taken before it first
-reached its block, plus ε_cut.
+cost of the visits the harness counted in it, plus ε (firmware/table2/TABLE2.md §3–§4); the cut copies of §6
+byte for byte the coder but for their patched word, and every cut pulse the cost of the exits taken before it
+first reached its block, plus ε_cut.
 
 Small builds in a temporary directory (`make sim PROGRAMS=table2` with few rounds): at 1 MHz two measurements
 of 200 rounds; at 16 MHz one of 150, so its last frame holds a partial batch. Frames are decoded by the

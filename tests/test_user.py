@@ -1,8 +1,8 @@
-"""Measure your own code (firmware/pintime.h, FORMAT.md §8): line fitting of registered functions.
+"""Measure your own code (firmware/user/pintime.h, FORMAT.md §8): line fitting of registered functions.
 
-The example program is `make sim`'s build/sim/user_example.* (firmware/user_example.c: mac16 and crc8_step).
-Truth: simavr's per-instruction cycle histogram of the very ELF — the cycles charged inside each function
-per call plus those of the CALL that enters it — never the analyzer.
+The example program is `make sim`'s build/sim/user_example.* (firmware/user/user_example.c: mac16 and
+crc8_step). Truth: simavr's per-instruction cycle histogram of the very ELF — the cycles charged inside each
+function per call plus those of the CALL that enters it — never the analyzer.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ BUILD = ROOT / "build"
 ELF = BUILD / "firmware" / "user_example.elf"
 EDGES = BUILD / "sim" / "user_example.edges.csv"
 HARNESS = BUILD / "sim" / "harness"
-FUNCTIONS = ["mac16", "crc8_step"]  # PINTIME_FUNCTIONS order in firmware/user_example.c
+FUNCTIONS = ["mac16", "crc8_step"]  # PINTIME_FUNCTIONS order in firmware/user/user_example.c
 M = 20  # Makefile USER_M default
 US = {"settle": 1000, "gap": 300}  # FORMAT.md §3
 GROUP_LEAD_BYTES = 6  # pintime.h: push r28, ldi r28, out (2 bytes each), then the first `call`

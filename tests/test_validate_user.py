@@ -1,5 +1,5 @@
-"""``pintime validate`` on user programs (firmware/pintime.h): each function's time per call and ε against
-the same line fit on simavr's exact edges, named from the ELF, as Table 1 rows are validated.
+"""``pintime validate`` on user programs (firmware/user/pintime.h): each function's time per call and ε
+against the same line fit on simavr's exact edges, named from the ELF, as Table 1 rows are validated.
 
 Truth here is simavr's (build/sim/user_example.*); tests/test_user.py checks that those exact slopes are the
 per-instruction cycle counts (mac16 48, crc8_step 93 cycles per call, CALL and RET included).

@@ -40,7 +40,7 @@ class Analysis:
     cal_ppm: tuple[float, float] | None  # calibration-train period error after calibration, ppm ± 1σ
     table: Table1
     table2: Table2 | None = None  # table2 captures: the block-time system of paper §5.1 (Table 2)
-    user: list[UserRow] | None = None  # user programs (firmware/pintime.h): each function's line fit
+    user: list[UserRow] | None = None  # user programs (firmware/user/pintime.h): each function's line fit
     gaps: RecordingGaps | None = None  # a recording's gaps (its sidecar), None without any
     lost_to_gaps: int = 0  # frames cut by a recording gap: counted, never decoded
 
@@ -156,8 +156,8 @@ def summary_json(a: Analysis) -> dict[str, Any]:
 def refuse_unused_elf(a: Analysis, elf: str | Path | None) -> None:
     """PintimeError when an ELF was given for a capture that is not of a user program: never ignored."""
     if elf is not None and a.user is None:
-        raise PintimeError(f"{a.path}: --elf names the functions of a user program (firmware/pintime.h); "
-                           f"this capture is of program {PROGRAMS[a.run['program']]}")
+        raise PintimeError(f"{a.path}: --elf names the functions of a user program (firmware/user/pintime.h);"
+                           f" this capture is of program {PROGRAMS[a.run['program']]}")
 
 
 def table2_inputs(capture: str | Path, visits: str | Path | None) -> list[Path]:

@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(with cut copies in the ELF: then each copy's patched word)")
     parser.add_argument("--cut-copies", metavar="FILE", default=None,
                         help="write the assembly of one copy of the function per block, cut at that block "
-                             "(firmware/TABLE2.md §6)")
+                             "(firmware/table2/TABLE2.md §6)")
     parser.add_argument("--check-cuts", metavar="FIRST_ELF", default=None,
                         help="check the ELF's cut copies against the function and the first link FIRST_ELF "
                              "they were made from (exit status 1 and the difference if they differ)")

@@ -1,8 +1,8 @@
 """Your own functions' execution times by straight-line fitting (paper §4) from USER frames.
 
-A user program (``firmware/pintime.h``, ``firmware/FORMAT.md`` §8) sends, per repetition and per registered
-function, a USER frame of M pulses, pulse k around k back-to-back calls of the function: its width is
-``k · T + ε``. The slope of each repetition's line fit (eq. 4–5, with the §4.1 outlier rule) is that
+A user program (``firmware/user/pintime.h``, ``firmware/FORMAT.md`` §8) sends, per repetition and per
+registered function, a USER frame of M pulses, pulse k around k back-to-back calls of the function: its width
+is ``k · T + ε``. The slope of each repetition's line fit (eq. 4–5, with the §4.1 outlier rule) is that
 repetition's T, the execution time per call with the CALL and RET; the intercept is ε.
 """
 
@@ -22,7 +22,7 @@ from pintime.estimate import estimators as est
 from pintime.estimate.table1 import pulse_widths_us
 from pintime.frames import Frame
 
-_GROUP_SYMBOL = re.compile(r"^pintime_user_(\d+)_(\w+)$")  # firmware/pintime.h: function i's group
+_GROUP_SYMBOL = re.compile(r"^pintime_user_(\d+)_(\w+)$")  # firmware/user/pintime.h: function i's group
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """Per-round block visits of a table2 run (simavr harness ``--watch``), matched to a capture's pulses.
 
 The harness run that produced the exact edges ``PREFIX.edges.csv`` also writes ``PREFIX.visits.csv``
-(firmware/TABLE2.md §4): one row per pulse in which a watched address ran — the pulse's number ``p`` (its
-edges are the measurement pin's edges 2p and 2p + 1), its rising-edge cycle, its exact width in cycles,
+(firmware/table2/TABLE2.md §4): one row per pulse in which a watched address ran — the pulse's number ``p``
+(its edges are the measurement pin's edges 2p and 2p + 1), its rising-edge cycle, its exact width in cycles,
 then per watched address its executions and cycles inside the pulse. ``PREFIX.blocks.json`` is the CFG
 (``pintime cfg --json``) and ``PREFIX.json`` the run summary (F_CPU, firmware revision).
 
@@ -12,8 +12,8 @@ frames the capture lost. As in the paper (§5.1), the counts come from a simulat
 only the times come from the capture.
 
 The pulses of TABLE2CUT frames (a cut copy of the function run until it first reaches its cut block,
-firmware/TABLE2.md §6) are labelled (measurement, pulse i of the frame) the same way; their visits are the
-blocks run before the cut (the harness maps the copies' addresses to the function's), and each copy's
+firmware/table2/TABLE2.md §6) are labelled (measurement, pulse i of the frame) the same way; their visits are
+the blocks run before the cut (the harness maps the copies' addresses to the function's), and each copy's
 patched word, watched on its own, tells whether the cut was reached.
 """
 

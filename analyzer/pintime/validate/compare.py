@@ -45,7 +45,7 @@ def read_truth(path: Path) -> tuple[dict[str, Any], Path]:
 def truth_kind(truth: dict[str, Any]) -> str:
     """The RUN frame program (``frames.PROGRAMS``) of a truth: the harness names a run by its ELF, so
     ``table1`` and ``table2`` are themselves and any other name (``user``, ``user_example``…) is a user
-    program (firmware/pintime.h)."""
+    program (firmware/user/pintime.h)."""
     return truth["program"] if truth["program"] in ("table1", "table2") else "user"
 
 

@@ -96,8 +96,8 @@ def table2_section(runs: list[Run]) -> list[str]:
         out += _table(header, rows) + [""]
     resolved = [r for r in runs if "columns" in r.get("table2_resolved", {})]
     if resolved:
-        out += ["Resolved by the cut measurements (paper §5.1, firmware/TABLE2.md §6): every CFG exit alone, "
-                "in cycles ± 95 % CI in µs; ✗ = the truth lies outside the CI.", ""]
+        out += ["Resolved by the cut measurements (paper §5.1, firmware/table2/TABLE2.md §6): every CFG exit "
+                "alone, in cycles ± 95 % CI in µs; ✗ = the truth lies outside the CI.", ""]
         header = ["exit", "truth (cycles)"] + [r["name"] for r in resolved] + ["how"]
         rows = [[c["name"], str(c["truth_cycles"])]
                 + [f"{r['table2_resolved']['columns'][i]['mean_cycles']:.4f} ± "

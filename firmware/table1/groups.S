@@ -45,7 +45,7 @@
 ; DIRECT: one pulse around one call.
 FUNCTION group_direct
         EDGE
-        call    ref100
+        call    ref100                          ; [100]
         EDGE
 END_FUNCTION group_direct
 
@@ -67,7 +67,7 @@ EXECUTING 210
 ; The pair loop runs outside the pulses.
 FUNCTION group_differential
 1:      EDGE
-        call    ref100
+        call    ref100                          ; [100]
         EDGE
         GAP     0
         EDGE
@@ -104,11 +104,11 @@ FUNCTION group_overdet_\m
         .rept   \m
         EDGE
         .if     k > 1
-        call    init37
+        call    init37                          ; [37]
         .endif
         .rept   k
-        call    init37
-        call    ref100
+        call    init37                          ; [37]
+        call    ref100                          ; [100]
         .endr
         EDGE
         .if     k < \m

@@ -1,6 +1,6 @@
 ; table2_nocuts.S — no cut copies: linked in place of the generated table2_cuts.S (same section, last in
 ; .text) into table2.pass1.elf, the build whose adpcm_coder bytes `pintime cfg --cut-copies` copies
-; (firmware/TABLE2.md §6). That ELF is never run.
+; (TABLE2.md §6). That ELF is never run.
 
         .section .text.table2_cuts, "ax", @progbits
         .global table2_cut_copies
