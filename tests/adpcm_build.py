@@ -1,7 +1,7 @@
 """Build and run helpers shared by test_adpcm.py and test_cfg.py.
 
 They compile ``firmware/table2/adpcm.c`` for the host (with ``tests/adpcm_host.c``) and for the ATmega2560
-(with ``tests/tests/firmware/adpcm_check.c`` and a generated ``adpcm_cases.h``), run the AVR build in ``simavr`` and
+(with ``tests/firmware/adpcm_check.c`` and a generated ``adpcm_cases.h``), run the AVR build in ``simavr`` and
 parse the results it prints on USART0.
 """
 

@@ -4,7 +4,7 @@
  *
  *     adpcm_host                        cases from stdin, one per line: valprev index samples_hex_s16le
  *     adpcm_host ROUNDS SEED MAX_LEN    rounds of firmware/table2/adpcm_input.c's generator (inputs and start
- *                                       states), as tests/tests/firmware/adpcm_check.c runs them
+ *                                       states), as tests/firmware/adpcm_check.c runs them
  */
 #include <stdio.h>
 #include <stdlib.h>

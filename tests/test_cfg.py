@@ -1,7 +1,7 @@
 """pintime.avr.cfg on the AVR build of firmware/table2/adpcm.c: CFG structure, and block costs against simavr.
 
 simavr ground truth comes from tests/pc_trace.c (a minimal libsimavr runner): it runs
-tests/tests/firmware/adpcm_check.c and logs, for every instruction executed inside adpcm_coder, its address and the
+tests/firmware/adpcm_check.c and logs, for every instruction executed inside adpcm_coder, its address and the
 cycles simavr charged. The check firmware also reports each call's duration from Timer1 (prescaler 1).
 """
 
