@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from pintime.cli import main
 from pintime.estimate.table1 import PAPER_TABLE1
+from support import SIM
 
-ROOT = Path(__file__).resolve().parents[1]
-SIM = ROOT / "build" / "sim"
+pytestmark = pytest.mark.usefixtures("make_sim")
 
 
 @pytest.fixture(scope="module")
