@@ -8,17 +8,14 @@ from pathlib import Path
 import pytest
 from pintime.cli import main
 from pintime.estimate.table1 import PAPER_TABLE1
-from support import SIM
-
-pytestmark = pytest.mark.usefixtures("make_sim")
 
 
 @pytest.fixture(scope="module")
-def validation(tmp_path_factory) -> Path:
+def validation(tmp_path_factory, make_sim) -> Path:
     """`pintime validate` of the exact table1 edge list, with figures."""
     out = tmp_path_factory.mktemp("report")
     result = out / "table1-exact.json"
-    assert main(["validate", str(SIM / "table1.edges.csv"), "--truth", str(SIM / "table1.json"),
+    assert main(["validate", str(make_sim / "table1.edges.csv"), "--truth", str(make_sim / "table1.json"),
                  "--json", str(result), "--plots", str(out / "figures" / "table1-exact")]) == 0
     return result
 
