@@ -1,11 +1,18 @@
-"""Fixtures shared by several test files."""
+"""Fixtures shared by every folder of tests/ (helpers are in support.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from simbuild import make_build
+from support import make_build, require_sim
+
+
+@pytest.fixture(scope="session")
+def make_sim() -> Path:
+    """``build/sim`` with `make sim`'s outputs, or the test is skipped, always with the same message.
+    Session-scoped so that it is checked before any module fixture reads build/sim."""
+    return require_sim()
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
 /*
- * pc_trace.c — minimal libsimavr runner for tests/test_cfg.py: runs an ELF to its end and writes a PC
+ * pc_trace.c — minimal libsimavr runner for tests/sim/test_cfg.py: runs an ELF to its end and writes a PC
  * trace of one address range (a function) to a file.
  *
  *     pc_trace FIRMWARE.elf LO HI TRACE.txt

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pintime.cli import main
 from pintime.estimate.table1 import PAPER_TABLE1
 from pintime.frames import KINDS, decode_frames
+from support import SIM, fails_with, run_json
 
-ROOT = Path(__file__).resolve().parents[1]
-SIM = ROOT / "build" / "sim"
+pytestmark = pytest.mark.usefixtures("make_sim")
+
 EDGE_LIST, VCD, TRUTH = SIM / "table1.edges.csv", SIM / "table1.vcd", SIM / "table1.json"
 
 
@@ -27,20 +27,6 @@ def expected_us(technique: str, n: int, f_cpu_hz: int) -> float:
     """The exact Table 1 value of a row on the simulator (FORMAT.md §5)."""
     cycles = {"line_fit": 100, "differential": 100, "direct": 101, "executing": (100 * n + 1) / n}[technique]
     return cycles * 1e6 / f_cpu_hz
-
-
-def run_json(capsys, tmp_path: Path, *argv: str) -> dict:
-    out = tmp_path / "out.json"
-    assert main([*argv, "--json", str(out)]) == 0
-    capsys.readouterr()
-    return json.loads(out.read_text())
-
-
-def fails_with(capsys, argv: list[str], message: str) -> None:
-    """The command exits 2 with one line on stderr containing ``message``."""
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("pintime: error: ") and message in err, err
 
 
 def assert_exact_table1(result: dict, f_cpu_hz: int, reps: int) -> None:
@@ -148,40 +134,6 @@ def test_unknown_program(capsys, tmp_path):
     fails_with(capsys, ["analyze", str(path)], "unknown program 9")
 
 
-VCD_HEAD = b"$timescale 1 ps $end\n$var wire 1 ! measurement_PA0 $end\n$enddefinitions $end\n"
-
-
-@pytest.mark.parametrize("name,content,message", [
-    ("notes.txt", b"hello, world\n", "not a capture"),
-    ("random.bin", bytes(range(256)) * 8, "not a capture"),
-    ("empty.csv", b"", "empty file"),
-    ("garbage.csv", b"cycle,channel,level\n10,0,1\nabc,0,0\n", "malformed edge list"),
-    ("garbage.vcd", VCD_HEAD + b"#0\n0!\nzz %% garbage\n", "not a readable VCD"),
-    ("backwards.vcd", VCD_HEAD + b"#0\n0!\n#50\n1!\n#20\n0!\n", "backwards"),
-    ("nopins.vcd", b"$timescale 1 ns $end\n$var wire 1 ! clk $end\n$enddefinitions $end\n#0\n0!\n",
-     "none of the pin signals"),
-])
-def test_bad_input(capsys, tmp_path, name, content, message):
-    path = tmp_path / name
-    path.write_bytes(content)
-    fails_with(capsys, ["analyze", str(path)], message)
-
-
-def test_truncated_edge_list_file(capsys, tmp_path):
-    path = tmp_path / "cut.edges.csv"
-    whole = EDGE_LIST.read_bytes()
-    path.write_bytes(whole[:whole.rindex(b"\n", 0, 100_000) + 5])  # cut inside a line (of > 5 bytes)
-    data = path.read_bytes()
-    assert not data.endswith(b"\n")
-    fails_with(capsys, ["analyze", str(path)], "edge list")
-
-
-def test_truncated_vcd_too_short_for_the_clock(capsys, tmp_path):
-    path = tmp_path / "cut.vcd"
-    path.write_bytes(VCD.read_bytes()[:20_000])  # well under 1.5 s of MCU time: < 3 reference edges
-    fails_with(capsys, ["analyze", str(path)], "at least 3 edges on the reference channel")
-
-
 def test_capture_cut_after_some_frames_is_analysed(capsys, tmp_path, truth):
     path = tmp_path / "cut.edges.csv"
     lines = EDGE_LIST.read_text().splitlines(keepends=True)
@@ -191,14 +143,6 @@ def test_capture_cut_after_some_frames_is_analysed(capsys, tmp_path, truth):
     assert result["frames"]["missing"] is None  # no END frame: nothing to count against
     direct = next(r for r in result["table1"] if r["technique"] == "direct")
     assert direct["mean_us"] == pytest.approx(expected_us("direct", 1, truth["f_cpu_hz"]), abs=1e-9)
-
-
-def test_refuses_to_overwrite_the_capture(capsys, tmp_path):
-    path = tmp_path / "capture.edges.csv"
-    shutil.copy(EDGE_LIST, path)
-    before = path.read_bytes()
-    fails_with(capsys, ["analyze", str(path), "--json", str(path)], "refusing to overwrite")
-    assert path.read_bytes() == before
 
 
 def test_validate_refuses_another_revision(capsys, tmp_path, truth):
@@ -247,24 +191,3 @@ def test_inverted_capture_is_analysed_and_reported(capsys, tmp_path, truth):
         assert r["mean_us"] == pytest.approx(expected_us(r["technique"], r["n"], truth["f_cpu_hz"]), abs=1e-9)
 
 
-@pytest.mark.parametrize("profile,method", [("default", "template"), ("noisy", "inflection")])
-def test_wav_captures_go_through_the_same_pipeline(capsys, tmp_path, profile, method):
-    """The committed example WAVs (captures/README.md: RUN, CAL, two repetitions, then the start of the next
-    frame's SYNC) via the WAV edge locator: every whole frame decodes and the cut one is incomplete,
-    whatever the edge method and the card (the noisy card inverts)."""
-    result = run_json(capsys, tmp_path, "analyze", str(ROOT / "captures" / f"table1-{profile}.wav"),
-                      "--method", method)
-    assert result["frames"] | {"reasons": None} == {"decoded": 28, "rejected": 0, "incomplete": 1,
-                                                      "missing": None, "reasons": None,
-                                                      "polarity_inverted": False}
-    assert [r["count"] for r in result["table1"]] == [2] * len(PAPER_TABLE1)
-    line20 = next(r for r in result["table1"] if r["technique"] == "line_fit" and r["n"] == 20)
-    assert abs(line20["mean_us"] - 100) < (0.001 if method == "template" else 0.1)
-
-
-def test_wav_plots_include_the_captured_edge(capsys, tmp_path):
-    """`analyze --plots` on a WAV adds the paper's Fig. 6 (one captured edge, each method's time)."""
-    assert main(["analyze", str(ROOT / "captures" / "table1-default.wav"), "--plots", str(tmp_path)]) == 0
-    capsys.readouterr()
-    assert {p.name for p in tmp_path.glob("*.png")} == {"fig2_line_fit.png", "fig3_outlier.png",
-                                                        "fig6_edge.png", "fig7_executing_error.png"}

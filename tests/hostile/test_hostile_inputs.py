@@ -1,5 +1,6 @@
-"""Inputs a hostile user gives: a pipe, an undecodable file name, a sidecar of another take or a damaged one.
-Each ends in one `pintime: error:` line and exit 2, or in the right result; none hangs or prints a traceback."""
+"""Inputs a hostile user gives: a pipe, an undecodable file name, a sidecar of another take or a damaged
+one. Each ends in one `pintime: error:` line and exit 2, or in the right result; none hangs or prints a
+traceback."""
 
 from __future__ import annotations
 
@@ -11,9 +12,7 @@ from pathlib import Path
 
 import pytest
 from pintime.capture.gaps import read_gaps
-
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "captures" / "table1-default.wav"
+from support import EXAMPLE_WAV
 
 
 def _pintime(*argv: str | bytes, cwd: Path) -> subprocess.CompletedProcess:
@@ -34,7 +33,7 @@ def test_a_pipe_is_refused_at_once(tmp_path):
 
 def test_an_undecodable_file_name_is_read_and_printed_as_it_is(tmp_path):
     name = b"caf\xe9.wav"
-    os.symlink(EXAMPLE, os.path.join(os.fsencode(tmp_path), name))
+    os.symlink(EXAMPLE_WAV, os.path.join(os.fsencode(tmp_path), name))
     proc = _pintime("analyze", name, cwd=tmp_path)
     assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
     assert proc.stdout.startswith(name + b": program table1")
@@ -42,7 +41,7 @@ def test_an_undecodable_file_name_is_read_and_printed_as_it_is(tmp_path):
 
 def _copy_with_sidecar(tmp_path: Path, gaps: list) -> Path:
     wav = tmp_path / "take.wav"
-    wav.write_bytes(EXAMPLE.read_bytes())
+    wav.write_bytes(EXAMPLE_WAV.read_bytes())
     (tmp_path / "take.json").write_text(json.dumps({"gaps": gaps}))
     return wav
 

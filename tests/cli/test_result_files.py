@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 from pintime.cli import main
 from pintime.errors import PintimeError
 from pintime.files import companions, refuse_overwrite, write_text
-
-ROOT = Path(__file__).resolve().parents[1]
-SIM = ROOT / "build" / "sim"
+from support import SIM
 
 
 @pytest.mark.parametrize(("given", "output"), [
@@ -42,10 +39,9 @@ def test_an_unrelated_output_is_fine(tmp_path):
     refuse_overwrite([tmp_path / "my.result.json", tmp_path / "other.json"], [tmp_path / "my.wav"])
 
 
+@pytest.mark.usefixtures("make_sim")
 def test_analyze_refuses_to_replace_the_truth_and_leaves_it_untouched(capsys):
     edges, truth = SIM / "table1.edges.csv", SIM / "table1.json"
-    if not truth.exists():
-        pytest.skip("needs `make sim`")
     before = truth.read_bytes()
     assert main(["analyze", str(edges), "--json", str(truth)]) == 2
     assert "belongs with the input" in capsys.readouterr().err

@@ -1,6 +1,6 @@
 """Recording gaps (``pintime record``'s sidecar): frames a gap cuts are counted as lost, never decoded.
 
-Each capture here is recorded through ``pintime record`` with a fake PortAudio (tests/test_record.py) that
+Each capture here is recorded through ``pintime record`` with a fake PortAudio (support.FakeBackend) that
 plays the committed example capture with a stretch of samples taken out, and flags an input overflow on the
 block after it, as PortAudio does when it discards input: the sidecar's gap list is record's own.
 """
@@ -24,18 +24,16 @@ from pintime.locate import capture_edges as locate
 from pintime.locate.capture_edges import GAP_GUARD_S, CaptureEdges, learn_capture, locate_capture
 from pintime.pipeline import analyze, load_edges, summary_json
 from pintime.validate.edgecheck import match_stretches
-from test_hostile import assert_fails, run_cli
-from test_record import FakeBackend
+from support import EXAMPLE_WAV as SOURCE_WAV
+from support import SIM, FakeBackend, assert_fails, run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
-SOURCE_WAV = ROOT / "captures" / "table1-default.wav"
 # block 147 starts at 3.136 s, inside repetition 1's 21 ms Executing 210× pulse; block 5 at 0.107 s, in
 # the QUIET between the first RUN frame and the CAL frame (2.5 ms after the one, 4.1 ms before the other)
 IN_A_PULSE = (147, 1000)  # (block, samples lost): 5.2 ms taken out of the pulse
 IN_A_QUIET = (5, 200)
 IN_THE_TRAIN = (30, 1000)  # 0.640 s, 3 samples before a calibration-train edge: 5.02 train periods lost
 IN_DIFFERENTIAL_PAIRS = (100, 600)  # 2.133 s: 3.1 ms of 1-call/2-call pulse pairs, alike but for the headers
-TRUTH = ROOT / "build" / "sim" / "table1.json"
+TRUTH = SIM / "table1.json"
 
 
 def record_with_gap(directory: Path, block: int, lost: int) -> Path:
@@ -142,6 +140,7 @@ def test_a_gap_in_the_calibration_train(tmp_path, uncut, monkeypatch):
         assert abs(mean_us - before[label][1]) < 1e-4, label
 
 
+@pytest.mark.usefixtures("make_sim")
 def test_edges_and_validate_say_so(cut_pulse, tmp_path):
     code, _, lines = run_cli(["edges", cut_pulse, "--csv", tmp_path / "e.csv"])
     assert code == 0 and any(line.startswith("1 recording gap(s) listed in") for line in lines), lines
@@ -162,9 +161,7 @@ def test_edges_and_validate_say_so(cut_pulse, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def truth_edges() -> Edges:
-    if not TRUTH.exists():
-        pytest.skip("no simavr truth (make sim)")
+def truth_edges(make_sim) -> Edges:
     return load_edges(TRUTH.with_name("table1.edges.csv"))
 
 

@@ -2,56 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from pintime.capture import vcd
 from pintime.capture.vcd import read_vcd
 from pintime.errors import PintimeError
+from support import rows_of
 
-ROOT = Path(__file__).resolve().parents[1]
-REAL = ROOT / "build" / "sim" / "table1.vcd"
 HEAD = b"$timescale 1 ps $end\n$scope module pintime $end\n$var wire 1 ! measurement_PA0 $end\n" \
        b"$var wire 1 \" reference_PB5 $end\n$upscope $end\n$enddefinitions $end\n"
-
-
-def pyvcd_edges(path: Path) -> list[tuple[int, int, int]]:
-    """(time, channel, level) of every 0↔1 change of the two pins after their first value, by pyvcd."""
-    from vcd.reader import TokenKind, tokenize
-
-    channel_of, level, now, rows = {}, {}, 0, []
-    with open(path, "rb") as f:
-        for token in tokenize(f):
-            if token.kind is TokenKind.VAR and token.var.reference.endswith(("_PA0", "_PB5")):
-                channel_of[token.var.id_code] = 0 if token.var.reference.endswith("PA0") else 1
-            elif token.kind is TokenKind.CHANGE_TIME:
-                now = token.time_change
-            elif token.kind is TokenKind.CHANGE_SCALAR and token.scalar_change.id_code in channel_of:
-                ident, value = token.scalar_change.id_code, token.scalar_change.value
-                if value in ("0", "1"):
-                    if level.get(ident, value) != value:
-                        rows.append((now, channel_of[ident], int(value)))
-                    level[ident] = value
-    return rows
-
-
-def rows_of(edges) -> list[tuple[int, int, int]]:
-    return [(int(t), int(c), 1 if p > 0 else 0) for t, c, p in zip(edges.time, edges.channel, edges.polarity,
-                                                                    strict=True)]
-
-
-def test_same_edges_as_pyvcd_on_a_simavr_run(tmp_path, monkeypatch):
-    """The first 300 kB of table1.vcd, read in 4 kB pieces (tokens cut between them) and whole."""
-    path = tmp_path / "head.vcd"
-    data = REAL.read_bytes()[:300_000]
-    path.write_bytes(data[:data.rindex(b"\n#")])
-    expected = pyvcd_edges(path)
-    assert len(expected) > 10_000
-    whole = read_vcd(path)
-    assert rows_of(whole) == expected and whole.unit_s == 1e-12
-    monkeypatch.setattr(vcd, "CHUNK_BYTES", 4096)
-    assert rows_of(read_vcd(path)) == expected
 
 
 def test_vcd_syntax_simavr_does_not_write_but_a_vcd_may(tmp_path):

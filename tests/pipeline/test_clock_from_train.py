@@ -3,8 +3,6 @@ channel: against the exact simavr edges, against the reference on a rendered car
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from pintime import pipeline
@@ -14,10 +12,9 @@ from pintime.edges import MEASUREMENT_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.locate.capture_edges import locate_capture
 from pintime.soundcard.model import get_profile
+from support import EXAMPLE_WAV
 
-ROOT = Path(__file__).resolve().parents[1]
-SIM = ROOT / "build" / "sim"
-CAPTURE = ROOT / "captures" / "table1-default.wav"
+CAPTURE = EXAMPLE_WAV
 
 
 def _seconds(edges: Edges, f_cpu_hz: float, ppm: float = 0.0) -> Edges:
@@ -31,11 +28,8 @@ def _measurement_only(edges: Edges) -> Edges:
 
 
 @pytest.fixture(scope="module")
-def exact() -> Edges:
-    path = SIM / "table1.edges.csv"
-    if not path.exists():
-        pytest.skip("needs `make sim`")
-    return read_edge_list(path)
+def exact(make_sim) -> Edges:
+    return read_edge_list(make_sim / "table1.edges.csv")
 
 
 @pytest.mark.parametrize("ppm", [0.0, -43.7, 181.0])

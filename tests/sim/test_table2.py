@@ -1,8 +1,6 @@
-"""Table 2: the count-matrix system of adpcm_coder's blocks and CFG exits.
+"""Table 2: the count-matrix system of adpcm_coder's blocks and CFG exits, end to end.
 
-The reduction of count columns (identical ones merged, dependent ones written in an independent basis) is
-checked against a slow exact implementation (pairwise comparison, Fraction Gauss–Jordan) on hand-made
-matrices. End to end, small table2 runs are simulated (`make sim PROGRAMS=table2` into a temporary
+Small table2 runs are simulated (`make sim PROGRAMS=table2` into a temporary
 BUILD) and analysed from their exact edge lists: every unknown of both models must equal its simavr truth,
 and that truth must be the unknown's combination of the CFG's cycle costs (+ ε from the pulse widths).
 """
@@ -19,153 +17,13 @@ import pytest
 from pintime.avr.cfg import cfg_from_description, describe, function_cfg
 from pintime.capture.edgelist import read_edge_list
 from pintime.cli import main
-from pintime.errors import PintimeError
 from pintime.estimate.estimators import bonferroni_factor
 from pintime.frames import decode_frames
 from pintime.pipeline import analyze
-from pintime.table2.blocksystem import EPSILON, identical_groups, reduce_columns
-from pintime.validate.compare import table2_coverage
-from simbuild import make_build
+from pintime.table2.blocksystem import EPSILON
+from support import make_build
 
-ROOT = Path(__file__).resolve().parents[1]
 BUILDS = {"1MHz": (1_000_000, 3, 200), "16MHz": (16_000_000, 2, 150)}  # F_CPU, measurements, rounds
-
-
-# --- the reduction, against a slow exact implementation -------------------------------------------------
-
-def _rank(rows: list[list[Fraction]]) -> int:
-    """Exact rank by Gaussian elimination on Fractions."""
-    m = [list(r) for r in rows]
-    rank = 0
-    for col in range(len(m[0]) if m else 0):
-        pivot = next((r for r in range(rank, len(m)) if m[r][col] != 0), None)
-        if pivot is None:
-            continue
-        m[rank], m[pivot] = m[pivot], m[rank]
-        for r in range(len(m)):
-            if r != rank and m[r][col] != 0:
-                f = m[r][col] / m[rank][col]
-                m[r] = [a - f * b for a, b in zip(m[r], m[rank], strict=True)]
-        rank += 1
-    return rank
-
-
-def _solve(a: list[list[Fraction]], b: list[Fraction]) -> list[Fraction]:
-    """Exact solution of the square system a x = b (Gauss–Jordan)."""
-    n = len(a)
-    m = [list(row) + [v] for row, v in zip(a, b, strict=True)]
-    for col in range(n):
-        pivot = next(r for r in range(col, n) if m[r][col] != 0)
-        m[col], m[pivot] = m[pivot], m[col]
-        m[col] = [v / m[col][col] for v in m[col]]
-        for r in range(n):
-            if r != col:
-                f = m[r][col]
-                m[r] = [x - f * y for x, y in zip(m[r], m[col], strict=True)]
-    return [row[-1] for row in m]
-
-
-def slow_reduce(counts: np.ndarray) -> tuple[list[list[int]], list[int], list[list[Fraction]]]:
-    """Groups, basis and coefficients as blocksystem.reduce_columns defines them, the slow exact way."""
-    cols = [[Fraction(int(v)) for v in counts[:, c]] for c in range(counts.shape[1])]
-    groups: list[list[int]] = []
-    for c, col in enumerate(cols):
-        for g in groups:
-            if cols[g[0]] == col:
-                g.append(c)
-                break
-        else:
-            groups.append([c])
-    basis: list[int] = []
-    for g in sorted((g for g in groups if any(cols[g[0]])), key=lambda g: (-len(g), g[0])):
-        trial = [*basis, g[0]]
-        if _rank([[cols[k][r] for k in trial] for r in range(len(cols[0]))]) > len(basis):
-            basis.append(g[0])
-    basis.sort()
-    gram = [[sum(x * y for x, y in zip(cols[i], cols[j], strict=True)) for j in basis] for i in basis]
-    coefficients = []
-    for col in cols:
-        x = _solve(gram, [sum(a * b for a, b in zip(cols[i], col, strict=True)) for i in basis])
-        fitted = [sum(x[u] * cols[k][r] for u, k in enumerate(basis)) for r in range(len(col))]
-        assert fitted == col  # every column is an exact combination of the basis
-        coefficients.append(x)
-    return [g for g in groups if any(cols[g[0]])], basis, coefficients
-
-
-def _planted(rng: np.random.Generator, rounds: int) -> np.ndarray:
-    """A count matrix with the shapes of a CFG: once-per-call, a loop and its test, if/else pairs, a
-    3-iteration inner loop, a half column (exact coefficient 1/2), a never-run block, a second block run
-    once per iteration, and ε."""
-    body = rng.integers(0, 12, rounds)
-    neg = rng.binomial(body, 0.4)
-    rare = rng.binomial(body, 0.1)
-    even = 2 * rng.integers(0, 4, rounds)
-    ones = np.ones(rounds, dtype=np.int64)
-    return np.column_stack([ones, body + 1, ones, body, neg, body - neg, 3 * body, rare, neg,
-                            even, even // 2, np.zeros(rounds, dtype=np.int64), body, ones])
-
-
-NAMES = ["BB0", "BB1", "BB2", "BB3", "BB4", "BB5", "BB6", "BB7", "BB8", "BB9", "BB10", "BB11", "BB12",
-         EPSILON]
-
-
-def test_planted_matrix_reduces_as_named():
-    r = reduce_columns(_planted(np.random.default_rng(5), 60), NAMES)
-    labels = [r.label(u) for u in range(len(r.basis))]
-    assert labels == ["BB0 et al. + ε", "BB3 et al.", "BB4 et al.", "BB7", "BB9 et al."]
-    assert r.formula(0) == "BB0 + BB1 + BB2 + ε"
-    assert r.formula(1) == "BB1 + BB3 + BB5 + 3·BB6 + BB12"
-    assert r.formula(2) == "BB4 − BB5 + BB8"
-    assert r.formula(4) == "BB9 + 1/2·BB10"
-    assert [r.names[c] for c in r.unused] == ["BB11"]
-    merged = [[r.names[c] for c in g] for g in r.groups if len(g) > 1]
-    assert merged == [["BB0", "BB2", EPSILON], ["BB3", "BB12"], ["BB4", "BB8"]]
-    # the value of an unknown is its members' costs combined: costs 1, 2, 4, … make every member visible
-    costs = 2.0 ** np.arange(len(NAMES))
-    assert r.value(costs)[4] == costs[9] + costs[10] / 2
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_reduction_matches_slow_exact_reduction(seed):
-    rng = np.random.default_rng(seed)
-    counts = _planted(rng, int(rng.integers(15, 40)))
-    counts = counts[:, rng.permutation(counts.shape[1])]  # any column order
-    names = [f"c{k}" for k in range(counts.shape[1])]
-    r = reduce_columns(counts, names)
-    groups, basis, coefficients = slow_reduce(counts)
-    assert [list(g) for g in r.groups] == groups
-    assert [g for g in identical_groups(counts)] == [g for g in slow_identical(counts)]
-    assert list(r.basis) == basis
-    assert [list(row) for row in r.coefficients] == coefficients
-
-
-def slow_identical(counts: np.ndarray) -> list[list[int]]:
-    """Identical columns by pairwise comparison, groups by first column."""
-    seen: list[list[int]] = []
-    for c in range(counts.shape[1]):
-        match = [g for g in seen if (counts[:, g[0]] == counts[:, c]).all()]
-        if match:
-            match[0].append(c)
-        else:
-            seen.append([c])
-    return seen
-
-
-def test_full_rank_matrix_keeps_every_column():
-    counts = np.random.default_rng(1).integers(0, 9, (30, 5))
-    r = reduce_columns(counts, list("abcde"))
-    assert r.basis == (0, 1, 2, 3, 4) and r.groups == ((0,), (1,), (2,), (3,), (4,))
-    np.testing.assert_array_equal(r.matrix, np.eye(5))
-
-
-def test_nearly_dependent_column_is_refused():
-    """A column within float tolerance of a multiple of another but not equal to it: an error, never a
-    wrong name (float64 cannot even hold c, which int64 holds exactly)."""
-    rng = np.random.default_rng(2)
-    a = rng.integers(1, 1000, 50)
-    c = 10**16 * a + rng.integers(0, 2, 50)
-    with pytest.raises(PintimeError, match="not exactly a combination"):
-        reduce_columns(np.column_stack([a, c]), ["a", "c"])
 
 
 # --- end to end on small simavr runs ---------------------------------------------------------------------
@@ -250,20 +108,6 @@ def test_cli_json_validate_and_plots(sim, tmp_path, capsys):
     assert main(["report", str(tmp_path / "v.json"), "-o", str(tmp_path / "report.md")]) == 0
     assert (f"- table2.edges · exact: 0 of {cover['all']['total']} (ε-free unknowns and resolved exits) "
             "outside their 95 % CI") in (tmp_path / "report.md").read_text()
-
-
-def test_table2_coverage_counts_each_part_and_skips_epsilon():
-    def row(inside, error_us=0.0):
-        return {"within_ci95": inside, "error_us": error_us, "ci95_half_us": 1.0, "count": 100}
-    rows = [row(None, 9.0), row(True, 0.5), row(False, 1.2)]
-    columns = [row(False, 3.5), row(True), row(None, 9.0), {"how": "unresolved"}]
-    cover = table2_coverage({"table2": rows, "table2_resolved": {"columns": columns}})
-    assert [(cover[k]["outside"], cover[k]["total"]) for k in ("table2", "table2_resolved", "all")] == [
-        (1, 2), (1, 2), (2, 4)]
-    assert cover["all"]["expected"] == pytest.approx(0.2)
-    # jointly, four CIs at 95 % each widen by t₉₉(1 − 0.05/8)/t₉₉(0.975) ≈ 1.28: 1.2 is inside, 3.5 is not
-    assert cover["joint"]["factor"] == pytest.approx(1.28, abs=0.01)
-    assert (cover["joint"]["outside"], cover["joint"]["total"]) == (1, 4)
 
 
 def test_lost_frame_rounds_are_matched_by_label(sim, tmp_path):
@@ -424,52 +268,3 @@ def test_a_mismeasured_pulse_is_rejected_as_an_outlier(sim):
                                    np.broadcast_to(truth, model.values_us.shape), atol=1e-6)
 
 
-def _toy_cfg():
-    """A loop in which BB1 and BB2 both branch to BB3 or BB4 at different costs (1 and 2 cycles more to
-    BB4): rounds taking BB1→BB3, BB2→BB4 or BB1→BB4, BB2→BB3 run the same blocks but cost differently."""
-    from pintime.avr.cfg import Block, Cfg, Exit
-
-    edges = {0: [(6, 10)], 1: [(3, 3), (4, 4)], 2: [(3, 5), (4, 7)], 3: [(5, 2)], 4: [(5, 3)], 5: [(6, 1)],
-             6: [(1, 2), (7, 3)], 7: [(2, 2), (8, 3)], 8: [(None, 5)]}
-    blocks, index = [], 0
-    for source, outs in edges.items():
-        exits = tuple(Exit(index + k, source, target, k == 1, cycles)
-                      for k, (target, cycles) in enumerate(outs))
-        index += len(exits)
-        blocks.append(Block(source, (), exits))
-    return Cfg("toy", 0, 0, tuple(blocks))
-
-
-def test_exit_model_is_exact_where_the_block_model_cannot_be():
-    """On the toy CFG the exit counts leave the span of the block counts: the block model keeps a residual
-    on exact widths (its truth is only a least-squares value), the exit model recovers whole cycles."""
-    from pintime.table2.table import build_table2, format_table2
-    from pintime.table2.visits import Rounds
-
-    cfg = _toy_cfg()
-    rng = np.random.default_rng(4)
-    exit_of = {(e.source, e.target): e.index for e in cfg.exits}
-    rows = []
-    for _ in range(600):
-        exits = np.zeros(len(cfg.exits), dtype=np.int64)
-        block, steps = 0, 0
-        while block is not None:
-            options = cfg.blocks[block].successors
-            target = None if not options else (options[-1] if block == 7 and steps > 40
-                                               else options[rng.integers(len(options))])
-            exits[exit_of[(block, target)]] += 1
-            block, steps = target, steps + 1
-        rows.append(exits)
-    exit_counts = np.array(rows)
-    block_counts = np.array([exit_counts[:, [e.index for e in b.exits]].sum(axis=1) for b in cfg.blocks]).T
-    width_cycles = exit_counts @ np.array([e.cycles for e in cfg.exits]) + 6
-    t2 = build_table2(cfg, Rounds(np.repeat(np.arange(3), 200), width_cycles * 1.0, block_counts, exit_counts,
-                                  width_cycles), 1.0)
-    assert not t2.same_span
-    assert t2.block.truth_residual_cycles > 0.1 and np.all(t2.block.residual_rms_us > 0.1)
-    assert t2.exit.truth_residual_cycles < 1e-9
-    truth = np.array([u.truth_cycles for u in t2.exit.unknowns])
-    np.testing.assert_allclose(truth, np.round(truth), atol=1e-9)
-    np.testing.assert_allclose(t2.exit.values_us, np.broadcast_to(truth, t2.exit.values_us.shape), atol=1e-9)
-    assert t2.capture_epsilon.mean_us == pytest.approx(6, abs=1e-9)  # from the exact (exit) model
-    assert "cannot be exact" in format_table2(t2)

@@ -20,9 +20,7 @@ import numpy as np
 import pytest
 from pintime.capture.edgelist import read_edge_list
 from pintime.frames import FrameDecode, decode_frames
-
-ROOT = Path(__file__).resolve().parents[1]
-BUILD = ROOT / "build"
+from support import BUILD, ROOT
 
 REF_CYCLES = 100  # ref100, CALL and RET included (FORMAT.md §5)
 INIT_CYCLES = 37  # init, CALL and RET included (FORMAT.md §5)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from pintime.cli.validate import format_validation
-from test_hostile import SIM, assert_fails, run_cli
+from support import SIM, assert_fails, run_cli
 
-pytestmark = pytest.mark.skipif(not (SIM / "table1.edges.csv").exists(), reason="no simavr run (make sim)")
+pytestmark = pytest.mark.usefixtures("make_sim")
 
 FEW_EDGES = b"cycle,channel,level\n" + b"".join(b"%d,1,%d\n" % (k * 500_000 + 1000, 1 - k % 2)
                                                  for k in range(6))

@@ -23,8 +23,6 @@ from adpcm_build import (
     samples,
 )
 from pintime.avr.cfg import (
-    Instruction,
-    build_cfg,
     disassemble,
     function_cfg,
     instruction_cycles,
@@ -34,6 +32,7 @@ from pintime.avr.cfg import (
     watch_addresses,
 )
 from pintime.errors import PintimeError
+from support import SIM
 
 FUNCTION = "adpcm_coder"
 CONTROL = {"rjmp", "jmp", "ijmp", "eijmp", "ret", "reti", "cpse", "sbrc", "sbrs", "sbic", "sbis"}
@@ -181,37 +180,6 @@ def test_block_costs_sum_to_simavr_cycles(cfg, simulated):
     assert (exits_used > 0).all(), [e for e in cfg.exits if exits_used[e.index] == 0]
 
 
-def _instruction(address: int, mnemonic: str, operands: str = "", size_bytes: int = 2) -> Instruction:
-    return Instruction(address, size_bytes, mnemonic, operands)
-
-
-def test_skip_over_two_word_instruction_costs_three_cycles():
-    cfg = build_cfg("f", [
-        _instruction(0, "sbrc", "r24, 0"),
-        _instruction(2, "lds", "r25, 0x0200", 4),
-        _instruction(6, "ret"),
-    ])
-    assert [b.address for b in cfg.blocks] == [0, 2, 6]
-    assert [(e.target, e.taken, e.cycles) for e in cfg.blocks[0].exits] == [(1, False, 1), (2, True, 3)]
-    assert cfg.blocks[0].varies and not cfg.blocks[1].varies
-
-
-def test_skip_bug_site_found():
-    cfg = build_cfg("f", [
-        _instruction(0, "sbrs", "r24, 0"),
-        _instruction(2, "adiw", "r24, 0x1c"),
-        _instruction(4, "ret"),
-    ])
-    assert [i.address for i in simavr_skip_bug_sites(cfg)] == [0]
-
-
-def test_unknown_mnemonic_and_calls_fail_loudly():
-    with pytest.raises(PintimeError, match="no cycle count"):
-        build_cfg("f", [_instruction(0, "des", "1"), _instruction(2, "ret")])
-    with pytest.raises(PintimeError, match="calls other code"):
-        build_cfg("f", [_instruction(0, "rcall", ".+0"), _instruction(2, "ret")])
-
-
 def test_trace_off_the_cfg_is_rejected(cfg):
     with pytest.raises(PintimeError, match="entry"):
         visits_from_trace(cfg, np.array([cfg.blocks[1].address]))
@@ -237,13 +205,12 @@ def test_generated_rounds_drive_every_path(tmp_path):
     assert np.abs(blocks @ fit - exits).max() < 1e-6
 
 
+@pytest.mark.usefixtures("make_sim")
 def test_harness_pulses_and_histogram_match_the_traced_visits(tmp_path):
     """With the simavr harness (sim/harness.c): every measurement pulse around adpcm_pulse is exactly the
     static cost of its call's visits + 6 cycles (rising out, CALL), and the harness's whole-run histogram
     (`pc,count,cycles`) read by visits_from_histogram equals the sum of the traced per-call visits."""
-    harness = ROOT / "build" / "sim" / "harness"
-    if not harness.exists():
-        pytest.skip("build/sim/harness not built (make sim)")
+    harness = SIM / "harness"
     elf = build_rounds_elf(tmp_path, rounds=50, seed=99, max_len=24)
     cfg = function_cfg(elf, FUNCTION)
     subprocess.run([str(harness), str(elf), "-o", str(tmp_path / "run"), "--histogram",

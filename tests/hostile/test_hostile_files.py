@@ -9,70 +9,27 @@ to write over what it reads, and leaves it byte-identical.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
-import signal
 import struct
 import subprocess
 import sys
-import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
 from pintime.avr.cfg import cfg_from_description
-from pintime.cli import main
 from pintime.errors import PintimeError
 from pintime.files import read_json
 from pintime.table2 import visits
+from support import BUILD, GUARD_S, SIM, assert_fails, deadline, run_cli
+from support import EXAMPLE_WAV as CAPTURE_WAV
 
-ROOT = Path(__file__).resolve().parents[1]
-SIM = ROOT / "build" / "sim"
-CAPTURE_WAV = ROOT / "captures" / "table1-default.wav"
-GUARD_S = 60  # no single command may take longer: a hang is a failure, not a stuck suite
 EDGES_HEADER = b"cycle,channel,level\n"
 
-pytestmark = pytest.mark.skipif(
-    not (SIM / "table1.edges.csv").exists() or not (SIM / "table2.visits.csv").exists(),
-    reason="no simavr run (make sim)")
-
-
-@contextlib.contextmanager
-def deadline(seconds: int) -> Iterator[None]:
-    """Fail with TimeoutError if the block runs longer than ``seconds`` (SIGALRM: main thread, POSIX)."""
-    def expire(signum, frame):
-        raise TimeoutError(f"took more than {seconds} s")
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def run_cli(argv: list[str]) -> tuple[int, str, list[str]]:
-    """Run ``pintime ARGV`` in-process: (exit code, stdout, stderr lines including any warning printed)."""
-    out, err = io.StringIO(), io.StringIO()
-    with deadline(GUARD_S), warnings.catch_warnings(record=True) as caught, \
-            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        warnings.simplefilter("always")
-        code = main([str(a) for a in argv])
-    lines = err.getvalue().splitlines() + [f"warning: {w.message}" for w in caught]
-    return code, out.getvalue(), lines
-
-
-def assert_fails(argv: list[str], names: Path | str) -> str:
-    """``pintime ARGV`` exits 2 with exactly one stderr line, ``pintime: error: …`` naming ``names``."""
-    code, _, lines = run_cli(argv)
-    assert code == 2, f"exit {code}, stderr {lines}"
-    assert len(lines) == 1 and lines[0].startswith("pintime: error: "), lines
-    assert str(names) in lines[0], lines[0]
-    return lines[0]
+pytestmark = pytest.mark.usefixtures("make_sim")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -489,8 +446,6 @@ def test_analyze_user_hostile_elf(tmp_path, content):
         elf.mkdir()
     elif content != "missing":
         elf.write_bytes(content)
-    if not (SIM / "user_example.edges.csv").exists():
-        pytest.skip("no user program run (make user)")
     assert_fails(["analyze", SIM / "user_example.edges.csv", "--elf", elf], elf)
 
 
@@ -651,9 +606,7 @@ def test_analyze_never_overwrites_table2_sidecars(tmp_path, output):
 @pytest.mark.parametrize("option", ["--json", "--watch"])
 def test_cfg_never_overwrites_the_elf(tmp_path, option):
     elf = tmp_path / "table2.elf"
-    source = ROOT / "build" / "firmware" / "table2.elf"
-    if not source.exists():
-        pytest.skip("no table2 firmware (make firmware)")
+    source = BUILD / "firmware" / "table2.elf"
     elf.write_bytes(source.read_bytes())
     code, _, lines = run_cli(["cfg", elf, option, elf])
     assert code == 2 and len(lines) == 1 and lines[0].startswith("pintime: error: "), (code, lines)

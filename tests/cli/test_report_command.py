@@ -9,16 +9,13 @@ import pytest
 from pintime.cli import main
 from pintime.estimate.table1 import PAPER_TABLE1
 
-ROOT = Path(__file__).resolve().parents[1]
-SIM = ROOT / "build" / "sim"
-
 
 @pytest.fixture(scope="module")
-def validation(tmp_path_factory) -> Path:
+def validation(tmp_path_factory, make_sim) -> Path:
     """`pintime validate` of the exact table1 edge list, with figures."""
     out = tmp_path_factory.mktemp("report")
     result = out / "table1-exact.json"
-    assert main(["validate", str(SIM / "table1.edges.csv"), "--truth", str(SIM / "table1.json"),
+    assert main(["validate", str(make_sim / "table1.edges.csv"), "--truth", str(make_sim / "table1.json"),
                  "--json", str(result), "--plots", str(out / "figures" / "table1-exact")]) == 0
     return result
 

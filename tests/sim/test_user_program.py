@@ -8,7 +8,6 @@ function per call plus those of the CALL that enters it — never the analyzer.
 from __future__ import annotations
 
 import csv
-import json
 import subprocess
 from pathlib import Path
 
@@ -17,10 +16,10 @@ import pytest
 from pintime.capture.edgelist import read_edge_list
 from pintime.cli import main
 from pintime.frames import decode_frames
-from simbuild import make_build
+from support import BUILD, ROOT, make_build, run_json
 
-ROOT = Path(__file__).resolve().parents[1]
-BUILD = ROOT / "build"
+pytestmark = pytest.mark.usefixtures("make_sim")
+
 ELF = BUILD / "firmware" / "user_example.elf"
 EDGES = BUILD / "sim" / "user_example.edges.csv"
 HARNESS = BUILD / "sim" / "harness"
@@ -56,13 +55,6 @@ def truth_cycles(tmp_path_factory) -> dict[str, int]:
         assert inside % calls == 0 and call_cycles % call_count == 0  # the same cost on every call
         truth[name] = inside // calls + call_cycles // call_count
     return truth
-
-
-def run_json(capsys, tmp_path: Path, *argv: str) -> dict:
-    out = tmp_path / "result.json"
-    assert main([*argv, "--json", str(out)]) == 0
-    capsys.readouterr()
-    return json.loads(out.read_text())
 
 
 def test_truth_is_the_listing(truth_cycles):

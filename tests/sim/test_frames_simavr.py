@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,12 +15,12 @@ from pintime.capture.edgelist import read_edge_list
 from pintime.edges import MEASUREMENT_CHANNEL
 from pintime.frames import (
     FrameDecode,
-    crc16_ccitt_false,
     decode_frames,
     group_edge_count,
 )
+from support import SIM
 
-SIM = Path(__file__).resolve().parents[1] / "build" / "sim"
+pytestmark = pytest.mark.usefixtures("make_sim")
 
 
 @pytest.fixture(scope="module")
@@ -36,10 +35,6 @@ def capture() -> tuple[np.ndarray, np.ndarray, dict]:
 def decoded(capture) -> FrameDecode:
     time_us, polarity, _ = capture
     return decode_frames(time_us, polarity)
-
-
-def test_crc_check_value():
-    assert crc16_ccitt_false(b"123456789") == 0x29B1  # FORMAT.md §4
 
 
 def test_every_frame_of_the_run_decodes(capture, decoded):
@@ -143,8 +138,3 @@ def test_inverted_polarity_is_detected(capture, decoded):
     assert all(np.array_equal(a.group, b.group) for a, b in zip(d.frames, decoded.frames, strict=True))
 
 
-def test_no_frames_in_noise():
-    rng = np.random.default_rng(1)
-    t = np.cumsum(rng.uniform(50, 3000, 2000))
-    d = decode_frames(t, np.tile([1, -1], 1000))
-    assert not d.frames and not d.inverted

@@ -33,10 +33,9 @@ from pintime.errors import PintimeError
 from pintime.frames import FrameDecode, decode_frames
 from pintime.table2.table import Table2, build_table2
 from pintime.table2.visits import load_sim_rounds, match
-from simbuild import make_build
+from support import make_build
 from test_firmware import US, Run, header_cycles, load_run
 
-ROOT = Path(__file__).resolve().parents[1]
 BATCH_ROUNDS = 100  # rounds per TABLE2 frame (FORMAT.md §7)
 CALL_CYCLES = 5  # CALL on the ATmega2560 (22-bit PC), datasheet instruction set summary
 MEAS_PINA_IO = 0x00  # PINA in I/O space: `out 0x00, r` toggles the measurement pin (pins.h)

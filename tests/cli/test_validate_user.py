@@ -1,8 +1,8 @@
 """``pintime validate`` on user programs (firmware/user/pintime.h): each function's time per call and ε
 against the same line fit on simavr's exact edges, named from the ELF, as Table 1 rows are validated.
 
-Truth here is simavr's (build/sim/user_example.*); tests/test_user.py checks that those exact slopes are the
-per-instruction cycle counts (mac16 48, crc8_step 93 cycles per call, CALL and RET included).
+Truth here is simavr's (build/sim/user_example.*); tests/sim/test_user_program.py checks that those exact
+slopes are the per-instruction cycle counts (mac16 48, crc8_step 93 cycles per call, CALL and RET included).
 """
 
 from __future__ import annotations
@@ -12,15 +12,13 @@ from pathlib import Path
 
 import pytest
 from pintime.cli import main
-from test_hostile import assert_fails, run_cli
+from support import BUILD, ROOT, SIM, assert_fails, run_cli
 
-ROOT = Path(__file__).resolve().parents[1]
-SIM = ROOT / "build" / "sim"
-ELF = ROOT / "build" / "firmware" / "user_example.elf"
+ELF = BUILD / "firmware" / "user_example.elf"
 TRUTH = SIM / "user_example.json"
 EXPECTED_CYCLES = {"mac16": 48, "crc8_step": 93}
 
-pytestmark = pytest.mark.skipif(not TRUTH.exists(), reason="no simavr run of user_example (make sim)")
+pytestmark = pytest.mark.usefixtures("make_sim")
 
 
 def _validate(tmp_path: Path, *argv: object) -> tuple[dict, str]:

@@ -28,17 +28,14 @@ from pintime.locate.capture_edges import locate_capture
 from pintime.soundcard import model as sc
 from pintime.soundcard.synth import synthesize
 from pintime.validate.edgecheck import errors_of, match
+from support import SIM
 
-ROOT = Path(__file__).resolve().parents[1]
-SIM = ROOT / "build" / "sim"
 EXCERPT_CYCLES = 2_400_000  # the first 2.4 s at 1 MHz: RUN, CAL (1000 edges), RUN and a few frames
 
 
 @pytest.fixture(scope="module")
-def excerpt(tmp_path_factory) -> Path:
-    source = SIM / "table1.edges.csv"
-    if not source.exists():
-        pytest.skip("build/sim/table1.edges.csv missing: run `make sim`")
+def excerpt(tmp_path_factory, make_sim) -> Path:
+    source = make_sim / "table1.edges.csv"
     directory = tmp_path_factory.mktemp("excerpt")
     lines = source.read_text().splitlines()
     keep = [lines[0]] + [row for row in lines[1:] if int(row.split(",")[0]) < EXCERPT_CYCLES]

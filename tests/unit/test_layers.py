@@ -10,7 +10,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "analyzer" / "pintime"
+from support import ROOT
+
+PACKAGE = ROOT / "analyzer" / "pintime"
 LAYERS = [
     {"errors", "edges", "files"},
     {"capture", "frames"},

@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,92 +18,12 @@ import soundfile as sf
 from pintime import cli
 from pintime import record as rec
 from pintime.errors import PintimeError
+from support import EXAMPLE_WAV as SOURCE_WAV
+from support import FakeBackend
 
-ROOT = Path(__file__).resolve().parents[1]
-SOURCE_WAV = ROOT / "captures" / "table1-default.wav"
 FS = 192000
 SECONDS = 2.2  # the RUN and CAL frames and the first Table 1 frames; 4 reference edges
 FULL_SCALE = 0x7FFFFF00  # largest positive 24-bit code, left-justified in int32
-
-
-class FakePortAudioError(Exception):
-    pass
-
-
-class Status:
-    def __init__(self, input_overflow: bool = False):
-        self.input_overflow = input_overflow
-        self.input_underflow = False
-
-
-class FakeStream:
-    def __init__(self, backend, device, samplerate, channels, dtype, blocksize, callback):
-        assert (channels, dtype) == (2, "int32")
-        self.backend, self.samplerate = backend, samplerate
-        self.blocksize, self.callback = blocksize, callback
-
-    def start(self):
-        b = self.backend
-        for i, n0 in enumerate(range(0, len(b.samples), self.blocksize)):
-            block = b.samples[n0:n0 + self.blocksize]
-            self.callback(block, len(block), None, Status(input_overflow=i in b.overflow_blocks))
-            if i == b.interrupt_after_block:  # Ctrl-C now; the stream is closed before another block
-                signal.raise_signal(signal.SIGINT)
-                return
-
-    def close(self):
-        self.backend.closed = True
-
-
-class FakeBackend:
-    """sounddevice's device queries and InputStream, over a fixed device list and a sample array."""
-
-    PortAudioError = FakePortAudioError
-    HOSTAPIS = ("ALSA", "JACK Audio Connection Kit")
-
-    def __init__(self, samples, overflow_blocks=(), interrupt_after_block=None):
-        self.samples = samples
-        self.overflow_blocks = set(overflow_blocks)
-        self.interrupt_after_block = interrupt_after_block
-        self.closed = False
-        self.busy = False
-        self.devices = [
-            {"name": "HDA Intel PCH: ALC892 Analog (hw:0,0)", "hostapi": 0, "max_input_channels": 2,
-             "default_samplerate": 44100.0, "rates": (44100, 48000, 96000, 192000)},
-            {"name": "HDMI 0 (hw:0,3)", "hostapi": 0, "max_input_channels": 0,
-             "default_samplerate": 48000.0, "rates": (48000,)},
-            {"name": "USB Audio CODEC (hw:1,0)", "hostapi": 0, "max_input_channels": 2,
-             "default_samplerate": 48000.0, "rates": (44100, 48000)},
-            {"name": "pulse", "hostapi": 0, "max_input_channels": 32,
-             "default_samplerate": 44100.0, "rates": (44100, 48000, 96000, 192000)},
-        ]
-
-    def query_devices(self, device=None, kind=None):
-        if device is None and kind is None:
-            return [dict(d, index=i) for i, d in enumerate(self.devices)]
-        if device is None:
-            device = 0
-        if isinstance(device, str):
-            found = [i for i, d in enumerate(self.devices)
-                     if device.lower() in d["name"].lower() and d["max_input_channels"] > 0]
-            if len(found) != 1:
-                raise ValueError(f"No input device matching {device!r}")
-            device = found[0]
-        if not 0 <= device < len(self.devices):
-            raise FakePortAudioError(f"Error querying device {device}")
-        return dict(self.devices[device], index=device)
-
-    def query_hostapis(self, index):
-        return {"name": self.HOSTAPIS[index]}
-
-    def check_input_settings(self, device, channels, dtype, samplerate):
-        if samplerate not in self.devices[device]["rates"]:
-            raise FakePortAudioError("Error opening InputStream: Invalid sample rate [PaErrorCode -9997]")
-
-    def InputStream(self, **kwargs):  # sounddevice's name
-        if self.busy:
-            raise FakePortAudioError("Error opening InputStream: Device unavailable [PaErrorCode -9985]")
-        return FakeStream(self, **kwargs)
 
 
 @pytest.fixture(scope="module")
