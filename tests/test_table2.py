@@ -25,6 +25,7 @@ from pintime.frames import decode_frames
 from pintime.pipeline import analyze
 from pintime.table2.blocksystem import EPSILON, identical_groups, reduce_columns
 from pintime.validate.compare import table2_coverage
+from pintime.validate.validation import ResolvedExit, Table2Unknown
 from simbuild import make_build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -253,17 +254,19 @@ def test_cli_json_validate_and_plots(sim, tmp_path, capsys):
 
 
 def test_table2_coverage_counts_each_part_and_skips_epsilon():
-    def row(inside, error_us=0.0):
-        return {"within_ci95": inside, "error_us": error_us, "ci95_half_us": 1.0, "count": 100}
-    rows = [row(None, 9.0), row(True, 0.5), row(False, 1.2)]
-    columns = [row(False, 3.5), row(True), row(None, 9.0), {"how": "unresolved"}]
-    cover = table2_coverage({"table2": rows, "table2_resolved": {"columns": columns}})
-    assert [(cover[k]["outside"], cover[k]["total"]) for k in ("table2", "table2_resolved", "all")] == [
+    def row(error_us=0.0, judged=True):  # a CI half-width of 1 µs over 100 measurements
+        return Table2Unknown("u", error_us, 0.0, 1.0, 100, 0.0, judged)
+    rows = [row(9.0, judged=False), row(0.5), row(1.2)]
+    columns = [ResolvedExit(f"BB{i}→BB{i + 1}", "measured", 0, u)
+               for i, u in enumerate([row(3.5), row(), row(9.0, judged=False), None])]
+    assert [u.within_ci95 for u in rows] == [None, True, False]
+    cover = table2_coverage(rows, columns)
+    assert [(c.outside, c.total) for c in (cover.block, cover.resolved, cover.combined)] == [
         (1, 2), (1, 2), (2, 4)]
-    assert cover["all"]["expected"] == pytest.approx(0.2)
+    assert cover.combined.expected == pytest.approx(0.2)
     # jointly, four CIs at 95 % each widen by t₉₉(1 − 0.05/8)/t₉₉(0.975) ≈ 1.28: 1.2 is inside, 3.5 is not
-    assert cover["joint"]["factor"] == pytest.approx(1.28, abs=0.01)
-    assert (cover["joint"]["outside"], cover["joint"]["total"]) == (1, 4)
+    assert cover.joint.factor == pytest.approx(1.28, abs=0.01)
+    assert (cover.joint.outside, cover.joint.total) == (1, 4)
 
 
 def test_lost_frame_rounds_are_matched_by_label(sim, tmp_path):
@@ -383,13 +386,13 @@ def test_validate_per_edge_errors_on_a_table2_excerpt(sim, tmp_path):
     assert result.inverted is False
     exact = read_edge_list(f"{sim}.edges.csv")
     err = errors_of(result, exact)
-    assert err["matched"] == err["located"] > 1000
+    assert err.matched == err.located > 1000
     # a wrong match would be ≥ 1 µs off; the CRLB is ~0.05-0.1 ns and the time map leaves the clock's
     # wander (~0.1-0.3 ns over 20 ms knots)
-    assert 0 < err["rms_ns"] < 1.0, err
+    assert 0 < err.rms_ns < 1.0, err
     # the reported uncertainties are honest on a card whose clock wanders (the paper profile's does)
     sigma_ns = np.sqrt(np.mean(result.edges.sigma ** 2)) * 1e9
-    assert 0.5 < err["rms_ns"] / sigma_ns < 2.0, (err["rms_ns"], sigma_ns)
+    assert 0.5 < err.rms_ns / sigma_ns < 2.0, (err.rms_ns, sigma_ns)
     # pulses of a few samples (16 MHz: 30 µs = 5.8 samples): both edges found, in order, fitted jointly;
     # their width errors (free of the clock's wander) are near the CRLB
     idx, e = match(result.edges, exact)
