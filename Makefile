@@ -36,8 +36,9 @@ table1_SRCS := $(addprefix table1/,ref100.S table1.c groups.S)
 table2_SRCS := $(addprefix table2/,table2.c table2_group.S adpcm.c adpcm_input.c adpcm_pulse.S table2_cut.S)
 user_example_SRCS := $(addprefix user/,user_example.c pintime_user.c)
 user_SRCS   := user.c user/pintime_user.c
-# The last commit that changed firmware/: analyzer-only commits keep the revision (and captures valid).
-FW_REVISION := 0x$(or $(shell git log -1 --format=%H -- $(FW_DIR) 2>/dev/null | cut -c1-8),0)
+# The last commit that changed a firmware source (C, header, assembler) under firmware/: commits to the
+# analyzer or to documents keep the revision (and captures valid).
+FW_REVISION := 0x$(or $(shell git log -1 --format=%H -- '$(FW_DIR)/*.[chS]' 2>/dev/null | cut -c1-8),0)
 # simavr's avr_mcu_section.h (the .mmcu section); evaluated after `deps` has installed libsimavr-dev.
 SIMAVR_AVR_INC = $(patsubst -I%,%,$(firstword $(shell pkg-config --cflags-only-I simavr)))/avr
 FW_CFLAGS   = -mmcu=$(MCU) -DF_CPU=$(F_CPU) -DREPS=$(REPS) -DMEASUREMENTS=$(MEASUREMENTS) -DROUNDS=$(ROUNDS) \

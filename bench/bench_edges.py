@@ -93,16 +93,16 @@ def main() -> int:
             result = locate_capture(wav, method)
             elapsed = time.process_time() - started
             e = errors_of(result, truth)
-            row = dict(profile=profile, method=method, seconds=elapsed, capture_s=duration_s,
-                       decode_s=decode, x_real_time=duration_s / elapsed, x_decode=elapsed / decode, **e)
+            row = dict(profile=profile, method=method, seconds=elapsed, capture_s=duration_s, decode_s=decode,
+                       x_real_time=duration_s / elapsed, x_decode=elapsed / decode, **e.to_json())
             rows.append(row)
-            own = "—" if e["locator_rms_ns"] is None else \
-                f"{e['locator_rms_ns'] / e['crlb_ns']:.3f}±{e['locator_rms_se_ns'] / e['crlb_ns']:.3f}"
-            adev = "—" if e["clock_adev_1s"] is None else f"{e['clock_adev_1s']:.2g}"
-            print(f"{profile:<15} {method:<10} {e['rms_ns']:>9.4g} {e['crlb_ns']:>8.3g} "
-                  f"{e['rms_ns'] / e['crlb_ns']:>8.3g} {own:>13} "
-                  f"{e['bias_rise_ns']:>+8.3g} {e['bias_fall_ns']:>+8.3g} "
-                  f"{e['max_ns']:>9.4g} {adev:>8} {e['matched']:>7} {elapsed:>7.2f} "
+            own = "—" if e.locator_rms_ns is None or e.locator_rms_se_ns is None else \
+                f"{e.locator_rms_ns / e.crlb_ns:.3f}±{e.locator_rms_se_ns / e.crlb_ns:.3f}"
+            adev = "—" if e.clock_adev_1s is None else f"{e.clock_adev_1s:.2g}"
+            print(f"{profile:<15} {method:<10} {e.rms_ns:>9.4g} {e.crlb_ns:>8.3g} "
+                  f"{e.rms_ns / e.crlb_ns:>8.3g} {own:>13} "
+                  f"{e.bias_rise_ns:>+8.3g} {e.bias_fall_ns:>+8.3g} "
+                  f"{e.max_ns:>9.4g} {adev:>8} {e.matched:>7} {elapsed:>7.2f} "
                   f"{row['x_real_time']:>6.3g} {row['x_decode']:>7.1f}", flush=True)
     print("RMS and max are about each channel's and polarity's mean and a 20 ms time map (clock wander "
           "included); locator/CRLB: the locator's own per-edge RMS (wander separated out) / CRLB, ± its "

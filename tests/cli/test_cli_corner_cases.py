@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from pintime.cli.validate import format_validation
+from pintime.validate.validation import Table2Unknown, Validation
 from support import SIM, assert_fails, run_cli
 
 pytestmark = pytest.mark.usefixtures("make_sim")
@@ -71,9 +72,8 @@ def test_report_shows_the_figures_found_at_any_depth(tmp_path, validation):
 
 def test_validation_prints_only_sections_with_rows():
     """A table2 result has no Table 1 rows: no Table 1 header (it was printed empty before Table 2)."""
-    table2_row = {"label": "BB3 et al.", "mean_us": 235.0, "ci95_half_us": 1e-13, "truth_us": 235.0,
-                  "error_us": 0.0}
-    text = format_validation({"table1": [], "table2": [table2_row], "edges": {}})
+    table2_row = Table2Unknown("BB3 et al.", 235.0, 235.0, 1e-13, 100, 235.0, True)
+    text = format_validation(Validation({"recording_gaps": None}, "truth.json", 235.0, table2=(table2_row,)))
     assert text.splitlines()[0].startswith("Basic Block") and "Technique" not in text
     assert "routine ref100" not in text and "" not in text.splitlines()
 

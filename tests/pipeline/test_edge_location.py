@@ -75,11 +75,11 @@ def located(captures):
 @pytest.mark.parametrize("profile", ["default", "paper"])
 def test_template_within_1_5_crlb(located, truth, profile):
     e = errors_of(located(profile, "template"), truth)
-    assert e["matched"] == e["exact"] == e["located"]
-    assert e["rms_ns"] <= 1.5 * e["crlb_ns"], e
+    assert e.matched == e.exact == e.located
+    assert e.rms_ns <= 1.5 * e.crlb_ns, e
     # a steady clock: the locator's own error is the plain RMS, the clock shows only the edges' error
-    assert abs(e["locator_rms_ns"] - e["rms_ns"]) < 0.1 * e["rms_ns"], e
-    assert e["clock_adev_1s"] < 1e-9, e
+    assert abs(e.locator_rms_ns - e.rms_ns) < 0.1 * e.rms_ns, e
+    assert e.clock_adev_1s < 1e-9, e
 
 
 @pytest.mark.parametrize("profile", ["default", "paper"])
@@ -100,13 +100,13 @@ def test_close_edges_fitted_jointly(located, truth, profile):
 def test_inflection_shows_its_subsample_bias(located, truth):
     """The paper's method on the paper's card: ≈1 µs RMS per edge (docs/design.md §10), far above noise."""
     e = errors_of(located("paper", "inflection"), truth)
-    assert 300 < e["rms_ns"] < 3000, e
-    assert e["rms_ns"] > 1000 * e["crlb_ns"]
+    assert 300 < e.rms_ns < 3000, e
+    assert e.rms_ns > 1000 * e.crlb_ns
 
 
 @pytest.mark.parametrize("profile", ["default", "paper"])
 def test_threshold_between_template_and_inflection(located, truth, profile):
-    rms = {m: errors_of(located(profile, m), truth)["rms_ns"]
+    rms = {m: errors_of(located(profile, m), truth).rms_ns
            for m in ("template", "threshold", "inflection")}
     assert rms["template"] < rms["threshold"] < rms["inflection"], rms
 
@@ -172,9 +172,9 @@ def test_without_calibration_train_the_template_is_learned_blind(tmp_path):
     truth = read_edge_list(csv)
     template = locate_capture(wav, "template")
     assert template.train is None and template.method_rms_s is None
-    rms = {m: errors_of(r, truth)["rms_ns"] for m, r in (("template", template),
+    rms = {m: errors_of(r, truth).rms_ns for m, r in (("template", template),
                                                          ("threshold", locate_capture(wav, "threshold")))}
-    assert errors_of(template, truth)["matched"] == len(truth.time)
+    assert errors_of(template, truth).matched == len(truth.time)
     assert rms["template"] < 1.1 * rms["threshold"] < 500, rms
 
 

@@ -227,13 +227,13 @@ def test_validate_per_edge_errors_on_a_table2_excerpt(sim, tmp_path):
     assert result.inverted is False
     exact = read_edge_list(f"{sim}.edges.csv")
     err = errors_of(result, exact)
-    assert err["matched"] == err["located"] > 1000
+    assert err.matched == err.located > 1000
     # a wrong match would be ≥ 1 µs off; the CRLB is ~0.05-0.1 ns and the time map leaves the clock's
     # wander (~0.1-0.3 ns over 20 ms knots)
-    assert 0 < err["rms_ns"] < 1.0, err
+    assert 0 < err.rms_ns < 1.0, err
     # the reported uncertainties are honest on a card whose clock wanders (the paper profile's does)
     sigma_ns = np.sqrt(np.mean(result.edges.sigma ** 2)) * 1e9
-    assert 0.5 < err["rms_ns"] / sigma_ns < 2.0, (err["rms_ns"], sigma_ns)
+    assert 0.5 < err.rms_ns / sigma_ns < 2.0, (err.rms_ns, sigma_ns)
     # pulses of a few samples (16 MHz: 30 µs = 5.8 samples): both edges found, in order, fitted jointly;
     # their width errors (free of the clock's wander) are near the CRLB
     idx, e = match(result.edges, exact)

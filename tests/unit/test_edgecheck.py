@@ -46,15 +46,15 @@ def test_locator_error_recovers_sigma_and_bias(adev_1s):
     truth = expected_rms_s(bias, pol)
     if adev_1s:  # the wander dominates the plain RMS: the test separates something
         assert np.sqrt(np.mean(err ** 2)) > 3 * truth
-    assert abs(own["locator_rms_s"] - truth) < max(3 * own["locator_rms_se_s"], 0.03 * truth), (own, truth)
-    assert 0 < own["locator_rms_se_s"] < 0.05 * truth
-    assert own["phase_bias_rms_s"] == pytest.approx(BIAS_S * np.sqrt((1 + 0.25) / 4), rel=0.05)
+    assert abs(own.rms_s - truth) < max(3 * own.rms_se_s, 0.03 * truth), (own, truth)
+    assert 0 < own.rms_se_s < 0.05 * truth
+    assert own.phase_bias_rms_s == pytest.approx(BIAS_S * np.sqrt((1 + 0.25) / 4), rel=0.05)
 
 
 def test_locator_error_without_pairs_is_nan():
     t = np.arange(5) * 0.01  # 10 ms apart: no pairs within 1 ms
     own = locator_error(t, np.zeros(5), np.ones(5, np.int8), np.full(5, CRLB_S), np.zeros(5, np.int8), FS_HZ)
-    assert np.isnan(own["locator_rms_s"]) and np.isnan(own["locator_rms_se_s"])
+    assert np.isnan(own.rms_s) and np.isnan(own.rms_se_s)
 
 
 def test_clock_adev_of_white_frequency_noise():

@@ -14,6 +14,7 @@ import pytest
 from pintime.errors import PintimeError
 from pintime.table2.blocksystem import EPSILON, identical_groups, reduce_columns
 from pintime.validate.compare import table2_coverage
+from pintime.validate.validation import ResolvedExit, Table2Unknown
 
 
 def _rank(rows: list[list[Fraction]]) -> int:
@@ -152,17 +153,19 @@ def test_nearly_dependent_column_is_refused():
 
 
 def test_table2_coverage_counts_each_part_and_skips_epsilon():
-    def row(inside, error_us=0.0):
-        return {"within_ci95": inside, "error_us": error_us, "ci95_half_us": 1.0, "count": 100}
-    rows = [row(None, 9.0), row(True, 0.5), row(False, 1.2)]
-    columns = [row(False, 3.5), row(True), row(None, 9.0), {"how": "unresolved"}]
-    cover = table2_coverage({"table2": rows, "table2_resolved": {"columns": columns}})
-    assert [(cover[k]["outside"], cover[k]["total"]) for k in ("table2", "table2_resolved", "all")] == [
+    def row(error_us=0.0, judged=True):  # a CI half-width of 1 µs over 100 measurements
+        return Table2Unknown("u", error_us, 0.0, 1.0, 100, 0.0, judged)
+    rows = [row(9.0, judged=False), row(0.5), row(1.2)]
+    columns = [ResolvedExit(f"BB{i}→BB{i + 1}", "measured", 0, u)
+               for i, u in enumerate([row(3.5), row(), row(9.0, judged=False), None])]
+    assert [u.within_ci95 for u in rows] == [None, True, False]
+    cover = table2_coverage(rows, columns)
+    assert [(c.outside, c.total) for c in (cover.block, cover.resolved, cover.combined)] == [
         (1, 2), (1, 2), (2, 4)]
-    assert cover["all"]["expected"] == pytest.approx(0.2)
+    assert cover.combined.expected == pytest.approx(0.2)
     # jointly, four CIs at 95 % each widen by t₉₉(1 − 0.05/8)/t₉₉(0.975) ≈ 1.28: 1.2 is inside, 3.5 is not
-    assert cover["joint"]["factor"] == pytest.approx(1.28, abs=0.01)
-    assert (cover["joint"]["outside"], cover["joint"]["total"]) == (1, 4)
+    assert cover.joint.factor == pytest.approx(1.28, abs=0.01)
+    assert (cover.joint.outside, cover.joint.total) == (1, 4)
 
 
 def _toy_cfg():

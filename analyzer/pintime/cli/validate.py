@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
 
 from pintime.cli.analyze import print_figures
 from pintime.errors import PintimeError
@@ -22,89 +21,90 @@ from pintime.validate.compare import (
     read_truth,
     truth_kind,
 )
+from pintime.validate.validation import Compared, ResolvedExit, Validation
 
 
-def format_validation(out: dict[str, Any]) -> str:
+def format_validation(v: Validation) -> str:
     """The comparison as text: only the sections that have rows (Table 1, Table 2, user functions)."""
     lines = []
-    rows = [(row["label"], row) for row in out["table1"]]
-    if "overdetermined" in out:
-        parts = (("t_e", "Overdet. T_e"), ("t_i", "Overdet. T_i"), ("epsilon", "Overdet. ε"))
-        rows += [(label, out["overdetermined"][name]) for name, label in parts]
+    rows = [(row.label, row.estimate) for row in v.table1]
+    if v.overdetermined is not None:
+        o = v.overdetermined
+        rows += [("Overdet. T_e", o.t_e), ("Overdet. T_i", o.t_i), ("Overdet. ε", o.epsilon)]
     if rows:
         lines += _estimate_lines("Technique", rows)
-    if out["table1"]:
-        lines.append(f"(routine ref100 = {REF100_CYCLES} cycles = {out['table1'][0]['routine_us']:g} µs)")
-    for key, title in (("table2", "Basic Block"), ("table2_exits", "CFG edge")):
-        if key in out:
+    if v.table1:
+        lines.append(f"(routine ref100 = {REF100_CYCLES} cycles = {v.routine_us:g} µs)")
+    for unknowns, title in ((v.table2, "Basic Block"), (v.table2_exits, "CFG edge")):
+        if unknowns is not None:
             lines.append(f"{title:<22} {'ours (µs)':>14} {'± 95 % CI':>10} {'truth (µs)':>14} "
                          f"{'error (µs)':>12} in CI")
-            lines += [f"{r['label']:<22} {r['mean_us']:>14.6f} {r['ci95_half_us']:>10.2e} "
-                      f"{r['truth_us']:>14.6f} {r['error_us']:>+12.2e} {IN_CI[r.get('within_ci95')]:>5}"
-                      for r in out[key]]
-    user = out.get("user", [])
-    if user:
+            lines += [f"{u.label:<22} {u.mean_us:>14.6f} {u.ci95_half_us:>10.2e} "
+                      f"{u.truth_us:>14.6f} {u.error_us:>+12.2e} {IN_CI[u.within_ci95]:>5}"
+                      for u in unknowns]
+    if v.user:
         lines += _estimate_lines("Function (1×–M×)", [
-            (f"{r['name']} {label}", r[part]) for r in user
-            for part, label in (("time", "per call"), ("intercept", "ε"))])
-        lines += [f"({r['name']}: {r['time']['mean_cycles']:.6f} cycles per call, truth "
-                  + ("—" if r["time"]["truth_cycles"] is None else f"{r['time']['truth_cycles']:.6f}")
-                  + ")" for r in user]
-    gaps = out.get("recording_gaps")
+            (f"{fn.name} {label}", part) for fn in v.user
+            for part, label in ((fn.time, "per call"), (fn.intercept, "ε"))])
+        lines += [f"({fn.name}: {fn.time.mean_cycles:.6f} cycles per call, truth "
+                  + ("—" if fn.time.truth_cycles is None else f"{fn.time.truth_cycles:.6f}")
+                  + ")" for fn in v.user]
+    gaps = v.summary.get("recording_gaps")
     if gaps is not None:
-        beside = "/".join(sorted({str(e["beside_gaps"]) for e in out["edges"].values()}))
+        beside = "/".join(sorted({str(e.beside_gaps) for e in v.edges.values()}))
         per_edge = f"; per-edge errors stretch by stretch, {beside} located edges beside the gaps left out"
         lines.append(f"recording gaps: {gaps['count']}, {gaps['frames_cut']} frame(s) cut by them, not "
                      f"decoded{per_edge if beside else ''}")
-    lines += _resolved_lines(out.get("table2_resolved", {}).get("columns", []))
-    if "table2_coverage" in out:
-        c = out["table2_coverage"]
-        block, cut = c["table2"], c["table2_resolved"]
-        lines.append(f"Table 2 coverage: {block['outside']} of {block['total']} ε-free unknowns "
-                     f"and {cut['outside']} of {cut['total']} resolved exits "
-                     f"outside their 95 % CI: {c['all']['outside']} of {c['all']['total']}; chance predicts "
-                     f"{c['all']['expected']:.1f} ± {c['all']['expected_sd']:.1f} (binomial); "
-                     f"{c['joint']['outside']} of {c['joint']['total']} outside their joint 95 % CI "
-                     f"(half-widths ×{c['joint']['factor']:.2f}, Bonferroni: all inside in ≥ 95 % "
+    lines += _resolved_lines(v.resolved)
+    if v.coverage is not None:
+        block, cut, both, joint = v.coverage.block, v.coverage.resolved, v.coverage.combined, v.coverage.joint
+        lines.append(f"Table 2 coverage: {block.outside} of {block.total} ε-free unknowns "
+                     f"and {cut.outside} of {cut.total} resolved exits "
+                     f"outside their 95 % CI: {both.outside} of {both.total}; chance predicts "
+                     f"{both.expected:.1f} ± {both.expected_sd:.1f} (binomial); "
+                     f"{joint.outside} of {joint.total} outside their joint 95 % CI "
+                     f"(half-widths ×{joint.factor:.2f}, Bonferroni: all inside in ≥ 95 % "
                      "of captures)")
-    for method, e in out["edges"].items():
-        adev = "—" if e["clock_adev_1s"] is None else f"{e['clock_adev_1s']:.2g}"
-        own = "—" if e["locator_rms_ns"] is None else \
-            (f"{e['locator_rms_ns']:.3g} ± {e['locator_rms_se_ns']:.2g} ns (phase bias "
-             f"{e['phase_bias_rms_ns']:.2g} ns; / CRLB {e['locator_rms_ns'] / e['crlb_ns']:.2f})")
-        lines.append(f"edges [{method}]: RMS {e['rms_ns']:.3g} ns about the time map (clock wander in it), "
-                     f"locator alone {own}, CRLB {e['crlb_ns']:.3g} ns; bias rise {e['bias_rise_ns']:+.3g} "
-                     f"ns, fall {e['bias_fall_ns']:+.3g} ns, max {e['max_ns']:.3g} ns; "
+    for method, e in v.edges.items():
+        adev = "—" if e.clock_adev_1s is None else f"{e.clock_adev_1s:.2g}"
+        own = "—" if e.locator_rms_ns is None else \
+            (f"{e.locator_rms_ns:.3g} ± {e.locator_rms_se_ns:.2g} ns (phase bias "
+             f"{e.phase_bias_rms_ns:.2g} ns; / CRLB {e.locator_rms_ns / e.crlb_ns:.2f})")
+        lines.append(f"edges [{method}]: RMS {e.rms_ns:.3g} ns about the time map (clock wander in it), "
+                     f"locator alone {own}, CRLB {e.crlb_ns:.3g} ns; bias rise {e.bias_rise_ns:+.3g} "
+                     f"ns, fall {e.bias_fall_ns:+.3g} ns, max {e.max_ns:.3g} ns; "
                      f"card clock Allan deviation at 1 s {adev}")
     return "\n".join(lines)
 
 
-def _estimate_lines(title: str, rows: list[tuple[str, dict[str, Any]]]) -> list[str]:
-    """A header and one line per (label, estimate with truth_us, error_us, std_us, error_se)."""
+def _estimate_lines(title: str, rows: list[tuple[str, Compared]]) -> list[str]:
+    """A header and one line per (label, estimate beside its truth)."""
     lines = [f"{title:<22} {'ours (µs)':>14} {'truth (µs)':>14} {'error (µs)':>12} {'std (µs)':>10} "
              f"{'error/SE':>9}"]
-    for label, row in rows:
-        err = "—" if row["error_us"] is None else f"{row['error_us']:+.2e}"
-        truth = "—" if row["truth_us"] is None else f"{row['truth_us']:.6f}"
-        std = "—" if row["std_us"] is None else f"{row['std_us']:.2e}"
-        z = "—" if row["error_se"] is None else f"{row['error_se']:+.1f}"
-        lines.append(f"{label:<22} {row['mean_us']:>14.6f} {truth:>14} {err:>12} {std:>10} {z:>9}")
+    for label, c in rows:
+        error_us, error_se = c.error_us, c.error_se
+        err = "—" if error_us is None else f"{error_us:+.2e}"
+        truth = "—" if c.truth_us is None else f"{c.truth_us:.6f}"
+        std = "—" if c.std_us is None else f"{c.std_us:.2e}"
+        z = "—" if error_se is None else f"{error_se:+.1f}"
+        lines.append(f"{label:<22} {c.mean_us:>14.6f} {truth:>14} {err:>12} {std:>10} {z:>9}")
     return lines
 
 
-def _resolved_lines(columns: list[dict[str, Any]]) -> list[str]:
+def _resolved_lines(columns: tuple[ResolvedExit, ...]) -> list[str]:
     """Table 2's exits resolved by the cut measurements (pintime.table2.cuts), each against its truth."""
     if not columns:
         return []
     lines = [f"{'Resolved exit':<22} {'cycles':>10} {'± 95 % CI (µs)':>15} {'truth':>6} {'error (µs)':>12} "
              "in CI  rounds  how"]
-    for r in columns:
-        if "mean_us" not in r:
-            lines.append(f"{r['name']:<22} {'—':>10} {'':>15} {r['truth_cycles']:>6} {'':>26}  {r['how']}")
+    for c in columns:
+        u = c.estimate
+        if u is None:
+            lines.append(f"{c.name:<22} {'—':>10} {'':>15} {c.truth_cycles:>6} {'':>26}  {c.how}")
             continue
-        ok = [IN_CI[r[key]] for key in ("within_ci95", "rounds_to_truth")]
-        lines.append(f"{r['name']:<22} {r['mean_cycles']:>10.3f} {r['ci95_half_us']:>15.2e} "
-                     f"{r['truth_cycles']:>6} {r['error_us']:>+12.2e} {ok[0]:>5}  {ok[1]:>6}  {r['how']}")
+        ok = [IN_CI[u.within_ci95], IN_CI[c.rounds_to_truth]]
+        lines.append(f"{c.name:<22} {u.mean_cycles:>10.3f} {u.ci95_half_us:>15.2e} "
+                     f"{c.truth_cycles:>6} {u.error_us:>+12.2e} {ok[0]:>5}  {ok[1]:>6}  {c.how}")
     return lines
 
 
@@ -135,11 +135,9 @@ def run(args: argparse.Namespace) -> int:
     check_same_run(a, truth, truth_path)
     refuse_unused_elf(a, elf)
     exact = analyze(exact_edges, visits=visits, elf=elf)
-    out = compare(a, exact)
-    out["truth"] = str(truth_path)
-    out["edges"] = edge_errors(Path(args.capture), exact)
+    validation = compare(a, exact, truth_path, edge_errors(Path(args.capture), exact))
     if args.json:
-        write_text(args.json, json.dumps(out, indent=2) + "\n")
-    print(format_validation(out))
+        write_text(args.json, json.dumps(validation.to_json(), indent=2) + "\n")
+    print(format_validation(validation))
     print_figures(a, args.plots)
     return 0

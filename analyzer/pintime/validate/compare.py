@@ -2,11 +2,13 @@
 
 The truth of a Table 1 row is the same estimator applied to the exact simavr edges (the edge list next to
 the truth JSON, ``<prefix>.edges.csv``); the routine's true cost (``ref100`` = 100 cycles, FORMAT.md §5) is
-given beside it. Per-edge errors of WAV captures come from the edge-location module (``EDGE_CHECK``).
+given beside it. Per-edge errors of WAV captures come from :mod:`pintime.validate.edgecheck`; the result
+is a :class:`pintime.validate.validation.Validation`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +22,24 @@ from pintime.frames import PROGRAMS
 from pintime.pipeline import Analysis, summary_json
 from pintime.table2.blocksystem import EPSILON
 from pintime.validate import edgecheck
+from pintime.validate.edgecheck import EdgeErrors
+from pintime.validate.validation import (
+    FLOAT_US,
+    Compared,
+    CyclesCompared,
+    JointCoverage,
+    Overdetermined,
+    ResolvedExit,
+    Table1Row,
+    Table2Coverage,
+    Table2Unknown,
+    UserFunction,
+    Validation,
+)
 
 REF100_CYCLES = 100  # FORMAT.md §5: ref100 with its CALL and RET
 INIT_CYCLES = 37  # FORMAT.md §5: init with its CALL and RET
-FLOAT_US = 1e-9  # float rounding of an exact fit: a resolved exit this close to its truth is within any CI
+CAPTURE_EPSILONS = ("ε", "ε_cut")  # resolved columns holding the capture's own pin error: no CI verdict
 IN_CI = {None: "—", True: "yes", False: "NO"}  # a yes/no column; — where the question does not apply (ε)
 
 
@@ -59,47 +75,38 @@ def check_same_run(a: Analysis, truth: dict[str, Any], truth_path: Path) -> None
                            f"({truth_path})")
 
 
-def compare(a: Analysis, exact: Analysis) -> dict[str, Any]:
-    """The ``analyze`` JSON of ``a`` with ``truth_us`` and ``error_us`` added to every estimate."""
-    out = summary_json(a)
-    exact_out = summary_json(exact)
-    truth_rows = {(r["technique"], r["n"]): r for r in exact_out["table1"]}
-    routine_us = REF100_CYCLES * 1e6 / a.run["f_cpu_hz"]
-    for row in out["table1"]:
-        t = truth_rows.get((row["technique"], row["n"]))
-        _add_truth(row, None if t is None else t["mean_us"], row["count"])
-        row["routine_us"] = routine_us
-    truth_user = {(r["function"], r["m"]): r for r in exact_out.get("user", [])}
-    for row in out.get("user", []):  # truth: the same line fit on the exact edges (whole cycles)
-        t = truth_user.get((row["function"], row["m"]))
-        for part in ("time", "intercept"):
-            _add_truth(row[part], None if t is None else t[part]["mean_us"], row["reps"])
-            row[part]["truth_cycles"] = None if t is None else t[part]["mean_cycles"]
-    for key in ("table2", "table2_exits"):  # truth: the CFG's exact costs (+ ε), in µs (pintime.table2.table)
-        for row in out.get(key, []):
-            row["truth_us"] = row["truth_cycles"] * a.table2.us_per_cycle if a.table2 else None
-            row["error_us"] = row["mean_us"] - row["truth_us"]
-            row["within_ci95"] = (None if EPSILON in row["blocks"]  # ε: the capture's own pin error too
-                                  else abs(row["error_us"]) <= row["ci95_half_us"] + FLOAT_US)
-    for row in out.get("table2_resolved", {}).get("columns", []):  # pintime.table2.cuts: truth in cycles
-        if "mean_us" in row and a.table2:
-            row["error_us"] = row["mean_us"] - row["truth_cycles"] * a.table2.us_per_cycle
-            truth_us = row["truth_cycles"] * a.table2.us_per_cycle
-            # ε, ε_cut: the capture's own pin error adds to simavr's (pintime.table2.table.capture_epsilon)
-            row["within_ci95"] = (None if row["name"] in ("ε", "ε_cut")
-                                  else abs(row["mean_us"] - truth_us) <= row["ci95_half_us"] + FLOAT_US)
-            row["rounds_to_truth"] = round(row["mean_cycles"]) == row["truth_cycles"]
-    if a.table2:
-        out["table2_coverage"] = table2_coverage(out)
+def compare(a: Analysis, exact: Analysis, truth: Path, edges: Mapping[str, EdgeErrors]) -> Validation:
+    """The estimates of ``a`` beside their truth: those of ``exact`` (the same analysis of the exact edges)
+    for Table 1, the overdetermined system and user functions; the CFG's exact costs (+ ε) for Table 2
+    (pintime.table2.table) and its resolved exits (pintime.table2.cuts). ``truth``: the truth JSON;
+    ``edges``: the per-edge errors by locator (:func:`edge_errors`)."""
+    out, exact_out = summary_json(a), summary_json(exact)
+    truth_rows = {(r["technique"], r["n"]): r["mean_us"] for r in exact_out["table1"]}
+    table1 = tuple(Table1Row(r["label"], _compared(r, truth_rows.get((r["technique"], r["n"])), r["count"]))
+                   for r in out["table1"])
+    overdetermined = None
     if "overdetermined" in out and "overdetermined" in exact_out:
-        truth_od = exact_out["overdetermined"]
-        for name in ("t_e", "t_i", "epsilon"):
-            estimate = out["overdetermined"][name]
-            _add_truth(estimate, truth_od[name]["mean_us"], estimate["count"])
-    return out
+        o, t = out["overdetermined"], exact_out["overdetermined"]
+        t_e, t_i, epsilon = (_compared(o[name], t[name]["mean_us"], o[name]["count"])
+                             for name in ("t_e", "t_i", "epsilon"))
+        overdetermined = Overdetermined(t_e, t_i, epsilon)
+    truth_user = {(r["function"], r["m"]): r for r in exact_out.get("user", [])}
+    user = tuple(_user_function(row, truth_user.get((row["function"], row["m"])))
+                 for row in out.get("user", []))
+    if a.table2 is None:
+        return Validation(out, str(truth), _routine_us(a), table1, overdetermined, user, edges=edges)
+    us_per_cycle = a.table2.us_per_cycle
+    block, exits = (tuple(_unknown(r, r["label"], us_per_cycle, EPSILON not in r["blocks"]) for r in out[key])
+                    for key in ("table2", "table2_exits"))
+    resolved = tuple(ResolvedExit(c["name"], c["how"], c["truth_cycles"],
+                                  _unknown(c, c["name"], us_per_cycle, c["name"] not in CAPTURE_EPSILONS)
+                                  if "mean_us" in c else None)
+                     for c in out["table2_resolved"].get("columns", []))
+    return Validation(out, str(truth), _routine_us(a), table1, overdetermined, user, block, exits, resolved,
+                      table2_coverage(block, resolved), edges)
 
 
-def table2_coverage(out: dict[str, Any]) -> dict[str, Any]:
+def table2_coverage(block: Sequence[Table2Unknown], resolved: Sequence[ResolvedExit]) -> Table2Coverage:
     """Table 2's estimates outside their 95 % CI against the count chance predicts (``estimators.coverage``):
     the block model's ε-free unknowns and the exits resolved by the cut measurements. The exit model is not
     counted again: where it spans the block model's columns its unknowns are the same fit.
@@ -107,37 +114,48 @@ def table2_coverage(out: dict[str, Any]) -> dict[str, Any]:
     ``joint``: the same estimates against their joint 95 % CIs (each widened by
     ``estimators.bonferroni_factor`` for the whole family), the claim "every unknown is within its CI" at
     once: honest CIs leave one or more outside in at most 5 % of captures."""
-    columns = out.get("table2_resolved", {}).get("columns", [])
-    rows = {"table2": out["table2"], "table2_resolved": columns}
-    rows["all"] = rows["table2"] + rows["table2_resolved"]
-    result: dict[str, Any] = {}
-    for key, part in rows.items():
-        c = est.coverage(np.array([r["within_ci95"] for r in part if r.get("within_ci95") is not None],
-                                  dtype=bool))
-        result[key] = {"outside": c.outside, "total": c.total, "expected": c.expected,
-                       "expected_sd": c.expected_sd}
-    judged = [r for r in rows["all"] if r.get("within_ci95") is not None]
-    factors = [est.bonferroni_factor(r["count"], len(judged)) for r in judged]
-    result["joint"] = {"outside": sum(abs(r["error_us"]) > r["ci95_half_us"] * f + FLOAT_US
-                                      for r, f in zip(judged, factors, strict=True)),
-                       "total": len(judged), "factor": max(factors, default=1.0)}
-    return result
+    exits = tuple(c.estimate for c in resolved if c.estimate is not None)
+    parts = (tuple(block), exits, (*block, *exits))
+    block_c, exits_c, all_c = (est.coverage(np.array([u.within_ci95 for u in part if u.judged], dtype=bool))
+                               for part in parts)
+    judged = [u for u in parts[2] if u.judged]
+    factors = [est.bonferroni_factor(u.count, len(judged)) for u in judged]
+    joint = JointCoverage(sum(abs(u.error_us) > u.ci95_half_us * f + FLOAT_US
+                              for u, f in zip(judged, factors, strict=True)),
+                          len(judged), max(factors, default=1.0))
+    return Table2Coverage(block_c, exits_c, all_c, joint)
 
 
-def _add_truth(estimate: dict[str, Any], truth_us: float | None, count: int) -> None:
-    """Add ``truth_us``, ``error_us`` and ``error_se`` (the error in standard errors of the mean of
-    ``count`` repetitions)."""
-    estimate["truth_us"] = truth_us
-    estimate["error_us"] = None if truth_us is None else estimate["mean_us"] - truth_us
-    std = estimate["std_us"]
-    se = None if std is None or count < 2 else std / count ** 0.5
-    estimate["error_se"] = None if estimate["error_us"] is None or not se else estimate["error_us"] / se
+def _routine_us(a: Analysis) -> float:
+    """The reference routine's true cost in µs of the capture's MCU clock."""
+    return REF100_CYCLES * 1e6 / a.run["f_cpu_hz"]
 
 
-def edge_errors(capture: Path, exact: Analysis) -> dict[str, Any]:
-    """Per-edge errors by method, from ``EDGE_CHECK`` when the capture's edges were located (WAV)."""
+def _compared(estimate: dict[str, Any], truth_us: float | None, count: int) -> Compared:
+    """An estimate of the ``analyze`` JSON beside its truth; ``count``: its repetitions."""
+    return Compared(estimate["mean_us"], estimate["std_us"], count, truth_us)
+
+
+def _user_function(row: dict[str, Any], truth: dict[str, Any] | None) -> UserFunction:
+    """A ``user`` row of the ``analyze`` JSON beside the same row of the exact edges' (``truth``; None:
+    the exact edges have no such function)."""
+    time, intercept = (CyclesCompared(row[part]["mean_us"], row[part]["std_us"], row["reps"],
+                                      None if truth is None else truth[part]["mean_us"],
+                                      mean_cycles=row[part]["mean_cycles"],
+                                      truth_cycles=None if truth is None else truth[part]["mean_cycles"])
+                       for part in ("time", "intercept"))
+    return UserFunction(row["name"], time, intercept)
+
+
+def _unknown(row: dict[str, Any], label: str, us_per_cycle: float, judged: bool) -> Table2Unknown:
+    """A Table 2 row (or resolved column) of the ``analyze`` JSON beside its truth from the CFG."""
+    return Table2Unknown(label, row["mean_us"], row["mean_cycles"], row["ci95_half_us"], row["count"],
+                         row["truth_cycles"] * us_per_cycle, judged)
+
+
+def edge_errors(capture: Path, exact: Analysis) -> dict[str, EdgeErrors]:
+    """Per-edge errors by method (:func:`edgecheck.edge_errors`) when the capture's edges were located (WAV);
+    none for exact edges."""
     if sniff(capture) != "wav":
         return {}
     return edgecheck.edge_errors(capture, exact.edges)
-
-

@@ -31,7 +31,7 @@ the audio a PortAudio overflow lost is not known.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,24 +61,55 @@ PLACE_MISSES = 3  # of which a placement may miss this many (edges the locator g
 PLACE_ANCHORS = 4  # measurement edges tried in turn as the stretch's anchor
 
 
-def edge_errors(capture: Path, truth: Edges) -> dict[str, Any]:
-    """Per method: ``rms_ns``, ``bias_rise_ns``, ``bias_fall_ns``, ``max_ns``, ``crlb_ns`` and counts.
+@dataclass(frozen=True)
+class EdgeErrors:
+    """One edge locator's per-edge errors against the exact edges (:func:`errors_of`).
 
-    ``bias_*`` are the mean errors of the measurement channel's rising and falling edges (relative to the
-    fitted time map, which takes out any error common to both), ``right_skew_ns`` the reference channel's
-    mean error less the measurement channel's (a card with two ADCs); ``rms_ns`` and ``max_ns`` are the
-    RMS and worst error about the mean of the edge's channel and polarity and the 20 ms time map (what
-    absolute time stamps see, the card's clock wander included), comparable with ``crlb_ns``, the RMS of
-    the edges' Cramér–Rao bounds; ``locator_rms_ns`` ± ``locator_rms_se_ns`` is the locator's own RMS
-    error, free of the clock's wander (:func:`locator_error`), and ``clock_adev_1s`` the card clock's
-    Allan deviation at 1 s. A capture with recording gaps (its sidecar, :mod:`pintime.capture.gaps`) gets a
-    time map per stretch between them; ``beside_gaps`` counts the located edges left out near a gap.
+    Errors are taken about the mean of each channel and polarity (the card's and the pin's constant
+    offsets) and a time map per stretch between recording gaps (module docstring)."""
+
+    rms_ns: float  # RMS error about the 20 ms time map: what absolute time stamps see, clock wander included
+    locator_rms_ns: float | None  # the locator's own RMS error, free of the wander; None: too few pairs
+    locator_rms_se_ns: float | None  # its standard error; None: too few pairs
+    phase_bias_rms_ns: float | None  # RMS of its sub-sample phase bias, part of ``locator_rms_ns``
+    clock_adev_1s: float | None  # the card clock's Allan deviation at 1 s; None: no stretch 2 s long
+    bias_rise_ns: float  # mean error of the measurement channel's rising edges
+    bias_fall_ns: float  # mean error of its falling edges
+    right_skew_ns: float | None  # reference less measurement channel's mean error (two ADCs); None: no ref.
+    max_ns: float  # worst error about the time map
+    crlb_ns: float  # RMS of the matched edges' Cramér–Rao bounds, to compare ``rms_ns`` with
+    matched: int  # located edges matched to an exact edge
+    located: int  # edges located
+    exact: int  # exact edges
+    stretches: int  # stretches between recording gaps compared (1 without gaps)
+    beside_gaps: int  # located edges left out: beside a recording gap, or in too short a stretch
+    calibration: str  # how the time map and the locator's own error were taken
+
+    def to_json(self) -> dict[str, Any]:
+        """The per-method entry of ``edges`` in the ``pintime validate`` JSON."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class LocatorError:
+    """An edge locator's own per-edge error, free of the sample clock's wander (:func:`locator_error`)."""
+
+    rms_s: float  # its RMS error; NaN with too few pairs of edges
+    rms_se_s: float  # the standard error of ``rms_s``; NaN with too few pairs
+    phase_bias_rms_s: float  # RMS of its deterministic part, the sub-sample phase bias
+
+
+def edge_errors(capture: Path, truth: Edges) -> dict[str, EdgeErrors]:
+    """Per method (``METHODS``), the errors of the capture's located edges against the exact ``truth``.
+
+    A capture with recording gaps (its sidecar, :mod:`pintime.capture.gaps`) gets a time map per stretch
+    between them.
     """
     gaps = read_gaps(capture)
     return {method: errors_of(locate_capture(capture, method), truth, gaps) for method in METHODS}
 
 
-def errors_of(result: CaptureEdges, truth: Edges, gaps: RecordingGaps | None = None) -> dict[str, Any]:
+def errors_of(result: CaptureEdges, truth: Edges, gaps: RecordingGaps | None = None) -> EdgeErrors:
     """Errors of one located capture against the exact edges ``truth`` (any time unit), stretch by
     stretch between recording ``gaps``."""
     located = result.edges
@@ -95,29 +126,35 @@ def errors_of(result: CaptureEdges, truth: Edges, gaps: RecordingGaps | None = N
     own = locator_error(time_s, scatter, pol, crlb_s, channel, result.info.samplerate_hz, stretch)
     raw = _about_lines(truth.time[jdx].astype(np.float64), time_s, stretch) - offset[group]
     adev = clock_adev(time_s, raw, channel, stretch=stretch)
-    skew = (np.mean(err[channel == 1]) - np.mean(err[channel == 0])) * 1e9 if count[2:].any() else None
-    return {
-        "rms_ns": float(np.sqrt(np.sum(scatter ** 2) / max(1, len(idx) - n_map - np.count_nonzero(count)))
-                        * 1e9),
-        **{f"{name}_ns": None if np.isnan(own[f"{name}_s"]) else own[f"{name}_s"] * 1e9
-           for name in ("locator_rms", "locator_rms_se", "phase_bias_rms")},  # None: too few pairs (JSON)
-        "clock_adev_1s": adev,
-        "bias_rise_ns": float(offset[0]) * 1e9,
-        "bias_fall_ns": float(offset[1]) * 1e9,
-        "right_skew_ns": skew,
-        "max_ns": float(np.max(np.abs(scatter)) * 1e9),
-        "crlb_ns": float(np.sqrt(np.mean(result.crlb_s[idx] ** 2)) * 1e9),
-        "matched": int(len(idx)),
-        "located": int(len(located.time)),
-        "exact": int(len(truth.time)),
-        "stretches": int(len(np.unique(stretch))),
-        "beside_gaps": m.beside_gaps,
-        "calibration": "piecewise-linear time map"
-                       + ("" if gaps is None else " per stretch between recording gaps")
-                       + f", knots every {CAL_KNOT_S * 1e3:g} ms, all matched edges "
-                       f"(RMS over the degrees of freedom it leaves); locator: phase bias plus the structure "
-                       f"function's intercept on pairs {PAIR_MIN_S * 1e3:g}-{PAIR_MAX_S * 1e3:g} ms apart",
-    }
+    skew = float((np.mean(err[channel == 1]) - np.mean(err[channel == 0])) * 1e9) if count[2:].any() else None
+    return EdgeErrors(
+        rms_ns=float(np.sqrt(np.sum(scatter ** 2) / max(1, len(idx) - n_map - np.count_nonzero(count)))
+                     * 1e9),
+        locator_rms_ns=_ns(own.rms_s),
+        locator_rms_se_ns=_ns(own.rms_se_s),
+        phase_bias_rms_ns=_ns(own.phase_bias_rms_s),
+        clock_adev_1s=adev,
+        bias_rise_ns=float(offset[0]) * 1e9,
+        bias_fall_ns=float(offset[1]) * 1e9,
+        right_skew_ns=skew,
+        max_ns=float(np.max(np.abs(scatter)) * 1e9),
+        crlb_ns=float(np.sqrt(np.mean(result.crlb_s[idx] ** 2)) * 1e9),
+        matched=int(len(idx)),
+        located=int(len(located.time)),
+        exact=int(len(truth.time)),
+        stretches=int(len(np.unique(stretch))),
+        beside_gaps=m.beside_gaps,
+        calibration="piecewise-linear time map"
+                    + ("" if gaps is None else " per stretch between recording gaps")
+                    + f", knots every {CAL_KNOT_S * 1e3:g} ms, all matched edges "
+                    f"(RMS over the degrees of freedom it leaves); locator: phase bias plus the structure "
+                    f"function's intercept on pairs {PAIR_MIN_S * 1e3:g}-{PAIR_MAX_S * 1e3:g} ms apart",
+    )
+
+
+def _ns(seconds: float) -> float | None:
+    """Seconds in ns; None for NaN (too few pairs), which JSON cannot hold."""
+    return None if np.isnan(seconds) else seconds * 1e9
 
 
 def phase_bias(time_s: np.ndarray, err_s: np.ndarray, polarity: np.ndarray,
@@ -137,17 +174,16 @@ def phase_bias(time_s: np.ndarray, err_s: np.ndarray, polarity: np.ndarray,
 
 def locator_error(time_s: np.ndarray, err_s: np.ndarray, polarity: np.ndarray, crlb_s: np.ndarray,
                   channel: np.ndarray, samplerate_hz: float,
-                  stretch: np.ndarray | None = None) -> dict[str, float]:
+                  stretch: np.ndarray | None = None) -> LocatorError:
     """The edge locator's own per-edge RMS error, free of the sample clock's wander (s).
 
     ``err_s`` are the errors about any smooth time map (the wander may remain in them). The deterministic
     part is :func:`phase_bias`; the random part is ``κ²·mean(c²)``, κ² the intercept of the structure
     function (module docstring) fitted by weighted least squares once with the wander's linear term and
     once with linear and quadratic terms: their mean is the estimate and half their difference, added in
-    quadrature to the jackknife standard error, its uncertainty. Returns ``locator_rms_s``,
-    ``locator_rms_se_s`` and ``phase_bias_rms_s`` (the first two NaN with fewer than 10 pairs of
-    measurement-channel edges 0.1-1 ms apart). ``stretch`` labels the stretches between recording gaps
-    (default: one): no pair spans a gap, whose lost audio the file times do not show.
+    quadrature to the jackknife standard error, its uncertainty. The RMS and its standard error are NaN
+    with fewer than 10 pairs of measurement-channel edges 0.1-1 ms apart. ``stretch`` labels the stretches
+    between recording gaps (default: one): no pair spans a gap, whose lost audio the file times do not show.
     """
     b = phase_bias(time_s, err_s, polarity, samplerate_hz)
     # the bins' means carry noise of their own: var(mean) = var/count, summed over the edges of a bin
@@ -157,7 +193,7 @@ def locator_error(time_s: np.ndarray, err_s: np.ndarray, polarity: np.ndarray, c
     first, tau, d2, cc = _pairs(time_s[ch0], (err_s - b)[ch0], crlb_s[ch0] ** 2, same[ch0])
     nan = float("nan")
     if len(tau) < 10:
-        return {"locator_rms_s": nan, "locator_rms_se_s": nan, "phase_bias_rms_s": float(np.sqrt(b_var))}
+        return LocatorError(nan, nan, float(np.sqrt(b_var)))
 
     block = first * JACKKNIFE_BLOCKS // int(ch0.sum())  # pairs grouped by their first edge's block
     (k_lin, jack_lin), (k_quad, jack_quad) = (_intercept(tau, d2, cc, block, q) for q in (False, True))
@@ -169,8 +205,7 @@ def locator_error(time_s: np.ndarray, err_s: np.ndarray, polarity: np.ndarray, c
     var = k2 * mean_c2 + b_var
     rms = float(np.sqrt(max(0.0, var)))
     var_se = float(np.sqrt(se2 + model_spread ** 2)) * mean_c2
-    return {"locator_rms_s": rms, "locator_rms_se_s": var_se / (2 * rms) if rms > 0 else nan,
-            "phase_bias_rms_s": float(np.sqrt(b_var))}
+    return LocatorError(rms, var_se / (2 * rms) if rms > 0 else nan, float(np.sqrt(b_var)))
 
 
 def _pairs(t: np.ndarray, e: np.ndarray, c2: np.ndarray, stretch: np.ndarray) -> tuple[np.ndarray, ...]:
