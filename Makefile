@@ -165,8 +165,6 @@ clean:
 SYNTH_PROFILES   := default paper wide-filter noisy
 EXAMPLE_PROFILES := default wide-filter noisy
 SEED             ?= 1
-# the committed examples (RUN, CAL and two repetitions) end inside the SYNC high of repetition 2's RUN frame
-EXAMPLE_S        := 4.5677
 .PHONY: synth-captures example-captures
 
 synth-captures: $(SYNTH_PROFILES:%=$(BUILD)/captures/table1-%.wav)
@@ -180,10 +178,12 @@ $(foreach p,$(PROGRAMS),$(eval $(call capture_rule,$(p))))
 .PRECIOUS: $(BUILD)/captures/%.wav
 
 # Regenerate the short examples in captures/ (committed so a new user can run the analyzer at once).
+# They hold RUN, CAL and two repetitions and end inside the SYNC high of repetition 2's RUN frame
+# (tools/example_duration.py finds where from the exact edges, so the cut follows the firmware).
 example-captures: sim
-	for p in $(EXAMPLE_PROFILES); do \
+	d=$$($(PY) tools/example_duration.py $(BUILD)/sim/table1) && for p in $(EXAMPLE_PROFILES); do \
 	  $(PINTIME) synth $(BUILD)/sim/table1.edges.csv -o captures/table1-$$p.wav --profile $$p --seed 1 \
-	    --duration-s $(EXAMPLE_S) --force || exit 1; done
+	    --duration-s $$d --force || exit 1; done
 
 bench: deps sim
 	$(PY) bench/bench_synth.py

@@ -27,7 +27,8 @@ from pintime.errors import PintimeError
 from pintime.locate.capture_edges import locate_capture
 from pintime.soundcard import model as sc
 from pintime.soundcard.synth import synthesize
-from pintime.validate.edgecheck import errors_of, match
+from pintime.validate.edgecheck import errors_of
+from pintime.validate.edgematch import match
 from support import SIM
 
 EXCERPT_CYCLES = 2_400_000  # the first 2.4 s at 1 MHz: RUN, CAL (1000 edges), RUN and a few frames

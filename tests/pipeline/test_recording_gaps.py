@@ -23,17 +23,56 @@ from pintime.errors import PintimeError
 from pintime.locate import capture_edges as locate
 from pintime.locate.capture_edges import GAP_GUARD_S, CaptureEdges, learn_capture, locate_capture
 from pintime.pipeline import analyze, load_edges, summary_json
-from pintime.validate.edgecheck import match_stretches
+from pintime.validate.edgematch import match_stretches
 from support import EXAMPLE_WAV as SOURCE_WAV
 from support import SIM, FakeBackend, assert_fails, run_cli
 
 # block 147 starts at 3.136 s, inside repetition 1's 21 ms Executing 210× pulse; block 5 at 0.107 s, in
 # the QUIET between the first RUN frame and the CAL frame (2.5 ms after the one, 4.1 ms before the other)
 IN_A_PULSE = (147, 1000)  # (block, samples lost): 5.2 ms taken out of the pulse
-IN_A_QUIET = (5, 200)
+QUIET_LOST = 200  # samples a gap takes out of a QUIET
 IN_THE_TRAIN = (30, 1000)  # 0.640 s, 3 samples before a calibration-train edge: 5.02 train periods lost
 IN_DIFFERENTIAL_PAIRS = (100, 600)  # 2.133 s: 3.1 ms of 1-call/2-call pulse pairs, alike but for the headers
 TRUTH = SIM / "table1.json"
+
+
+def _block_times_s(uncut_analysis) -> np.ndarray:
+    """Capture time of every block boundary of a recording of the example (where a fake overflow can be)."""
+    return np.arange(open_wav(SOURCE_WAV).frames // rec.BLOCK_FRAMES) * rec.BLOCK_FRAMES / rec.SAMPLE_RATE_HZ
+
+
+def _meas_edges_s(a) -> tuple[np.ndarray, np.ndarray]:
+    meas = a.edges.on(0)
+    return meas.time, meas.polarity
+
+
+def block_in_a_quiet(a, lost: int) -> int:
+    """The first block boundary inside a QUIET (FORMAT.md §3: low ≥ 2500 µs) whose lost samples leave
+    a QUIET after the gap and no edge within the locator's guard of it: a gap that cuts no frame."""
+    time, polarity = _meas_edges_s(a)
+    lost_s = lost / rec.SAMPLE_RATE_HZ
+    for b, t in enumerate(_block_times_s(a)):
+        after = np.searchsorted(time, t)
+        if 0 < after < len(time) and polarity[after - 1] < 0 and polarity[after] > 0 \
+                and t - time[after - 1] > GAP_GUARD_S + 1e-4 and time[after] - lost_s - t > 2.7e-3:
+            return b
+    raise AssertionError("no block boundary in a QUIET of the example capture")
+
+
+def block_cutting_two_frames(a) -> int:
+    """A block boundary at most 3 ms before the last edge of a frame, whose next frame's SYNC starts 6 to
+    9 ms after it: 1000 samples lost (5.2 ms) end in the QUIET between them but leave less than a QUIET,
+    2000 (10.4 ms) take the next frame's SYNC and first header bits."""
+    time, _ = _meas_edges_s(a)
+    frames = a.decode.frames
+    starts = np.array([time[f.start] for f in frames])
+    for b, t in enumerate(_block_times_s(a)):
+        k = np.searchsorted(starts, t) - 1  # the frame the boundary falls in
+        if 0 <= k < len(frames) - 1 and len(frames[k].group):
+            last = time[frames[k].group[-1]]
+            if 0 < last - t < 3e-3 and 6e-3 < starts[k + 1] - t < 9e-3:
+                return b
+    raise AssertionError("no block boundary near the end of a frame in the example capture")
 
 
 def record_with_gap(directory: Path, block: int, lost: int) -> Path:
@@ -47,8 +86,13 @@ def record_with_gap(directory: Path, block: int, lost: int) -> Path:
 
 
 @pytest.fixture(scope="module")
-def uncut() -> dict:
-    return summary_json(analyze(SOURCE_WAV))
+def uncut_analysis():
+    return analyze(SOURCE_WAV)
+
+
+@pytest.fixture(scope="module")
+def uncut(uncut_analysis) -> dict:
+    return summary_json(uncut_analysis)
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +136,9 @@ def test_a_link_to_the_recording_finds_its_gap_list(cut_pulse, tmp_path):
     assert gaps is not None and gaps.sidecar == cut_pulse.with_suffix(".json").resolve()
 
 
-def test_a_gap_in_a_quiet_loses_no_frame(tmp_path, uncut):
-    result = summary_json(analyze(record_with_gap(tmp_path, *IN_A_QUIET)))
+def test_a_gap_in_a_quiet_loses_no_frame(tmp_path, uncut, uncut_analysis):
+    block = block_in_a_quiet(uncut_analysis, QUIET_LOST)
+    result = summary_json(analyze(record_with_gap(tmp_path, block, QUIET_LOST)))
     assert result["recording_gaps"]["frames_cut"] == 0 and result["recording_gaps"]["edges_dropped"] == 0
     assert result["frames"]["decoded"] == uncut["frames"]["decoded"]
     rows, before = _rows(result), _rows(uncut)
@@ -101,12 +146,13 @@ def test_a_gap_in_a_quiet_loses_no_frame(tmp_path, uncut):
         assert (count, mean_us) == (before[label][0], pytest.approx(before[label][1], abs=1e-6)), label
 
 
-@pytest.mark.parametrize("block, lost, cut", [(162, 2000, 2), (162, 1000, 2), (*IN_DIFFERENTIAL_PAIRS, 1)])
-def test_a_gap_cutting_two_frames_counts_both(tmp_path, uncut, block, lost, cut):
-    """Block 162 starts 1.5 ms before the end of a DIFFERENTIAL 210× frame: 2000 samples lost take its last
-    pulses (an odd number of edges), the QUIET, the next frame's SYNC and first header bits; 1000 take the
-    QUIET only in part, so the next frame is all there but its QUIET is not. Both frames are lost to the
-    gap either way. 600 samples out of a DIFFERENTIAL 1000× group cut that one frame only."""
+@pytest.mark.parametrize("block, lost, cut", [(None, 2000, 2), (None, 1000, 2), (*IN_DIFFERENTIAL_PAIRS, 1)])
+def test_a_gap_cutting_two_frames_counts_both(tmp_path, uncut, uncut_analysis, block, lost, cut):
+    """A gap at most 3 ms before the end of a frame (:func:`block_cutting_two_frames`): 2000 samples lost
+    take its last pulses, the QUIET, the next frame's SYNC and first header bits; 1000 take the QUIET only
+    in part, so the next frame is all there but its QUIET is not. Both frames are lost to the gap either
+    way. 600 samples out of a DIFFERENTIAL 1000× group cut that one frame only."""
+    block = block_cutting_two_frames(uncut_analysis) if block is None else block
     result = summary_json(analyze(record_with_gap(tmp_path, block, lost)))
     assert result["recording_gaps"]["frames_cut"] == cut
     assert result["frames"]["decoded"] == uncut["frames"]["decoded"] - cut

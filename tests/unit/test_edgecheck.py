@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pintime.validate.edgecheck import _time_map, clock_adev, locator_error
+from pintime.validate.edgecheck import clock_adev, locator_error
+from pintime.validate.edgematch import time_map
 
 FS_HZ = 192_000.0
 SIGMA_S = 60e-12  # white per-edge error
@@ -41,7 +42,7 @@ def expected_rms_s(bias: np.ndarray, pol: np.ndarray) -> float:
 @pytest.mark.parametrize("adev_1s", [0.0, ADEV_1S])
 def test_locator_error_recovers_sigma_and_bias(adev_1s):
     t, err, pol, crlb, ch, bias, wander = synthetic(1, 20.0, adev_1s)
-    err = err - _time_map(t, t + err, t)[0] + t  # about the validation's 20 ms time map, as in use
+    err = err - time_map(t, t + err, t)[0] + t  # about the validation's 20 ms time map, as in use
     own = locator_error(t, err, pol, crlb, ch, FS_HZ)
     truth = expected_rms_s(bias, pol)
     if adev_1s:  # the wander dominates the plain RMS: the test separates something

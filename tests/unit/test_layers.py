@@ -17,7 +17,7 @@ LAYERS = [
     {"errors", "edges", "files"},
     {"capture", "frames"},
     {"locate"},
-    {"clock", "estimate", "avr"},
+    {"clock", "lost_audio", "estimate", "avr"},
     {"table2"},
     {"pipeline"},
     {"validate", "soundcard", "record"},
