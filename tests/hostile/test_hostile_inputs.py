@@ -70,3 +70,10 @@ def test_two_sidecars_that_disagree_are_refused(tmp_path):
     link.symlink_to(wav)
     (tmp_path / "links" / "take.json").write_text(json.dumps({"gaps": []}))
     _one_error_line(_pintime("analyze", "links/take.wav", cwd=tmp_path), "list different recording gaps")
+
+
+def test_output_to_a_full_disk_is_one_line(tmp_path):
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([sys.executable, "-m", "pintime.cli", "analyze", str(EXAMPLE_WAV)],
+                              cwd=tmp_path, stdout=full, stderr=subprocess.PIPE, timeout=120, check=False)
+    _one_error_line(proc, "cannot write the output", "No space left on device")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from types import ModuleType
@@ -16,6 +17,8 @@ for _threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_threads, "1")
 
 from pintime.cli import analyze, cfg, edges, record, report, synth, validate  # noqa: E402
+
+OUTPUT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # stdout that cannot take what is printed
 
 # subcommand → its module, which provides ``add_arguments(parser)`` and ``run(args) -> int``
 COMMANDS: dict[str, tuple[ModuleType, str]] = {
@@ -55,7 +58,9 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="surrogateescape")
     args = build_parser().parse_args(argv)
     try:
-        return int(args.run(args))
+        code = int(args.run(args))
+        sys.stdout.flush()  # a full disk or a closed pipe is found here, not at exit
+        return code
     except PintimeError as err:
         print(f"pintime: error: {one_line(str(err))}", file=sys.stderr)
         return 2
@@ -65,3 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader of the output went away (`pintime analyze X | head`): no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor one at exit, flushing stdout
         return 141  # 128 + SIGPIPE, as a shell reports a command a closed pipe stopped
+    except OSError as err:  # the output itself cannot be written (a full disk): what was printed is partial
+        if err.errno not in OUTPUT_ERRNOS:
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print(f"pintime: error: cannot write the output ({err.strerror or err})", file=sys.stderr)
+        return 2
