@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from pintime import clock as clk
+from pintime.avr.symbols import firmware_revision, function_names
 from pintime.capture.edgelist import read_edge_list
 from pintime.capture.gaps import RecordingGaps, drop_near_gaps, read_gaps
 from pintime.capture.sniff import sniff
@@ -18,7 +19,7 @@ from pintime.capture.vcd import read_vcd
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.estimate.table1 import Table1, build_table1, table1_json
-from pintime.estimate.user import UserRow, build_user, function_names, user_json
+from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, Frame, FrameDecode, decode_between_gaps
 from pintime.locate.capture_edges import GAP_GUARD_S, METHODS, locate_capture
 from pintime.table2.table import Table2, table2_from_capture, table2_json
@@ -113,7 +114,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     table2 = (table2_from_capture(path, visits, run, decode.frames, meas.time, clock.us_per_unit)
               if PROGRAMS[run["program"]] == "table2" else None)
     user = (build_user(decode.frames, meas.time, clock.us_per_unit, run["f_cpu_hz"],
-                       None if elf is None else function_names(elf))
+                       None if elf is None else function_names(_same_firmware(elf, run, path)))
             if PROGRAMS[run["program"]] == "user" else None)
     ends = decode.of_kind("end")
     seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
@@ -151,6 +152,16 @@ def summary_json(a: Analysis) -> dict[str, Any]:
         **({} if a.table2 is None else table2_json(a.table2)),
         **({} if a.user is None else user_json(a.user)),
     }
+
+
+def _same_firmware(elf: str | Path, run: dict[str, int], capture: Path) -> str | Path:
+    """``elf`` if it is the firmware that made the capture (its revision is the RUN frame's), else a
+    PintimeError: another build's functions may be numbered otherwise, and their times would be swapped."""
+    revision = firmware_revision(elf)
+    if revision != run["revision"]:
+        raise PintimeError(f"{elf}: firmware {revision:08x}, but {capture} was made by firmware "
+                           f"{run['revision']:08x}: give the ELF of the firmware that made the capture")
+    return elf
 
 
 def refuse_unused_elf(a: Analysis, elf: str | Path | None) -> None:

@@ -195,7 +195,7 @@ def binutils(command: list[str]) -> str:
         raise PintimeError(f"{command[0]} not found: install binutils-avr (`make deps`)") from err
     except subprocess.CalledProcessError as err:
         why = (err.stderr.strip().splitlines() or [f"exit status {err.returncode}"])[-1]
-        raise PintimeError(f"{command[-1]}: {command[0]} cannot read it ({why})") from err
+        raise PintimeError(f"{command[-1]}: not an AVR ELF {command[0]} can read ({why})") from err
 
 
 def _symbol(elf: str | Path, function: str) -> tuple[int, int]:

@@ -8,11 +8,8 @@ repetition's T, the execution time per call with the CALL and RET; the intercept
 
 from __future__ import annotations
 
-import re
-import subprocess
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,8 +18,6 @@ from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
 from pintime.estimate.table1 import pulse_widths_us
 from pintime.frames import Frame
-
-_GROUP_SYMBOL = re.compile(r"^pintime_user_(\d+)_(\w+)$")  # firmware/user/pintime.h: function i's group
 
 
 @dataclass(frozen=True)
@@ -38,24 +33,6 @@ class UserRow:
     def cycles(self, us: float) -> float:
         """A duration in MCU cycles."""
         return us * self.f_cpu_hz / 1e6
-
-
-def function_names(elf: str | Path) -> dict[int, str]:
-    """Index → name of the functions a user program's ELF registers, from its symbol table (avr-nm)."""
-    try:
-        out = subprocess.run(["avr-nm", str(elf)], check=True, capture_output=True, text=True).stdout
-    except FileNotFoundError as e:
-        raise PintimeError("avr-nm not found: install binutils-avr (make deps) or omit --elf") from e
-    except subprocess.CalledProcessError as e:
-        raise PintimeError(f"{elf}: not an AVR ELF ({e.stderr.strip() or 'avr-nm failed'})") from e
-    names = {}
-    for line in out.splitlines():
-        match = _GROUP_SYMBOL.match(line.split()[-1]) if line.split() else None
-        if match:
-            names[int(match.group(1))] = match.group(2)
-    if not names:
-        raise PintimeError(f"{elf}: no pintime_user_<i>_<name> symbols: not a PINTIME_FUNCTIONS program")
-    return names
 
 
 def build_user(frames: list[Frame], time: np.ndarray, us_per_unit: float, f_cpu_hz: int,

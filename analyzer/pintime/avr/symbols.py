@@ -1,0 +1,40 @@
+"""What a firmware ELF says about itself: its revision and the functions a user program registers."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pintime.avr.cfg import binutils
+from pintime.errors import PintimeError
+
+GROUP_SYMBOL = re.compile(r"^pintime_user_(\d+)_(\w+)$")  # firmware/user/pintime.h: function i's group
+REVISION_SYMBOL = "pintime_fw_revision"  # firmware/common/frames.c: the revision the RUN frame sends
+
+
+def function_names(elf: str | Path) -> dict[int, str]:
+    """Index → name of the functions a user program's ELF registers, from its symbol table (avr-nm)."""
+    names = {}
+    for line in binutils(["avr-nm", str(elf)]).splitlines():
+        match = GROUP_SYMBOL.match(line.split()[-1]) if line.split() else None
+        if match:
+            names[int(match.group(1))] = match.group(2)
+    if not names:
+        raise PintimeError(f"{elf}: no pintime_user_<i>_<name> symbols: not a PINTIME_FUNCTIONS program")
+    return names
+
+
+def firmware_revision(elf: str | Path) -> int:
+    """The revision the ELF's RUN frames send (``pintime_fw_revision``, 4 bytes little-endian in flash)."""
+    address = next((int(f[0], 16) for f in (line.split() for line in
+                    binutils(["avr-nm", "--defined-only", str(elf)]).splitlines())
+                    if len(f) == 3 and f[2] == REVISION_SYMBOL), None)
+    if address is None:
+        raise PintimeError(f"{elf}: no {REVISION_SYMBOL} symbol: not pintime firmware")
+    dump = binutils(["avr-objdump", "-s", "-j", ".text", f"--start-address={address:#x}",
+                     f"--stop-address={address + 4:#x}", str(elf)])
+    # " 0122 1ed6 7f0d    ....": address, then up to 16 bytes in groups (split where the address is odd)
+    digits = "".join("".join(line[6:41].split()) for line in dump.splitlines() if line.startswith(" "))
+    if len(digits) != 8:
+        raise PintimeError(f"{elf}: cannot read {REVISION_SYMBOL}")
+    return int.from_bytes(bytes.fromhex(digits), "little")
