@@ -20,7 +20,7 @@ from pintime.clock import calibrate
 from pintime.edges import REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.locate import capture_edges as locate
-from pintime.locate.capture_edges import GAP_GUARD_S, CaptureEdges, learn_capture, locate_capture
+from pintime.locate.capture_edges import GAP_GUARD_SAMPLES, CaptureEdges, learn_capture, locate_capture
 from pintime.pipeline import analyze, load_edges, summary_json
 from pintime.validate.edgecheck import match_stretches
 from test_hostile import assert_fails, run_cli
@@ -117,7 +117,7 @@ def test_a_gap_in_the_calibration_train(tmp_path, uncut, monkeypatch):
     wav = record_with_gap(tmp_path, block, lost)
     gap = block * rec.BLOCK_FRAMES
     _, fit, _, (train_pos, *_) = learn_capture(open_wav(wav))
-    assert fit is not None and train_pos[0] - gap > GAP_GUARD_S * rec.SAMPLE_RATE_HZ  # clear of the gap
+    assert fit is not None and train_pos[0] - gap > GAP_GUARD_SAMPLES  # clear of the gap
     cut = _rows(summary_json(analyze(wav)))
     lo, hi = train_pos[[0, -1]] + lost  # the same train edges in the uncut capture
     longest_train = locate._longest_train

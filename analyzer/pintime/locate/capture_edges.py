@@ -21,12 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numba
 import numpy as np
 
 from pintime.capture.gaps import near_gaps, read_gaps
-from pintime.capture.wav import SAMPLE_RATE_HZ, Block, WavInfo, iter_blocks, open_wav
+from pintime.capture.wav import DEFAULT_REFERENCE, Block, WavInfo, iter_blocks, open_wav
 from pintime.edges import Edges
 from pintime.errors import PintimeError
 from pintime.locate import detect, train
@@ -39,8 +40,8 @@ from pintime.locate.threshold import locate_threshold
 METHODS = ("template", "inflection", "threshold")
 # An edge's location uses samples up to the template's half-support on either side (its own window, or
 # its neighbours' in a joint fit): edges this close to a recording gap may see the jump, and are dropped.
-GAP_GUARD_S = 2 * train.TEMPLATE_HALF_SAMPLES / SAMPLE_RATE_HZ
-BLOCK_FRAMES = 1 << 18  # 1.4 s per block (4 MB of float32 stereo with its float64 channel copy)
+GAP_GUARD_SAMPLES = 2 * train.TEMPLATE_HALF_SAMPLES
+BLOCK_FRAMES = 1 << 18  # 1.4 s per block at 192 kHz (4 MB of float32 stereo with its float64 channel copy)
 PAD_FRAMES = 1024  # look-ahead/behind of a block: a group of close edges must fit in it
 LEARN_MAX_S = 8.0  # the calibration train is at the start of a capture (FORMAT.md §6)
 LEARN_EDGES = 1300  # enough measurement-channel edges to hold the whole train (1000 edges)
@@ -57,18 +58,24 @@ class CaptureEdges:
     method: str
     crlb_s: np.ndarray  # Cramér–Rao bound of each edge (1-sigma, s)
     inverted: bool | None  # the capture is inverted (None: no quiet interval to tell)
-    noise_rms: tuple[float, float]  # per channel, full-scale units
+    noise_rms: tuple[float, ...]  # per channel (measurement, then reference if any), full-scale units
     template: Template
     train: train.TrainFit | None  # None: no calibration train, template learned blind
     method_rms_s: float | None  # RMS error of the method against the train's line (None: no train)
     info: WavInfo
 
 
-class _Detector:
-    """Edge detection per channel, with the typical edge strength remembered from block to block."""
+def gap_guard_s(samplerate_hz: float) -> float:
+    """How near a recording gap (s) an edge's location may see the gap's jump: ``GAP_GUARD_SAMPLES``."""
+    return GAP_GUARD_SAMPLES / samplerate_hz
 
-    def __init__(self) -> None:
-        self.swing: list[float | None] = [None, None]
+
+class _Detector:
+    """Edge detection per block column (:attr:`pintime.capture.wav.WavInfo.columns`), with the typical
+    edge strength remembered from block to block."""
+
+    def __init__(self, columns: int) -> None:
+        self.swing: list[float | None] = [None] * columns
 
     def steps(self, block: Block, channel: int) -> tuple[np.ndarray, np.ndarray]:
         """Absolute sample index and sign of the edges in the block's trusted part."""
@@ -92,9 +99,9 @@ def _windows(block: Block, channel: int, pos: np.ndarray, offsets: np.ndarray, i
     y = np.empty((len(pos), len(offsets)))
     row = _gather_kernel(block.data, channel, pos - block.first, offsets, info.clip_level, y)
     if row >= 0:
-        side = ("left", "right")[channel]
         raise PintimeError(f"{info.path}: clipped signal at {pos[row] / info.samplerate_hz:.6f} s on the "
-                           f"{side} channel: lower the recording level (clipping ruins edge timing)")
+                           f"{info.channel_name(channel)} channel: lower the recording level (clipping ruins "
+                           "edge timing)")
     return y
 
 
@@ -117,14 +124,15 @@ def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:
     return pos - SIMPLE_HALF
 
 
-def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple[float, float], list]:
+def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple[float, ...], list]:
     """Learning pass: template, train fit, noise per channel, and the train's windows."""
-    det = _Detector()
+    columns = range(len(info.columns))
+    det = _Detector(len(columns))
     stop = int(min(LEARN_MAX_S * info.samplerate_hz, info.frames))
     pos_all, sign_all, wins, simple = [], [], [], []
-    noise_parts: list[list[tuple[float, int]]] = [[], []]
+    noise_parts: list[list[tuple[float, int]]] = [[] for _ in columns]
     for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, 0, stop):
-        for ch in (0, 1):
+        for ch in columns:
             pos, sign = det.steps(block, ch)
             own = (pos >= block.own_lo) & (pos < block.own_hi)
             lo, hi = block.own_lo - block.first, block.own_hi - block.first
@@ -140,16 +148,16 @@ def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple
                 simple.append(_windows(block, 0, pos, np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1), info))
         if sum(len(p) for p in pos_all) >= LEARN_EDGES:
             break
-    noise = (_pool(noise_parts[0]), _pool(noise_parts[1]))
+    noise = tuple(_pool(parts) for parts in noise_parts)
     pos = np.concatenate(pos_all)
     if pos.size == 0:
-        raise PintimeError(f"{info.path}: no edges on the measurement (left) channel in the first "
-                           f"{stop / info.samplerate_hz:.1f} s: silence, or not a pintime capture")
+        raise PintimeError(f"{info.path}: no edges on the measurement ({info.channel_name(0)}) channel in "
+                           f"the first {stop / info.samplerate_hz:.1f} s: silence, or not a pintime capture")
     sign, y, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
     gaps = read_gaps(info.path)
     stretch = np.zeros(len(pos), np.int64)
     if gaps is not None:  # a window that sees a gap's jump is no edge's shape; a train's line stops at one
-        usable = ~near_gaps(pos / info.samplerate_hz, gaps, GAP_GUARD_S)
+        usable = ~near_gaps(pos / info.samplerate_hz, gaps, gap_guard_s(info.samplerate_hz))
         pos, sign, y, y_simple = pos[usable], sign[usable], y[usable], y_simple[usable]
         stretch = np.searchsorted(gaps.times_s, pos / info.samplerate_hz)
     seeds = _seeds(y_simple, noise[0]) + pos
@@ -233,7 +241,7 @@ def locate_single(method: str, table: TemplateTable, noise: float, y_simple: np.
 
 
 def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Block, info: WavInfo,
-                  noise: tuple[float, float]) -> list[np.ndarray]:
+                  noise: tuple[float, ...]) -> list[np.ndarray]:
     """Located edges owned by one block: position (samples), sigma, amplitude, channel, signal sign.
 
     Template method: edges with a neighbour within reach are fitted together with all their neighbours,
@@ -244,7 +252,7 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
     fit_off = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
     reach = table.reach_samples
     out = []
-    for ch in (0, 1):
+    for ch in range(len(info.columns)):
         pos, sign = det.steps(block, ch)
         own = (pos >= block.own_lo) & (pos < block.own_hi)
         if method != "template":
@@ -271,8 +279,15 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
     return out
 
 
-def locate_capture(path: str | Path, method: str | None = None, progress: bool = False) -> CaptureEdges:
+def locate_capture(path: str | Path, method: str | None = None, progress: bool = False,
+                   measurement_channel: int = 0,
+                   reference_channel: int | None | Literal["default"] = DEFAULT_REFERENCE) -> CaptureEdges:
     """Locate every edge of the WAV capture ``path`` with ``method`` (default: template).
+
+    ``measurement_channel`` and ``reference_channel`` are the file's channels (0-based) of the measurement
+    pin and of the clock reference (None: none), as :func:`pintime.capture.wav.open_wav` takes them; the
+    located edges are on :data:`pintime.edges.MEASUREMENT_CHANNEL` and
+    :data:`pintime.edges.REFERENCE_CHANNEL` whichever file channels those are.
 
     Raises
     ------
@@ -282,10 +297,10 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     method = method or "template"
     if method not in METHODS:
         raise PintimeError(f"unknown edge method '{method}' (valid: {', '.join(METHODS)})")
-    info = open_wav(path)
+    info = open_wav(path, measurement_channel, reference_channel)
     template, train_fit, noise, train_data = learn_capture(info)
     table = TemplateTable.build(template)
-    det = _Detector()
+    det = _Detector(len(info.columns))
     parts: list[np.ndarray] = []
     blocks = iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES)
     if progress:
@@ -307,7 +322,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     on0 = channel == 0
     inverted = detect.capture_inverted(pos[on0] / fs, sign[on0])
     polarity = (sign * (-1 if inverted else 1)).astype(np.int8)
-    noise_per_edge = np.where(channel == 0, noise[0], noise[1])
+    noise_per_edge = np.asarray(noise)[channel]
     crlb = crlb_samples(template, amp, pos, 1.0) * noise_per_edge / fs
     edges = Edges(pos / fs, channel, polarity, sigma / fs, 1.0, str(path))
     return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info)
