@@ -116,7 +116,7 @@ def test_a_gap_in_the_calibration_train(tmp_path, uncut, monkeypatch):
     block, lost = IN_THE_TRAIN
     wav = record_with_gap(tmp_path, block, lost)
     gap = block * rec.BLOCK_FRAMES
-    _, fit, _, (train_pos, *_) = learn_capture(open_wav(wav))
+    _, fit, _, (train_pos, *_), _ = learn_capture(open_wav(wav))
     assert fit is not None and train_pos[0] - gap > GAP_GUARD_SAMPLES  # clear of the gap
     cut = _rows(summary_json(analyze(wav)))
     lo, hi = train_pos[[0, -1]] + lost  # the same train edges in the uncut capture

@@ -36,7 +36,9 @@ def run(args: argparse.Namespace) -> int:
         edges = result.edges
         inverted = {None: "undetermined (no quiet interval)", True: "inverted (undone)", False: "normal"}
         learned = ("calibration train" if result.train is not None
-                   else "blind, from isolated edges (no calibration train: may carry sub-sample bias)")
+                   else "blind, from isolated edges (no calibration train: may carry sub-sample bias)"
+                   if result.train_refused is None
+                   else f"blind, from isolated edges ({result.train_refused}: may carry sub-sample bias)")
         if gaps is not None:
             edges, gaps = drop_near_gaps(edges, gaps, gap_guard_s(result.info.samplerate_hz))
         noise = "/".join(f"{rms:.3g}" for rms in result.noise_rms)

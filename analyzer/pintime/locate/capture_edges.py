@@ -63,6 +63,7 @@ class CaptureEdges:
     train: train.TrainFit | None  # None: no calibration train, template learned blind
     method_rms_s: float | None  # RMS error of the method against the train's line (None: no train)
     info: WavInfo
+    train_refused: str | None = None  # why a calibration train found was not learned from (None: it was)
 
 
 def gap_guard_s(samplerate_hz: float) -> float:
@@ -124,8 +125,11 @@ def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:
     return pos - SIMPLE_HALF
 
 
-def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple[float, ...], list]:
-    """Learning pass: template, train fit, noise per channel, and the train's windows."""
+def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple[float, ...], list,
+                                          str | None]:
+    """Learning pass: template, train fit, noise per channel, the train's windows, and why a train found
+    was refused (its fit leaves far more than the noise: its edges are too close at this sample rate) and
+    the template learned blind instead."""
     columns = range(len(info.columns))
     det = _Detector(len(columns))
     stop = int(min(LEARN_MAX_S * info.samplerate_hz, info.frames))
@@ -163,12 +167,21 @@ def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple
     seeds = _seeds(y_simple, noise[0]) + pos
     idx = _longest_train(pos, sign, stretch)
     if idx is not None:
+        idx = _clear_ends(pos, idx)
+    refused = None
+    if idx is not None:
         fit = train.learn_from_train(y[idx], pos[idx], seeds[idx], sign[idx] < 0)
-        return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]]
+        if not fit.residual_rms > train.MISFIT_MAX * noise[0]:  # an unknown noise (NaN) refuses nothing
+            return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
+        close = fit.period_samples <= train.NEIGHBOUR_FREE_SPACING_SAMPLES
+        refused = (f"the template fitted to the calibration train leaves {fit.residual_rms / noise[0]:.0f}× "
+                   "the noise" + (f": its edges are {fit.period_samples:.1f} samples apart at "
+                                  f"{info.samplerate_hz} Hz, inside one another's learning window (it needs "
+                                  f"more than {train.NEIGHBOUR_FREE_SPACING_SAMPLES})" if close else ""))
     try:
-        return _learn_blind(pos, y, seeds), None, noise, []
+        return _learn_blind(pos, y, seeds), None, noise, [], refused
     except PintimeError as err:  # name the capture
-        raise PintimeError(f"{info.path}: {err}") from None
+        raise PintimeError(f"{info.path}: {err}" + ("" if refused is None else f"; {refused}")) from None
 
 
 def _longest_train(pos: np.ndarray, sign: np.ndarray, stretch: np.ndarray) -> np.ndarray | None:
@@ -177,6 +190,17 @@ def _longest_train(pos: np.ndarray, sign: np.ndarray, stretch: np.ndarray) -> np
     found = [np.flatnonzero(stretch == s) for s in np.unique(stretch)]
     found = [sel[idx] for sel in found if (idx := train.find_train(pos[sel], sign[sel])) is not None]
     return max(found, key=len, default=None)
+
+
+def _clear_ends(pos: np.ndarray, idx: np.ndarray) -> np.ndarray | None:
+    """The train ``idx`` without its first and last edges whose learning windows hold an edge from outside
+    it (at low rates the frame header before it, FORMAT.md's SETTLE away, reaches the first windows)."""
+    before = pos[idx[0] - 1] if idx[0] > 0 else -np.inf
+    after = pos[idx[-1] + 1] if idx[-1] + 1 < len(pos) else np.inf
+    keep = (pos[idx] - before > train.NEIGHBOUR_FREE_SPACING_SAMPLES) & \
+           (after - pos[idx] > train.TEMPLATE_HALF_SAMPLES + int(train.WINDOW[-1]))
+    idx = idx[np.argmax(keep):len(keep) - np.argmax(keep[::-1])] if keep.any() else idx[:0]
+    return idx if len(idx) >= train.MIN_TRAIN_EDGES else None
 
 
 def _pool(parts: list[tuple[float, int]]) -> float:
@@ -192,7 +216,7 @@ def _learn_blind(pos: np.ndarray, y: np.ndarray, seeds: np.ndarray) -> Template:
     isolated = np.concatenate([[True], gap > len(train.WINDOW)]) & np.concatenate([gap > len(train.WINDOW),
                                                                                      [True]])
     if isolated.sum() < 20:
-        raise PintimeError("too few isolated edges to learn the edge shape (no calibration train found)")
+        raise PintimeError("too few isolated edges to learn the edge shape without a calibration train")
     y, tau = y[isolated], seeds[isolated] - pos[isolated]
     template = Template.initial(train.TEMPLATE_HALF_SAMPLES, train.KNOT_SAMPLES)
     m = train.WINDOW.astype(np.float64)
@@ -298,7 +322,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     if method not in METHODS:
         raise PintimeError(f"unknown edge method '{method}' (valid: {', '.join(METHODS)})")
     info = open_wav(path, measurement_channel, reference_channel)
-    template, train_fit, noise, train_data = learn_capture(info)
+    template, train_fit, noise, train_data, refused = learn_capture(info)
     table = TemplateTable.build(template)
     det = _Detector(len(info.columns))
     parts: list[np.ndarray] = []
@@ -325,4 +349,4 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     noise_per_edge = np.asarray(noise)[channel]
     crlb = crlb_samples(template, amp, pos, 1.0) * noise_per_edge / fs
     edges = Edges(pos / fs, channel, polarity, sigma / fs, 1.0, str(path))
-    return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info)
+    return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info, refused)
