@@ -4,7 +4,7 @@ edges next to the Cramér–Rao bound, for rate × word length × channels × ca
 The first ``--duration-s`` of the table1 run (``make sim``: RUN frame, calibration train, the first
 repetitions) is rendered by the sound-card model (``pintime.soundcard``) at each rate (44.1, 48, 96 and
 192 kHz), 16 and 24 bits, mono (the measurement pin alone) and stereo (pin and 1 s reference), for each
-profile, with its filters scaled to the rate (:func:`pintime.soundcard.model.with_format`); the template
+profile, with its filters scaled to the rate (:func:`pintime.soundcard.formats.with_format`); the template
 locator runs on each capture and its edges are compared with the exact ones by
 :func:`pintime.validate.edgecheck.errors_of` (as ``bench_edges.py`` does). A mono capture has no
 reference, so the exact edges' time unit (1/F_CPU) seeds the time map.
@@ -33,6 +33,7 @@ from pintime.errors import PintimeError
 from pintime.locate.capture_edges import locate_capture
 from pintime.locate.train import find_train
 from pintime.soundcard import model as sc
+from pintime.soundcard.formats import with_format
 from pintime.soundcard.synth import PREROLL_S, synthesize
 from pintime.validate.edgecheck import errors_of, match_stretches
 
@@ -81,7 +82,7 @@ def excerpt(duration_s: float, train_us: float | None) -> tuple[Path, float]:
 def run_case(edges: Path, f_cpu_hz: float, duration_s: float, name: str, rate_hz: int, bits: int,
              channels: int) -> dict:
     """Render one case, locate its edges with the template method and compare them with the exact ones."""
-    profile = sc.with_format(sc.get_profile(name), rate_hz, bits, channels)
+    profile = with_format(sc.get_profile(name), rate_hz, bits, channels)
     wav = edges.parent / f"{edges.name.removesuffix('.edges.csv')}-{name}-{rate_hz}-{bits}-{channels}.wav"
     row: dict = dict(profile=name, rate_hz=rate_hz, bits=bits, channels=channels)
     synthesize(edges, wav, profile, SEED, duration_s=duration_s + PREROLL_S, force=True)

@@ -15,6 +15,7 @@ from pintime.errors import PintimeError
 from pintime.locate.capture_edges import locate_capture
 from pintime.locate.train import NEIGHBOUR_FREE_SPACING_SAMPLES
 from pintime.soundcard import model as sc
+from pintime.soundcard.formats import with_format
 from pintime.soundcard.synth import synthesize
 from pintime.validate.edgecheck import errors_of
 
@@ -113,14 +114,14 @@ def test_renderer_writes_the_asked_format(tmp_path):
     edges = tmp_path / "e.edges.csv"
     edges.write_text("cycle,channel,level\n100000,0,1\n100100,1,1\n200000,0,0\n")
     for rate_hz, bits, channels in ((44100, 16, 1), (96000, 24, 2)):
-        profile = sc.with_format(sc.PROFILES["default"], rate_hz, bits, channels)
+        profile = with_format(sc.PROFILES["default"], rate_hz, bits, channels)
         wav = synthesize(edges, tmp_path / f"{rate_hz}.wav", profile, 1, F_CPU).wav_path
         info = sf.info(wav)
         assert (info.samplerate, info.channels, info.subtype) == (rate_hz, channels, f"PCM_{bits}")
         codes = sf.read(wav, dtype="int32", always_2d=True)[0] >> (32 - bits)
         assert codes[:, 0].max() == pytest.approx(profile.step_fs * 2 ** (bits - 1), rel=0.1)
     with pytest.raises(PintimeError, match="sample rate 50000 Hz is not a standard one"):
-        sc.with_format(sc.PROFILES["default"], 50000)
+        with_format(sc.PROFILES["default"], 50000)
 
 
 def test_the_cards_decimation_filter_scales_with_the_rate():
@@ -128,7 +129,7 @@ def test_the_cards_decimation_filter_scales_with_the_rate():
     samples at any rate (the analog poles, hundreds of kHz, move it by less than 0.05 sample)."""
     delays = []
     for rate_hz in (44100, 96000, 192000):
-        card = replace(sc.with_format(sc.PROFILES["default"], rate_hz).quiet(), ac_coupling_hz=(),
+        card = replace(with_format(sc.PROFILES["default"], rate_hz).quiet(), ac_coupling_hz=(),
                        digital_highpass_hz=None)
         t_s = np.arange(0, 100, 1 / 64) / rate_hz
         delays.append(t_s[np.argmax(sc.step_response(card, t_s) >= 0.5)] * rate_hz)
@@ -172,7 +173,7 @@ def test_mono_edges_at_low_rates_are_where_the_exact_ones_say(tmp_path, rate_hz,
     period_us = 2777  # 122.5 samples at 44.1 kHz
     assert period_us * 1e-6 * rate_hz > NEIGHBOUR_FREE_SPACING_SAMPLES
     edges = train_and_pulses(tmp_path / "t.edges.csv", period_us)
-    card = replace(sc.with_format(sc.PROFILES["default"], rate_hz, bits, 1),
+    card = replace(with_format(sc.PROFILES["default"], rate_hz, bits, 1),
                    modulator_oversampling=oversampling)
     wav = synthesize(edges, tmp_path / "capture.wav", card, 2, F_CPU).wav_path
     result = locate_capture(wav)
@@ -193,7 +194,7 @@ def test_a_train_too_fast_for_the_rate_is_refused_with_its_reason(tmp_path):
     edges = tmp_path / "table1.edges.csv"
     first = [r for r in lines[1:] if int(r.split(",")[0]) < 1_600_000]  # RUN and CAL frames
     edges.write_text("\n".join([lines[0], *first]) + "\n")
-    card = sc.with_format(sc.PROFILES["default"], 48000, 24, 1)
+    card = with_format(sc.PROFILES["default"], 48000, 24, 1)
     wav = synthesize(edges, tmp_path / "capture.wav", card, 1, F_CPU).wav_path
     with pytest.raises(PintimeError, match=r"edges are 49\.8 samples apart at 48000 Hz, inside one "
                                            r"another's learning window \(it needs more than 120\)"):

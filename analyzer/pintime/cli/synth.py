@@ -8,7 +8,8 @@ from pathlib import Path
 
 from pintime.cli.args import number
 from pintime.errors import PintimeError
-from pintime.soundcard.model import OUTPUT_BITS, OUTPUT_CHANNELS, PROFILES, get_profile, with_format
+from pintime.soundcard.formats import OUTPUT_BITS, OUTPUT_CHANNELS, with_format
+from pintime.soundcard.model import PROFILES, get_profile
 from pintime.soundcard.synth import synthesize
 
 

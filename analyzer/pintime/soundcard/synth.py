@@ -298,7 +298,8 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
                seed: int = 0, f_cpu_hz: float | None = None, duration_s: float | None = None,
                progress: bool = False, force: bool = False) -> SynthResult:
     """Render the edge list ``edges_csv`` (simavr harness CSV, MCU cycles) into the WAV the profile's card
-    records (192 kHz, 24-bit, stereo unless the profile says otherwise: :func:`model.with_format`).
+    records (192 kHz, 24-bit, stereo unless the profile says otherwise, as
+    :func:`pintime.soundcard.formats.with_format` makes it).
 
     Left = measurement pin (channel 0), right = clock reference (channel 1); a mono profile records the
     pin alone. Writes ``wav_path`` and its
