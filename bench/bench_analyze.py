@@ -45,7 +45,7 @@ PINTIME = ROOT / ".venv" / "bin" / "pintime"
 TARGET_X_REAL_TIME = 100.0
 # stage → (owner, attribute) of the function whose time it is; pipeline's own imported names are patched
 STAGES: dict[str, tuple[Any, str]] = {
-    "decode": (wav_reader._Pcm24File, "read"),  # the captures are 24-bit PCM
+    "decode": (wav_reader._PcmFile, "read"),  # the captures are 24-bit PCM
     "learn": (locate, "learn_capture"),
     "detect": (locate._Detector, "steps"),
     "locate": (locate, "_locate_block"),

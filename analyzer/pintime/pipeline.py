@@ -21,7 +21,7 @@ from pintime.errors import PintimeError
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, Frame, FrameDecode, decode_between_gaps
-from pintime.locate.capture_edges import GAP_GUARD_S, METHODS, locate_capture
+from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
 from pintime.table2.table import Table2, table2_from_capture, table2_json
 from pintime.table2.visits import locate, run_files
 
@@ -98,7 +98,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     gaps = read_gaps(path) if sniff(path) == "wav" else None
     edges = load_edges(path, method, progress=sys.stderr.isatty())  # the only long step: WAV edges
     if gaps is not None:
-        edges, gaps = drop_near_gaps(edges, gaps, GAP_GUARD_S)
+        edges, gaps = drop_near_gaps(edges, gaps, gap_guard_s(gaps.samplerate_hz))
     gaps_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
     has_reference = bool(np.any(edges.channel == REFERENCE_CHANNEL))
     clock = clk.calibrate(edges, gaps_s) if has_reference else clk.calibrate_from_train(edges, gaps_s)

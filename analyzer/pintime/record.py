@@ -33,12 +33,14 @@ import soundfile as sf
 from tqdm import tqdm
 
 from pintime.capture.gaps import Gap
-from pintime.capture.wav import CHANNELS, SAMPLE_RATE_HZ, WAV_MAX_BYTES, iter_blocks, open_wav
+from pintime.capture.wav import WAV_MAX_BYTES, iter_blocks, open_wav
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL
 from pintime.errors import PintimeError
 from pintime.files import refuse_existing, sidecar_path, version, write_text
 from pintime.locate.detect import edge_threshold
 
+SAMPLE_RATE_HZ = 192000  # what pintime records at (the analyzer reads any standard rate)
+CHANNELS = 2  # left = measurement pin, right = clock reference
 BLOCK_FRAMES = 4096  # frames per PortAudio callback: 21 ms
 MAX_QUEUED_S = 10.0  # the writer may fall this far behind (disk stall) before blocks are dropped: 15 MB
 POLL_S = 0.2  # the writer wakes up this often (Ctrl-C, stalled device)

@@ -21,7 +21,7 @@ from pintime.clock import calibrate
 from pintime.edges import REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.locate import capture_edges as locate
-from pintime.locate.capture_edges import GAP_GUARD_S, CaptureEdges, learn_capture, locate_capture
+from pintime.locate.capture_edges import GAP_GUARD_SAMPLES, CaptureEdges, learn_capture, locate_capture
 from pintime.pipeline import analyze, load_edges, summary_json
 from pintime.validate.edgematch import match_stretches
 from support import EXAMPLE_WAV as SOURCE_WAV
@@ -50,11 +50,11 @@ def block_in_a_quiet(a, lost: int) -> int:
     """The first block boundary inside a QUIET (FORMAT.md §3: low ≥ 2500 µs) whose lost samples leave
     a QUIET after the gap and no edge within the locator's guard of it: a gap that cuts no frame."""
     time, polarity = _meas_edges_s(a)
-    lost_s = lost / rec.SAMPLE_RATE_HZ
+    lost_s, guard_s = lost / rec.SAMPLE_RATE_HZ, GAP_GUARD_SAMPLES / rec.SAMPLE_RATE_HZ + 1e-4
     for b, t in enumerate(_block_times_s(a)):
         after = np.searchsorted(time, t)
         if 0 < after < len(time) and polarity[after - 1] < 0 and polarity[after] > 0 \
-                and t - time[after - 1] > GAP_GUARD_S + 1e-4 and time[after] - lost_s - t > 2.7e-3:
+                and t - time[after - 1] > guard_s and time[after] - lost_s - t > 2.7e-3:
             return b
     raise AssertionError("no block boundary in a QUIET of the example capture")
 
@@ -168,8 +168,8 @@ def test_a_gap_in_the_calibration_train(tmp_path, uncut, monkeypatch):
     block, lost = IN_THE_TRAIN
     wav = record_with_gap(tmp_path, block, lost)
     gap = block * rec.BLOCK_FRAMES
-    _, fit, _, (train_pos, *_) = learn_capture(open_wav(wav))
-    assert fit is not None and train_pos[0] - gap > GAP_GUARD_S * rec.SAMPLE_RATE_HZ  # clear of the gap
+    _, fit, _, (train_pos, *_), _ = learn_capture(open_wav(wav))
+    assert fit is not None and train_pos[0] - gap > GAP_GUARD_SAMPLES  # clear of the gap
     cut = _rows(summary_json(analyze(wav)))
     lo, hi = train_pos[[0, -1]] + lost  # the same train edges in the uncut capture
     longest_train = locate._longest_train

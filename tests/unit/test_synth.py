@@ -36,7 +36,7 @@ def render(tmp_path, rows, profile, seed=1, name="e"):
     csv = write_edges(tmp_path, rows, name)
     result = synthesize(csv, tmp_path / f"{name}-capture.wav", profile, seed, f_cpu_hz=F_CPU)
     samples, rate = sf.read(result.wav_path, dtype="float64")
-    assert rate == FS
+    assert rate == profile.samplerate_hz
     return samples, result
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pintime.capture.wav import SAMPLE_RATE_HZ, open_wav
+from pintime.capture.wav import open_wav
 from pintime.edges import Edges
 from pintime.errors import PintimeError
 from pintime.files import read_json, sidecar_path
@@ -35,12 +35,13 @@ class RecordingGaps:
 
     sidecar: Path
     gaps: list[Gap]
+    samplerate_hz: int  # the WAV's own: gap frames to seconds
     edges_dropped: int = 0  # located edges within the locator's guard of a gap
 
     @property
     def times_s(self) -> np.ndarray:
         """Each gap's time in the file (capture clock, s from its first sample), ascending."""
-        return np.sort(np.array([g.frame for g in self.gaps], dtype=np.float64)) / SAMPLE_RATE_HZ
+        return np.sort(np.array([g.frame for g in self.gaps], dtype=np.float64)) / self.samplerate_hz
 
 
 def read_gaps(wav: str | Path) -> RecordingGaps | None:
@@ -68,12 +69,12 @@ def read_gaps(wav: str | Path) -> RecordingGaps | None:
     if not listed:
         return None
     sidecar, gaps = next(iter(listed.items()))
-    frames = open_wav(wav).frames
-    beyond = [g.frame for g in gaps if g.frame > frames]
+    info = open_wav(wav)
+    beyond = [g.frame for g in gaps if g.frame > info.frames]
     if beyond:
         raise PintimeError(f"{sidecar}: lists a recording gap at frame {beyond[0]}, beyond the end of {wav} "
-                           f"({frames} frames): the sidecar of another recording?")
-    return RecordingGaps(sidecar, gaps) if gaps else None
+                           f"({info.frames} frames): the sidecar of another recording?")
+    return RecordingGaps(sidecar, gaps, info.samplerate_hz) if gaps else None
 
 
 def _listed_gaps(sidecar: Path) -> list[Gap] | None:
@@ -100,7 +101,7 @@ def _is_gap(entry: object) -> bool:
 
 def near_gaps(time_s: np.ndarray, gaps: RecordingGaps, guard_s: float) -> np.ndarray:
     """Which of the times ``time_s`` (capture seconds) lie within ``guard_s`` of a gap (the edge locator's
-    reach, :data:`pintime.locate.capture_edges.GAP_GUARD_S`)."""
+    reach, :func:`pintime.locate.capture_edges.gap_guard_s`)."""
     t = gaps.times_s  # at least one: RecordingGaps lists some
     after = np.minimum(np.searchsorted(t, time_s), len(t) - 1)  # the first gap after each time, or last
     before = np.maximum(after - 1, 0)

@@ -1,7 +1,9 @@
 """WAV captures: open with checks, then read in overlapping blocks (memory bounded, any length).
 
-A capture is a 192 kHz stereo recording: left = measurement pin, right = 1 s clock reference. Every check
-fails with one line naming the file and what is wrong with it.
+A capture is a recording at a standard sample rate (44.1 to 192 kHz) of the measurement pin on one channel
+and, optionally, the 1 s clock reference on another: by default channel 0 (left) is the pin and channel 1
+(right) the reference when there is one. PCM of 16, 24 or 32 bits or float samples; any number of
+channels. Every check fails with one line naming the file and what is wrong with it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final, Literal
 
 import numba
 import numpy as np
@@ -18,77 +21,153 @@ import soundfile as sf
 
 from pintime.errors import PintimeError
 
-SAMPLE_RATE_HZ = 192000  # the only rate the edge locators and their tests are built for
-CHANNELS = 2  # left = measurement pin, right = clock reference
+STANDARD_RATES_HZ = (44100, 48000, 88200, 96000, 176400, 192000)  # what the edge locator is checked at
+DEFAULT_REFERENCE: Final = "default"  # channel 1 when the file has two channels or more, none when it is mono
 WAV_MAX_BYTES = (1 << 32) - (1 << 16)  # RIFF size field is 32 bits
-_PCM_BITS = {"PCM_U8": 8, "PCM_S8": 8, "PCM_16": 16, "PCM_24": 24, "PCM_32": 32}
-_PCM24_FRAME_BYTES = 3 * CHANNELS
+_PCM_BITS = {"PCM_16": 16, "PCM_24": 24, "PCM_32": 32}
+_FLOAT_SUBTYPES = ("FLOAT", "DOUBLE")
+_EIGHT_BIT_SUBTYPES = ("PCM_U8", "PCM_S8", "ULAW", "ALAW")
+_WAVE_FORMAT_PCM, _WAVE_FORMAT_EXTENSIBLE = 1, 0xFFFE
+_KSDATAFORMAT_PCM = bytes.fromhex("0100000000001000800000aa00389b71")  # the SubFormat GUID of integer PCM
 
 
 @dataclass(frozen=True)
 class WavInfo:
-    """What the checks found out about a capture."""
+    """What the checks found out about a capture, and which of its channels are the pin and the reference.
+
+    A block's samples (:class:`Block`) hold the channels :attr:`columns` names, in that order: column 0 is
+    the measurement pin, column 1 (if any) the clock reference.
+    """
 
     path: Path
     samplerate_hz: int
     frames: int
     subtype: str
     clip_level: float  # |sample| at or above this is clipped (largest positive code of the format)
-    pcm24_offset: int | None = None  # a RIFF WAVE of 24-bit PCM: where its samples start (read directly)
+    channels: int  # in the file
+    measurement_channel: int
+    reference_channel: int | None  # None: no reference recorded (or none to be used)
+    pcm_layout: tuple[int, int] | None = None  # plain 16/24-bit PCM: (data offset, bytes per sample)
 
     @property
     def duration_s(self) -> float:
         return self.frames / self.samplerate_hz
 
+    @property
+    def columns(self) -> tuple[int, ...]:
+        """The file's channels a block holds: the measurement pin, then the reference if there is one."""
+        ref = self.reference_channel
+        return (self.measurement_channel,) if ref is None else (self.measurement_channel, ref)
 
-def open_wav(path: str | Path) -> WavInfo:
-    """Check that ``path`` is a complete 192 kHz stereo recording and describe it.
+    def channel_name(self, column: int) -> str:
+        """How messages name the file channel behind block column ``column``: left/right of a stereo file,
+        mono, or its 0-based number."""
+        channel = self.columns[column]
+        if self.channels == 2:
+            return ("left", "right")[channel]
+        return "mono" if self.channels == 1 else f"#{channel}"
+
+
+def open_wav(path: str | Path, measurement_channel: int = 0,
+             reference_channel: int | None | Literal["default"] = DEFAULT_REFERENCE) -> WavInfo:
+    """Check that ``path`` is a complete recording pintime can time edges in and describe it.
+
+    ``measurement_channel`` and ``reference_channel`` are 0-based channel numbers of the file (the
+    reference None: none); :data:`DEFAULT_REFERENCE` is channel 1 of a file with two channels or more.
 
     Raises
     ------
     PintimeError
-        Not audio, wrong sample rate, not stereo, empty, or truncated (the data chunk is shorter than its
-        header says: libsndfile would silently read only what is there).
+        Not audio, a sample rate that is not a standard one, 8-bit or compressed samples, no such channel,
+        empty, or truncated (the data chunk is shorter than its header says: libsndfile would silently
+        read only what is there).
     """
     path = Path(path)
     try:
         info = sf.info(os.fsencode(path))  # bytes: any file name, decodable or not
     except (sf.SoundFileError, RuntimeError) as err:
         raise PintimeError(f"{path}: not an audio file libsndfile can read ({err})") from None
-    if info.samplerate != SAMPLE_RATE_HZ:
-        raise PintimeError(f"{path}: sample rate is {info.samplerate} Hz, pintime needs {SAMPLE_RATE_HZ} Hz")
-    if info.channels != CHANNELS:
-        kind = "mono" if info.channels == 1 else f"{info.channels}-channel"
-        raise PintimeError(f"{path}: {kind} recording; pintime needs stereo "
-                           "(left = measurement pin, right = 1 s clock reference)")
+    if info.samplerate not in STANDARD_RATES_HZ:
+        raise PintimeError(f"{path}: sample rate is {info.samplerate} Hz; pintime reads the standard rates "
+                           f"{', '.join(str(r) for r in STANDARD_RATES_HZ)} Hz")
+    if info.subtype in _EIGHT_BIT_SUBTYPES:
+        raise PintimeError(f"{path}: 8-bit samples ({info.subtype}) are too coarse to time edges: "
+                           "record 16-bit or more")
+    if info.subtype not in _PCM_BITS and info.subtype not in _FLOAT_SUBTYPES:
+        raise PintimeError(f"{path}: {info.subtype} samples; pintime needs PCM (16, 24 or 32 bit) or float")
+    if reference_channel == DEFAULT_REFERENCE:
+        reference_channel = 1 if info.channels >= 2 else None
+    _check_channels(path, info.channels, measurement_channel, reference_channel)
     if info.frames == 0:
         raise PintimeError(f"{path}: recording has no samples")
-    data = _riff_data(path)
+    chunks = _riff_chunks(path)
+    data = chunks.get(b"data")
     # a data chunk of unknown size (0xFFFFFFFF: a streamed recording) is never called truncated
     missing = 0 if data is None or data[1] == 0xFFFFFFFF else data[0] + data[1] - path.stat().st_size
     if missing > 0:
         raise PintimeError(f"{path}: truncated file: {missing} bytes of audio data missing at the end")
     bits = _PCM_BITS.get(info.subtype)
     clip_level = 1.0 if bits is None else 1.0 - 2.0 ** (1 - bits)
-    pcm24_offset = data[0] if data is not None and info.subtype == "PCM_24" else None
-    return WavInfo(path, info.samplerate, info.frames, info.subtype, clip_level, pcm24_offset)
+    layout = _plain_pcm(path, chunks, info.channels, bits)
+    return WavInfo(path, info.samplerate, info.frames, info.subtype, clip_level, info.channels,
+                   measurement_channel, reference_channel, layout)
 
 
-def _riff_data(path: Path) -> tuple[int, int] | None:
-    """Byte offset and declared length of a RIFF/WAVE file's ``data`` chunk (None: not RIFF, or none)."""
+def _check_channels(path: Path, channels: int, measurement: int, reference: int | None) -> None:
+    """PintimeError unless both channels exist in a file of ``channels`` and differ."""
+    for role, channel in (("measurement pin", measurement), ("clock reference", reference)):
+        if channel is not None and not 0 <= channel < channels:
+            raise PintimeError(f"{path}: no channel {channel} for the {role}: the file has {channels} "
+                               f"channel{'s' if channels > 1 else ''} (numbered from 0)")
+    if measurement == reference:
+        raise PintimeError(f"{path}: channel {measurement} cannot be both the measurement pin and the "
+                           "clock reference")
+
+
+def _riff_chunks(path: Path) -> dict[bytes, tuple[int, int]]:
+    """Byte offset and declared length of each chunk of a RIFF/WAVE file (none: not RIFF)."""
     size = path.stat().st_size
+    chunks: dict[bytes, tuple[int, int]] = {}
     with open(path, "rb") as f:
         head = f.read(12)
         if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
-            return None  # another container (RF64, W64, FLAC...): trust libsndfile
+            return chunks  # another container (RF64, W64, FLAC...): trust libsndfile
         pos = 12
         while pos + 8 <= size:
             f.seek(pos)
             chunk_id, chunk_len = struct.unpack("<4sI", f.read(8))
+            chunks.setdefault(chunk_id, (pos + 8, chunk_len))
             if chunk_id == b"data":
-                return pos + 8, chunk_len
+                break
             pos += 8 + chunk_len + (chunk_len & 1)  # chunks are padded to even length
-    return None
+    return chunks
+
+
+def _plain_pcm(path: Path, chunks: dict[bytes, tuple[int, int]], channels: int,
+               bits: int | None) -> tuple[int, int] | None:
+    """(data offset, bytes per sample) when the file's samples are interleaved little-endian 16- or 24-bit
+    integers filling their containers (:class:`_PcmFile` reads them); None for anything else (libsndfile)."""
+    if bits not in (16, 24) or b"fmt " not in chunks or b"data" not in chunks:
+        return None
+    offset, length = chunks[b"fmt "]
+    with open(path, "rb") as f:
+        f.seek(offset)
+        fmt = f.read(min(length, 40))
+    if len(fmt) < 16:
+        return None
+    tag, n_channels, _, _, block_align, container_bits = struct.unpack("<HHIIHH", fmt[:16])
+    if tag == _WAVE_FORMAT_EXTENSIBLE:
+        if len(fmt) < 40:
+            return None
+        valid_bits = struct.unpack("<H", fmt[18:20])[0]
+        if fmt[24:40] != _KSDATAFORMAT_PCM or valid_bits != container_bits:
+            return None
+    elif tag != _WAVE_FORMAT_PCM:
+        return None
+    sample_bytes = bits // 8
+    if container_bits != bits or n_channels != channels or block_align != sample_bytes * channels:
+        return None
+    return chunks[b"data"][0], sample_bytes
 
 
 @dataclass(frozen=True)
@@ -96,7 +175,7 @@ class Block:
     """Samples ``data[i]`` are frames ``first + i``; edges are *owned* by the block in [own_lo, own_hi)."""
 
     first: int
-    data: np.ndarray  # float32 (frames, 2); 24-bit PCM is exact in float32
+    data: np.ndarray  # float32 (frames, len(WavInfo.columns)); 24-bit PCM is exact in float32
     own_lo: int
     own_hi: int
 
@@ -107,14 +186,15 @@ def iter_blocks(info: WavInfo, block_frames: int, pad_frames: int,
 
     Each block carries the padding from its neighbours so that anything within ``pad_frames`` of its owned
     range is visible in it: an edge owned by one block is never cut by a block boundary. The file is read
-    once, sequentially; memory use is ``block_frames + 2 pad_frames`` frames.
+    once, sequentially; memory use is ``block_frames + 2 pad_frames`` frames of the channels
+    ``info.columns`` names (the others are skipped).
     """
     stop = info.frames if stop_frame is None else min(stop_frame, info.frames)
-    offset = info.pcm24_offset
-    with sf.SoundFile(os.fsencode(info.path)) if offset is None else _Pcm24File(info, offset) as f:
+    width = len(info.columns)
+    with _PcmFile(info) if info.pcm_layout is not None else _SoundFile(info) as f:
         read_lo = max(0, start_frame - pad_frames)
         f.seek(read_lo)
-        buf = np.empty((0, CHANNELS), dtype=np.float32)
+        buf = np.empty((0, width), dtype=np.float32)
         buf_first = read_lo
         own_lo = start_frame
         read_hi = read_lo
@@ -123,12 +203,12 @@ def iter_blocks(info: WavInfo, block_frames: int, pad_frames: int,
             want_hi = min(own_hi + pad_frames, info.frames)
             if want_hi > read_hi:
                 kept = len(buf)
-                buf = np.concatenate([buf, np.empty((want_hi - read_hi, CHANNELS), dtype=np.float32)])
-                got = len(f.read(out=buf[kept:]))  # read in place: no copy of the new samples
+                buf = np.concatenate([buf, np.empty((want_hi - read_hi, width), dtype=np.float32)])
+                got = len(f.read(out=buf[kept:]))
                 if got != want_hi - read_hi:
                     raise PintimeError(f"{info.path}: truncated file: audio ends at frame "
                                        f"{read_hi + got} of {info.frames}")
-                if info.subtype not in _PCM_BITS:  # a float WAV can hold NaN/inf (or doubles beyond float32)
+                if info.subtype in _FLOAT_SUBTYPES:  # can hold NaN/inf (or doubles beyond float32)
                     _refuse_non_finite(info, buf[kept:], read_hi)
                 read_hi = want_hi
             yield Block(buf_first, buf, own_lo, own_hi)
@@ -138,40 +218,78 @@ def iter_blocks(info: WavInfo, block_frames: int, pad_frames: int,
             own_lo = own_hi
 
 
-class _Pcm24File:
-    """The frames of a RIFF WAVE of 24-bit PCM (what pintime records and synthesizes) as float32, read like
-    ``soundfile.SoundFile`` reads them, to the very same values, 8× faster."""
+class _SoundFile:
+    """The frames of any file libsndfile reads, as float32, of the channels ``info.columns`` names."""
 
-    def __init__(self, info: WavInfo, offset: int) -> None:
-        self.file = open(info.path, "rb")
-        self.offset = offset
+    def __init__(self, info: WavInfo) -> None:
+        self.file = sf.SoundFile(os.fsencode(info.path))
+        self.columns = list(info.columns)
+        # all of the file's channels in their order (stereo, mono): read in place, no copy of the samples
+        self.in_place = self.columns == list(range(info.channels))
 
-    def __enter__(self) -> _Pcm24File:
+    def __enter__(self) -> _SoundFile:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.file.close()
 
     def seek(self, frame: int) -> None:
-        self.file.seek(self.offset + frame * _PCM24_FRAME_BYTES)
+        self.file.seek(frame)
 
     def read(self, out: np.ndarray) -> np.ndarray:
-        """Fill ``out`` (frames, channels) with the next frames; the part of it they filled."""
-        raw = np.frombuffer(self.file.read(len(out) * _PCM24_FRAME_BYTES), dtype=np.uint8)
-        got = len(raw) // _PCM24_FRAME_BYTES
-        _pcm24_kernel(raw[:got * _PCM24_FRAME_BYTES], out[:got].reshape(-1))
+        """Fill ``out`` (frames, columns) with the next frames; the part of it they filled."""
+        if self.in_place:
+            return self.file.read(out=out)
+        frames = self.file.read(len(out), dtype="float32", always_2d=True)
+        out[:len(frames)] = frames[:, self.columns]
+        return out[:len(frames)]
+
+
+class _PcmFile:
+    """The frames of a RIFF WAVE of plain 16- or 24-bit PCM (what pintime records and synthesizes, what
+    most cards record) as float32, read like ``soundfile.SoundFile`` reads them, to the very same values,
+    several times faster; only the channels ``info.columns`` names are converted."""
+
+    def __init__(self, info: WavInfo) -> None:
+        assert info.pcm_layout is not None
+        self.file = open(info.path, "rb")
+        self.offset, self.sample_bytes = info.pcm_layout
+        self.frame_bytes = self.sample_bytes * info.channels
+        self.columns = np.array(info.columns, dtype=np.int64)
+
+    def __enter__(self) -> _PcmFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.file.close()
+
+    def seek(self, frame: int) -> None:
+        self.file.seek(self.offset + frame * self.frame_bytes)
+
+    def read(self, out: np.ndarray) -> np.ndarray:
+        """Fill ``out`` (frames, columns) with the next frames; the part of it they filled."""
+        raw = np.frombuffer(self.file.read(len(out) * self.frame_bytes), dtype=np.uint8)
+        got = len(raw) // self.frame_bytes
+        _pcm_kernel(raw, self.frame_bytes, self.sample_bytes, self.columns, out[:got])
         return out[:got]
 
 
 @numba.njit(cache=True, nogil=True)
-def _pcm24_kernel(raw, out):  # pragma: no cover (compiled)
-    """Little-endian signed 24-bit codes ``raw`` (3 bytes each) to ``out`` as ``code / 2²³``: exact in
-    float32, as libsndfile's normalized reading gives them."""
-    for k in range(len(out)):
-        code = np.int32(raw[3 * k]) | (np.int32(raw[3 * k + 1]) << 8) | (np.int32(raw[3 * k + 2]) << 16)
-        if code >= 1 << 23:
-            code -= 1 << 24
-        out[k] = np.float32(code) * np.float32(2.0 ** -23)
+def _pcm_kernel(raw, frame_bytes, sample_bytes, columns, out):  # pragma: no cover (compiled)
+    """Little-endian signed codes of ``sample_bytes`` bytes (2 or 3) of the channels ``columns`` of each
+    frame of ``raw`` to ``out`` as ``code / 2^(bits−1)``: exact in float32, as libsndfile's normalized
+    reading gives them."""
+    bits = 8 * sample_bytes
+    scale = np.float32(2.0 ** (1 - bits))
+    for f in range(out.shape[0]):
+        for j in range(len(columns)):
+            b = f * frame_bytes + sample_bytes * columns[j]
+            code = np.int32(raw[b]) | (np.int32(raw[b + 1]) << 8)
+            if sample_bytes == 3:
+                code |= np.int32(raw[b + 2]) << 16
+            if code >= 1 << (bits - 1):
+                code -= 1 << bits
+            out[f, j] = np.float32(code) * scale
 
 
 def _refuse_non_finite(info: WavInfo, new: np.ndarray, first: int) -> None:

@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+from typing import Literal
 
 import numpy as np
 
 from pintime.capture.gaps import drop_near_gaps, read_gaps
+from pintime.capture.wav import DEFAULT_REFERENCE
+from pintime.cli.args import number
 from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, write_text
-from pintime.locate.capture_edges import GAP_GUARD_S, METHODS, locate_capture
+from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
 from pintime.pipeline import load_edges, sniff
 
 HEADER = "time_s,channel,polarity,sigma_s"
@@ -22,21 +25,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", choices=METHODS, default="template",
                         help="edge locator for WAV captures (default: template)")
     parser.add_argument("--csv", metavar="FILE", help="write the edges here instead of standard output")
+    add_channel_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     refuse_overwrite([args.csv], [args.capture])
     if sniff(args.capture) == "wav":
         gaps = read_gaps(args.capture)
-        result = locate_capture(args.capture, args.method, progress=sys.stderr.isatty())
+        result = locate_capture(args.capture, args.method, sys.stderr.isatty(), *channels(args))
         edges = result.edges
         inverted = {None: "undetermined (no quiet interval)", True: "inverted (undone)", False: "normal"}
         learned = ("calibration train" if result.train is not None
-                   else "blind, from isolated edges (no calibration train: may carry sub-sample bias)")
+                   else "blind, from isolated edges (no calibration train: may carry sub-sample bias)"
+                   if result.train_refused is None
+                   else f"blind, from isolated edges ({result.train_refused}: may carry sub-sample bias)")
         if gaps is not None:
-            edges, gaps = drop_near_gaps(edges, gaps, GAP_GUARD_S)
+            edges, gaps = drop_near_gaps(edges, gaps, gap_guard_s(result.info.samplerate_hz))
+        noise = "/".join(f"{rms:.3g}" for rms in result.noise_rms)
         print(f"{len(edges.time)} edges, method {result.method}, polarity {inverted[result.inverted]}, "
-              f"template {learned}, noise {result.noise_rms[0]:.3g}/{result.noise_rms[1]:.3g} FS, "
+              f"template {learned}, noise {noise} FS, "
               f"median CRLB {np.median(result.crlb_s) * 1e9:.3g} ns", file=sys.stderr)
         if gaps is not None:
             print(f"{len(gaps.gaps)} recording gap(s) listed in {gaps.sidecar} at "
@@ -56,3 +63,24 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text.getvalue())
     return 0
+
+
+def add_channel_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--channel`` and ``--reference``: which WAV channels hold the pin and the reference (:func:`channels`
+    reads them)."""
+    parser.add_argument("--channel", metavar="N", default="0",
+                        help="WAV channel of the measurement pin, numbered from 0 (default: 0, left)")
+    parser.add_argument("--reference", metavar="N|none", default=None,
+                        help="WAV channel of the 1 s clock reference, or none (default: 1 when the file has "
+                             "two channels or more, none when it is mono)")
+
+
+def channels(args: argparse.Namespace) -> tuple[int, int | None | Literal["default"]]:
+    """The WAV channels of the measurement pin and of the reference that ``--channel`` and ``--reference``
+    name (the reference's default: :data:`pintime.capture.wav.DEFAULT_REFERENCE`)."""
+    measurement = number(args.channel, "--channel", int)
+    if args.reference is None:
+        return measurement, DEFAULT_REFERENCE
+    if args.reference.strip().lower() == "none":
+        return measurement, None
+    return measurement, number(args.reference, "--reference", int)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from pintime.cli.args import number
 from pintime.errors import PintimeError
-from pintime.soundcard.model import PROFILES, SAMPLE_RATE_HZ, get_profile
+from pintime.soundcard.formats import OUTPUT_BITS, OUTPUT_CHANNELS, with_format
+from pintime.soundcard.model import PROFILES, get_profile
 from pintime.soundcard.synth import synthesize
 
 
@@ -16,9 +17,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = "profiles: " + "; ".join(f"{p.name} = {p.description}" for p in PROFILES.values())
     parser.add_argument("edges", metavar="EDGES.csv", help="edge list from the simavr harness")
     parser.add_argument("-o", "--output", metavar="CAPTURE.wav", required=True,
-                        help="output WAV (192 kHz, 24-bit, stereo); CAPTURE.json sidecar next to it")
+                        help="output WAV (the profile's rate, bits and channels unless --rate, --bits, "
+                             "--channels say otherwise); CAPTURE.json sidecar next to it")
     parser.add_argument("--profile", default="default",
                         help=f"sound-card profile: {', '.join(PROFILES)} (default: default)")
+    parser.add_argument("--rate", metavar="HZ", default=None,
+                        help="sample rate: 44100, 48000, 88200, 96000, 176400 or 192000 (default: the "
+                             "profile's; the card's filters scale with it)")
+    parser.add_argument("--bits", type=int, choices=OUTPUT_BITS, default=None,
+                        help="PCM word length (default: the profile's)")
+    parser.add_argument("--channels", type=int, choices=OUTPUT_CHANNELS, default=None,
+                        help="1: the measurement pin alone (mono); 2: pin left, reference right "
+                             "(default: the profile's)")
     parser.add_argument("--seed", default="0", help="random seed, a non-negative integer (default: 0)")
     parser.add_argument("--f-cpu-hz", metavar="F", default=None,
                         help="MCU clock; default: f_cpu_hz from the simulation JSON next to EDGES.csv")
@@ -31,13 +41,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    profile = get_profile(args.profile)
+    rate_hz = None if args.rate is None else number(args.rate, "--rate", int)
+    profile = with_format(get_profile(args.profile), rate_hz, args.bits, args.channels)
     seed = number(args.seed, "--seed", int)
     f_cpu_hz = None if args.f_cpu_hz is None else number(args.f_cpu_hz, "--f-cpu-hz", float)
     duration_s = None if args.duration_s is None else number(args.duration_s, "--duration-s", float)
     result = synthesize(args.edges, args.output, profile, seed, f_cpu_hz, duration_s,
                         progress=sys.stderr.isatty(), force=args.force)
-    print(f"{result.wav_path}: {result.n_samples / SAMPLE_RATE_HZ:.2f} s, profile {profile.name}, "
+    print(f"{result.wav_path}: {result.n_samples / profile.samplerate_hz:.2f} s, profile {profile.name} "
+          f"({profile.samplerate_hz} Hz, {profile.bits}-bit, {('mono', 'stereo')[profile.channels - 1]}), "
           f"seed {seed}, rendered in {result.render_s:.1f} s; sidecar {result.sidecar_path}")
     if result.clipped_samples:
         print(f"pintime: warning: {result.clipped_samples} samples clipped at full scale", file=sys.stderr)

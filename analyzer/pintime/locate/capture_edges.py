@@ -21,12 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numba
 import numpy as np
 
 from pintime.capture.gaps import near_gaps, read_gaps
-from pintime.capture.wav import SAMPLE_RATE_HZ, Block, WavInfo, iter_blocks, open_wav
+from pintime.capture.wav import DEFAULT_REFERENCE, Block, WavInfo, iter_blocks, open_wav
 from pintime.edges import Edges
 from pintime.errors import PintimeError
 from pintime.locate import detect, train
@@ -39,8 +40,8 @@ from pintime.locate.threshold import locate_threshold
 METHODS = ("template", "inflection", "threshold")
 # An edge's location uses samples up to the template's half-support on either side (its own window, or
 # its neighbours' in a joint fit): edges this close to a recording gap may see the jump, and are dropped.
-GAP_GUARD_S = 2 * train.TEMPLATE_HALF_SAMPLES / SAMPLE_RATE_HZ
-BLOCK_FRAMES = 1 << 18  # 1.4 s per block (4 MB of float32 stereo with its float64 channel copy)
+GAP_GUARD_SAMPLES = 2 * train.TEMPLATE_HALF_SAMPLES
+BLOCK_FRAMES = 1 << 18  # 1.4 s per block at 192 kHz (4 MB of float32 stereo with its float64 channel copy)
 PAD_FRAMES = 1024  # look-ahead/behind of a block: a group of close edges must fit in it
 LEARN_MAX_S = 8.0  # the calibration train is at the start of a capture (FORMAT.md §6)
 LEARN_EDGES = 1300  # enough measurement-channel edges to hold the whole train (1000 edges)
@@ -57,18 +58,25 @@ class CaptureEdges:
     method: str
     crlb_s: np.ndarray  # Cramér–Rao bound of each edge (1-sigma, s)
     inverted: bool | None  # the capture is inverted (None: no quiet interval to tell)
-    noise_rms: tuple[float, float]  # per channel, full-scale units
+    noise_rms: tuple[float, ...]  # per channel (measurement, then reference if any), full-scale units
     template: Template
     train: train.TrainFit | None  # None: no calibration train, template learned blind
     method_rms_s: float | None  # RMS error of the method against the train's line (None: no train)
     info: WavInfo
+    train_refused: str | None = None  # why a calibration train found was not learned from (None: it was)
+
+
+def gap_guard_s(samplerate_hz: float) -> float:
+    """How near a recording gap (s) an edge's location may see the gap's jump: ``GAP_GUARD_SAMPLES``."""
+    return GAP_GUARD_SAMPLES / samplerate_hz
 
 
 class _Detector:
-    """Edge detection per channel, with the typical edge strength remembered from block to block."""
+    """Edge detection per block column (:attr:`pintime.capture.wav.WavInfo.columns`), with the typical
+    edge strength remembered from block to block."""
 
-    def __init__(self) -> None:
-        self.swing: list[float | None] = [None, None]
+    def __init__(self, columns: int) -> None:
+        self.swing: list[float | None] = [None] * columns
 
     def steps(self, block: Block, channel: int) -> tuple[np.ndarray, np.ndarray]:
         """Absolute sample index and sign of the edges in the block's trusted part."""
@@ -92,9 +100,9 @@ def _windows(block: Block, channel: int, pos: np.ndarray, offsets: np.ndarray, i
     y = np.empty((len(pos), len(offsets)))
     row = _gather_kernel(block.data, channel, pos - block.first, offsets, info.clip_level, y)
     if row >= 0:
-        side = ("left", "right")[channel]
         raise PintimeError(f"{info.path}: clipped signal at {pos[row] / info.samplerate_hz:.6f} s on the "
-                           f"{side} channel: lower the recording level (clipping ruins edge timing)")
+                           f"{info.channel_name(channel)} channel: lower the recording level (clipping ruins "
+                           "edge timing)")
     return y
 
 
@@ -117,14 +125,18 @@ def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:
     return pos - SIMPLE_HALF
 
 
-def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple[float, float], list]:
-    """Learning pass: template, train fit, noise per channel, and the train's windows."""
-    det = _Detector()
+def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple[float, ...], list,
+                                          str | None]:
+    """Learning pass: template, train fit, noise per channel, the train's windows, and why a train found
+    was refused (its fit leaves far more than the noise: its edges are too close at this sample rate) and
+    the template learned blind instead."""
+    columns = range(len(info.columns))
+    det = _Detector(len(columns))
     stop = int(min(LEARN_MAX_S * info.samplerate_hz, info.frames))
     pos_all, sign_all, wins, simple = [], [], [], []
-    noise_parts: list[list[tuple[float, int]]] = [[], []]
+    noise_parts: list[list[tuple[float, int]]] = [[] for _ in columns]
     for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, 0, stop):
-        for ch in (0, 1):
+        for ch in columns:
             pos, sign = det.steps(block, ch)
             own = (pos >= block.own_lo) & (pos < block.own_hi)
             lo, hi = block.own_lo - block.first, block.own_hi - block.first
@@ -140,27 +152,36 @@ def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple
                 simple.append(_windows(block, 0, pos, np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1), info))
         if sum(len(p) for p in pos_all) >= LEARN_EDGES:
             break
-    noise = (_pool(noise_parts[0]), _pool(noise_parts[1]))
+    noise = tuple(_pool(parts) for parts in noise_parts)
     pos = np.concatenate(pos_all)
     if pos.size == 0:
-        raise PintimeError(f"{info.path}: no edges on the measurement (left) channel in the first "
-                           f"{stop / info.samplerate_hz:.1f} s: silence, or not a pintime capture")
+        raise PintimeError(f"{info.path}: no edges on the measurement ({info.channel_name(0)}) channel in "
+                           f"the first {stop / info.samplerate_hz:.1f} s: silence, or not a pintime capture")
     sign, y, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
     gaps = read_gaps(info.path)
     stretch = np.zeros(len(pos), np.int64)
     if gaps is not None:  # a window that sees a gap's jump is no edge's shape; a train's line stops at one
-        usable = ~near_gaps(pos / info.samplerate_hz, gaps, GAP_GUARD_S)
+        usable = ~near_gaps(pos / info.samplerate_hz, gaps, gap_guard_s(info.samplerate_hz))
         pos, sign, y, y_simple = pos[usable], sign[usable], y[usable], y_simple[usable]
         stretch = np.searchsorted(gaps.times_s, pos / info.samplerate_hz)
     seeds = _seeds(y_simple, noise[0]) + pos
     idx = _longest_train(pos, sign, stretch)
     if idx is not None:
+        idx = _clear_ends(pos, idx)
+    refused = None
+    if idx is not None:
         fit = train.learn_from_train(y[idx], pos[idx], seeds[idx], sign[idx] < 0)
-        return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]]
+        if not fit.residual_rms > train.MISFIT_MAX * noise[0]:  # an unknown noise (NaN) refuses nothing
+            return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
+        close = fit.period_samples <= train.NEIGHBOUR_FREE_SPACING_SAMPLES
+        refused = (f"the template fitted to the calibration train leaves {fit.residual_rms / noise[0]:.0f}× "
+                   "the noise" + (f": its edges are {fit.period_samples:.1f} samples apart at "
+                                  f"{info.samplerate_hz} Hz, inside one another's learning window (it needs "
+                                  f"more than {train.NEIGHBOUR_FREE_SPACING_SAMPLES})" if close else ""))
     try:
-        return _learn_blind(pos, y, seeds), None, noise, []
+        return _learn_blind(pos, y, seeds), None, noise, [], refused
     except PintimeError as err:  # name the capture
-        raise PintimeError(f"{info.path}: {err}") from None
+        raise PintimeError(f"{info.path}: {err}" + ("" if refused is None else f"; {refused}")) from None
 
 
 def _longest_train(pos: np.ndarray, sign: np.ndarray, stretch: np.ndarray) -> np.ndarray | None:
@@ -169,6 +190,17 @@ def _longest_train(pos: np.ndarray, sign: np.ndarray, stretch: np.ndarray) -> np
     found = [np.flatnonzero(stretch == s) for s in np.unique(stretch)]
     found = [sel[idx] for sel in found if (idx := train.find_train(pos[sel], sign[sel])) is not None]
     return max(found, key=len, default=None)
+
+
+def _clear_ends(pos: np.ndarray, idx: np.ndarray) -> np.ndarray | None:
+    """The train ``idx`` without its first and last edges whose learning windows hold an edge from outside
+    it (at low rates the frame header before it, FORMAT.md's SETTLE away, reaches the first windows)."""
+    before = pos[idx[0] - 1] if idx[0] > 0 else -np.inf
+    after = pos[idx[-1] + 1] if idx[-1] + 1 < len(pos) else np.inf
+    keep = (pos[idx] - before > train.NEIGHBOUR_FREE_SPACING_SAMPLES) & \
+           (after - pos[idx] > train.TEMPLATE_HALF_SAMPLES + int(train.WINDOW[-1]))
+    idx = idx[np.argmax(keep):len(keep) - np.argmax(keep[::-1])] if keep.any() else idx[:0]
+    return idx if len(idx) >= train.MIN_TRAIN_EDGES else None
 
 
 def _pool(parts: list[tuple[float, int]]) -> float:
@@ -184,7 +216,7 @@ def _learn_blind(pos: np.ndarray, y: np.ndarray, seeds: np.ndarray) -> Template:
     isolated = np.concatenate([[True], gap > len(train.WINDOW)]) & np.concatenate([gap > len(train.WINDOW),
                                                                                      [True]])
     if isolated.sum() < 20:
-        raise PintimeError("too few isolated edges to learn the edge shape (no calibration train found)")
+        raise PintimeError("too few isolated edges to learn the edge shape without a calibration train")
     y, tau = y[isolated], seeds[isolated] - pos[isolated]
     template = Template.initial(train.TEMPLATE_HALF_SAMPLES, train.KNOT_SAMPLES)
     m = train.WINDOW.astype(np.float64)
@@ -233,7 +265,7 @@ def locate_single(method: str, table: TemplateTable, noise: float, y_simple: np.
 
 
 def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Block, info: WavInfo,
-                  noise: tuple[float, float]) -> list[np.ndarray]:
+                  noise: tuple[float, ...]) -> list[np.ndarray]:
     """Located edges owned by one block: position (samples), sigma, amplitude, channel, signal sign.
 
     Template method: edges with a neighbour within reach are fitted together with all their neighbours,
@@ -244,7 +276,7 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
     fit_off = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
     reach = table.reach_samples
     out = []
-    for ch in (0, 1):
+    for ch in range(len(info.columns)):
         pos, sign = det.steps(block, ch)
         own = (pos >= block.own_lo) & (pos < block.own_hi)
         if method != "template":
@@ -271,8 +303,15 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
     return out
 
 
-def locate_capture(path: str | Path, method: str | None = None, progress: bool = False) -> CaptureEdges:
+def locate_capture(path: str | Path, method: str | None = None, progress: bool = False,
+                   measurement_channel: int = 0,
+                   reference_channel: int | None | Literal["default"] = DEFAULT_REFERENCE) -> CaptureEdges:
     """Locate every edge of the WAV capture ``path`` with ``method`` (default: template).
+
+    ``measurement_channel`` and ``reference_channel`` are the file's channels (0-based) of the measurement
+    pin and of the clock reference (None: none), as :func:`pintime.capture.wav.open_wav` takes them; the
+    located edges are on :data:`pintime.edges.MEASUREMENT_CHANNEL` and
+    :data:`pintime.edges.REFERENCE_CHANNEL` whichever file channels those are.
 
     Raises
     ------
@@ -282,10 +321,10 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     method = method or "template"
     if method not in METHODS:
         raise PintimeError(f"unknown edge method '{method}' (valid: {', '.join(METHODS)})")
-    info = open_wav(path)
-    template, train_fit, noise, train_data = learn_capture(info)
+    info = open_wav(path, measurement_channel, reference_channel)
+    template, train_fit, noise, train_data, refused = learn_capture(info)
     table = TemplateTable.build(template)
-    det = _Detector()
+    det = _Detector(len(info.columns))
     parts: list[np.ndarray] = []
     blocks = iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES)
     if progress:
@@ -307,7 +346,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     on0 = channel == 0
     inverted = detect.capture_inverted(pos[on0] / fs, sign[on0])
     polarity = (sign * (-1 if inverted else 1)).astype(np.int8)
-    noise_per_edge = np.where(channel == 0, noise[0], noise[1])
+    noise_per_edge = np.asarray(noise)[channel]
     crlb = crlb_samples(template, amp, pos, 1.0) * noise_per_edge / fs
     edges = Edges(pos / fs, channel, polarity, sigma / fs, 1.0, str(path))
-    return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info)
+    return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info, refused)

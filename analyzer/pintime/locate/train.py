@@ -31,6 +31,10 @@ BASELINE_SAMPLES = 24  # window samples before the template's support: they pin 
 # learning window around an edge's coarse sample: the baseline stretch, then the support and two samples
 # more (data beyond the support would let the template's end trade its slope against the baselines)
 WINDOW = np.arange(-(TEMPLATE_HALF_SAMPLES + BASELINE_SAMPLES), TEMPLATE_HALF_SAMPLES + 2)
+# train edges closer than this put their neighbours' support inside each other's learning window (the one
+# before reaches into the baseline stretch): the template cannot be learned from the train, or learns a bias
+NEIGHBOUR_FREE_SPACING_SAMPLES = TEMPLATE_HALF_SAMPLES - int(WINDOW[0])
+MISFIT_MAX = 3.0  # a train fit leaving more than this × the noise (RMS) has not learned the edge's shape
 MIN_ITERATIONS, MAX_ITERATIONS = 3, 20
 RIPPLE_RATES = (32, 64, 128, 256)  # delta-sigma modulator rates, multiples of fs
 RIPPLE_POWER = 100.0  # a ripple must carry this many times the power noise would put at its rate

@@ -26,7 +26,7 @@ def fig6_edge(capture: str | Path, out: Path) -> Path:
     parabola crossing and the threshold crossing are shown against it, as in the paper's Fig. 6.
     """
     info = open_wav(capture)
-    template, _, noise, train_data = locate.learn_capture(info)
+    template, _, noise, train_data, _ = locate.learn_capture(info)
     if not train_data:
         raise PintimeError(f"{capture}: no calibration train to draw Fig. 6 from")
     pos, sign, y_simple, _ = (part[:1] for part in train_data)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from pintime.soundcard.model import PROFILES, SAMPLE_RATE_HZ, SHARP, WIDE, Profile, step_response
+from pintime.soundcard.model import PROFILES, SHARP, WIDE, Profile, step_response
 from pintime.soundcard.synth import synthesize
 
 F_CPU_HZ = 16_000_000
@@ -27,7 +27,7 @@ def _render(profile: Profile, rows: list[tuple[int, int, int]], workdir: Path, n
     csv = workdir / f"{name}.edges.csv"
     csv.write_text("cycle,channel,level\n" + "".join(f"{c},{ch},{lv}\n" for c, ch, lv in rows))
     result = synthesize(csv, workdir / f"{name}-capture.wav", profile, seed=1, f_cpu_hz=F_CPU_HZ)
-    samples, _ = sf.read(result.wav_path, dtype="float64")
+    samples, _ = sf.read(result.wav_path, dtype="float64", always_2d=True)
     return samples[:, 0], result.start_s
 
 
@@ -42,7 +42,7 @@ def _variant(profile: Profile, kind: str) -> Profile:
 
 def _time_axis(n: int, start_s: float, profile: Profile, edge_s: float) -> np.ndarray:
     """Sample instants in card seconds, relative to the edge (clock offset applied, wander ignored)."""
-    return np.arange(n) / (SAMPLE_RATE_HZ * (1 + profile.clock_ppm * 1e-6)) - (edge_s - start_s)
+    return np.arange(n) / (profile.samplerate_hz * (1 + profile.clock_ppm * 1e-6)) - (edge_s - start_s)
 
 
 def write_plots(directory: Path, profile: Profile) -> list[Path]:
@@ -63,13 +63,15 @@ def write_plots(directory: Path, profile: Profile) -> list[Path]:
             t = _time_axis(len(samples), start_s, card, edge_s)
             mid_s = t[np.argmax(np.abs(np.diff(samples)))]  # the steepest part of the rendered step
             fig, axes = plt.subplots(2, 1, figsize=(9, 7))
-            for ax, half_s in zip(axes, (60 * 1e6 / SAMPLE_RATE_HZ, 6 * 1e6 / SAMPLE_RATE_HZ), strict=True):
+            fs = card.samplerate_hz
+            for ax, half_s in zip(axes, (60 * 1e6 / fs, 6 * 1e6 / fs), strict=True):
                 half_s *= 1e-6
                 fine = np.linspace(mid_s - half_s, mid_s + half_s, 4000)
                 shown = np.abs(t - mid_s) <= half_s
                 curve = sign * step_response(card, fine) + card.dc_offset_fs
                 ax.plot(fine * 1e6, curve, lw=1, label="model (continuous, noise-free, no hum)")
-                ax.plot(t[shown] * 1e6, samples[shown], "o", ms=3.5, label="rendered samples (192 kHz)")
+                ax.plot(t[shown] * 1e6, samples[shown], "o", ms=3.5,
+                        label=f"rendered samples ({fs / 1000:g} kHz)")
                 ax.axvline(0, color="grey", lw=0.8, ls=":")
                 ax.set_xlabel("time after the pin edge (µs)")
                 ax.set_ylabel("level (full scale = 1)")

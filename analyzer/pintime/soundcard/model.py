@@ -9,7 +9,7 @@ The model is a chain of named physical effects, applied in this order to each ch
    asymmetry (the reason for the paper's consistent polarity, §4).
 3. **latency** — a constant ``latency_s`` for both channels plus ``right_delay_s`` for the right channel
    (nonzero only where a card has two ADCs).
-4. **sample clock** — the card samples at ``192 kHz · (1 + clock_ppm·1e-6)`` *as measured by the MCU's
+4. **sample clock** — the card samples at ``samplerate_hz · (1 + clock_ppm·1e-6)`` *as measured by the MCU's
    clock*: only the ratio of the two crystals matters (an MCU crystal at +a ppm and a card at +b ppm give
    ``clock_ppm ≈ b − a``). Slow wander of that ratio (Allan deviation ``wander_adev_1s`` at 1 s) and white
    ``jitter_rms_s`` of each output sample instant.
@@ -18,16 +18,19 @@ The model is a chain of named physical effects, applied in this order to each ch
 6. **polarity** — ``inverted`` for cards whose input stage inverts.
 7. **ADC** — the delta-sigma modulator samples the analog signal at ``modulator_oversampling · fs``; a
    linear-phase decimation FIR (``SHARP`` or ``WIDE``, designed at the modulator rate) produces one output
-   per card sample. Evaluated at the card's instants this passes whatever lies above fs/2 into the samples
+   per card sample. Its band edges are fractions of fs and its length a number of samples, as a real
+   decimator's: at a lower rate the same chip's step response is as many samples long, so longer in time.
+   Evaluated at the card's instants this passes whatever lies above fs/2 into the samples
    (aliasing), as the wide quad-speed filters do. Interchannel ``crosstalk_db``: each channel carries a
    copy of the other's signal at that level.
 8. **AC coupling** — analog high-pass corners ``ac_coupling_hz`` and the ADC's digital high-pass
    ``digital_highpass_hz``: long pulses droop toward zero. Both are first-order sections applied at the
-   card rate (bilinear transform; for corners ≤ 20 Hz the difference from the continuous-time filter is
-   below (2π·20 Hz / 192 kHz)² ≈ 4e-7 of the step).
+   card rate (bilinear transform, prewarped to the corner; the difference from the continuous-time filter
+   is of order (2π·f/fs)²: 4e-7 of the step for 20 Hz at 192 kHz, 2e-3 for 300 Hz at 48 kHz).
 9. **additive** — mains hum (``hum_hz`` and its harmonics at ``hum_dbfs``), white noise ``noise_dbfs``,
    DC offset ``dc_offset_fs``.
-10. **output** — clipping at full scale, 24-bit quantization (optional TPDF dither).
+10. **output** — clipping at full scale, quantization to ``bits`` (16 or 24; optional TPDF dither), and
+    ``channels`` of them: 2 (left = pin, right = reference) or 1 (the pin alone).
 
 Levels in dBFS are relative to the full-scale *peak* (a noise RMS of −100 dBFS is 1e-5 of full scale).
 
@@ -40,13 +43,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from scipy import signal
 
 from pintime.errors import PintimeError
 
-SAMPLE_RATE_HZ = 192_000  # nominal card rate; every profile records at 192 kHz
+SAMPLE_RATE_HZ = 192_000  # nominal card rate of the paper's setting and of the profiles that give no other
 TABLE_STEPS_PER_SAMPLE = 2048  # fine grid of the tabulated step response (2.5 ns at 192 kHz)
 SETTLE_TIME_CONSTANTS = 40  # front-end poles settle to e^-40 ≈ 4e-18 after this many time constants
 
@@ -106,7 +110,10 @@ class Profile:
     hum_dbfs: tuple[float, ...]  # level of the fundamental, 3rd, 5th … harmonic (odd harmonics)
     dc_offset_fs: float
     # 10. output
-    dither: bool  # TPDF dither of ±1 LSB before 24-bit rounding
+    dither: bool  # TPDF dither of ±1 LSB before rounding to ``bits``
+    samplerate_hz: int = SAMPLE_RATE_HZ  # nominal card rate
+    bits: int = 24  # PCM word length of the WAV
+    channels: int = 2  # 2: left = measurement pin, right = clock reference; 1: the pin alone
 
     @property
     def step_fs(self) -> float:
@@ -128,7 +135,7 @@ class Profile:
                        dc_offset_fs=0.0, crosstalk_db=None, dither=False)
 
 
-_ARDUINO = dict(
+_ARDUINO: dict[str, Any] = dict(
     pin_swing_v=5.0,
     # ATmega2560 at 5 V driving ~100 pF (cable + card input). The datasheet gives no edge timing; the pin's
     # high side is weaker than its low side (DC characteristics: V_OH vs V_OL curves), so the rise is the
@@ -225,6 +232,55 @@ PROFILES: dict[str, Profile] = {
             dc_offset_fs=3e-3,
             dither=True,
         ),
+        Profile(
+            name="laptop-48k",
+            description="a laptop's line/mic jack: 48 kHz, 16-bit codec, strong AC coupling (a step keeps "
+                        "~20 % after 0.5 ms), hum, more noise",
+            **_ARDUINO,
+            attenuator_ratio=1.5 / 11.5,  # 10 kΩ over 1.5 kΩ: 5 V → 0.65 V, step 0.46 FS
+            full_scale_v=1.41,  # 1 Vrms jack
+            right_delay_s=0.0,  # one stereo codec
+            clock_ppm=35.0,
+            wander_adev_1s=2e-8,
+            jitter_rms_s=200e-12,
+            frontend_poles_hz=(100e3, 400e3),  # high source impedance into the jack's filter; assumed
+            inverted=False,
+            decimation=SHARP,  # codec decimators: passband ≈ 0.45 fs, stopband ≈ 0.55 fs
+            modulator_oversampling=64,  # 3.072 MHz
+            crosstalk_db=-70.0,  # laptop codec, shared ground; assumed
+            # mic/laptop jacks couple through small capacitors: 0.22 µF into 2.4 kΩ (300 Hz) and the codec's
+            # input coupling (100 Hz): a step is back to ≈ 22 % of its height 0.5 ms later
+            ac_coupling_hz=(300.0, 100.0),
+            digital_highpass_hz=None,
+            noise_dbfs=-88.0,  # consumer codec: ≈ 85-90 dB dynamic range; 1.3 LSB at 16 bits
+            hum_hz=50.0, hum_dbfs=(-80.0, -86.0),  # charger plugged in
+            dc_offset_fs=1e-3,
+            dither=True,
+            samplerate_hz=48000,
+            bits=16,
+        ),
+        Profile(
+            name="usb-96k",
+            description="a USB audio interface at 96 kHz / 24 bit: sharp filter, 2 Vrms line input",
+            **_ARDUINO,
+            attenuator_ratio=3.9 / 13.9,  # as the default profile: step 0.50 FS
+            full_scale_v=2.83,
+            right_delay_s=0.0,
+            clock_ppm=-15.0,
+            wander_adev_1s=1e-8,
+            jitter_rms_s=50e-12,
+            frontend_poles_hz=(300e3, 1.0e6),  # op-amp input buffer + RC; assumed
+            inverted=False,
+            decimation=SHARP,
+            modulator_oversampling=64,  # 6.144 MHz
+            crosstalk_db=-100.0,  # assumed
+            ac_coupling_hz=(1.6,),
+            digital_highpass_hz=2.0,  # ~1 Hz at 48 kHz, scales with fs
+            noise_dbfs=-105.0,
+            hum_hz=None, hum_dbfs=(), dc_offset_fs=0.0,
+            dither=False,
+            samplerate_hz=96000,
+        ),
     )
 }
 
@@ -265,12 +321,12 @@ def frontend_step(profile: Profile, x: np.ndarray, ramp_s: float) -> np.ndarray:
     A pole chain with distinct time constants τᵢ has step response p(t) = 1 − Σ Aᵢ e^(−t/τᵢ),
     Aᵢ = Πⱼ≠ᵢ τᵢ/(τᵢ − τⱼ); a linear ramp of width w averages p over [t − w, t].
     """
-    tau = SAMPLE_RATE_HZ / (2 * np.pi * np.asarray(profile.frontend_poles_hz, dtype=float))
+    tau = profile.samplerate_hz / (2 * np.pi * np.asarray(profile.frontend_poles_hz, dtype=float))
     if len(set(tau)) != len(tau) or len(tau) == 0:
         raise PintimeError(f"profile {profile.name}: front-end poles must be distinct and at least one")
     amp = np.array([np.prod([ti / (ti - tj) for tj in tau if tj != ti]) for ti in tau])
     x = np.asarray(x, dtype=float)
-    w = ramp_s * SAMPLE_RATE_HZ
+    w = ramp_s * profile.samplerate_hz
     out = np.zeros_like(x)
     if w == 0:
         pos = x >= 0
@@ -285,8 +341,8 @@ def frontend_step(profile: Profile, x: np.ndarray, ramp_s: float) -> np.ndarray:
 
 
 def _settle_samples(profile: Profile, ramp_s: float) -> float:
-    tau = SAMPLE_RATE_HZ / (2 * np.pi * min(profile.frontend_poles_hz))
-    return ramp_s * SAMPLE_RATE_HZ + SETTLE_TIME_CONSTANTS * tau
+    tau = profile.samplerate_hz / (2 * np.pi * min(profile.frontend_poles_hz))
+    return ramp_s * profile.samplerate_hz + SETTLE_TIME_CONSTANTS * tau
 
 
 def lowpass_step_direct(profile: Profile, x: np.ndarray, polarity: int = 1) -> np.ndarray:
@@ -353,7 +409,7 @@ def highpass_ba(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
         corners.append(profile.digital_highpass_hz)
     b, a = np.array([1.0]), np.array([1.0])
     for f_hz in corners:
-        k = np.tan(np.pi * f_hz / SAMPLE_RATE_HZ)  # prewarped: the corner lands exactly at f_hz
+        k = np.tan(np.pi * f_hz / profile.samplerate_hz)  # prewarped: the corner lands exactly at f_hz
         b = np.polymul(b, np.array([1.0, -1.0]) / (1 + k))
         a = np.polymul(a, [1.0, (k - 1) / (k + 1)])
     return b, a
@@ -371,7 +427,8 @@ def step_response(profile: Profile, t_s: np.ndarray, polarity: int = 1, channel:
     impulse response.
     """
     table = lowpass_table(profile, 1 if polarity > 0 else -1)
-    x = np.asarray(t_s, dtype=float) * SAMPLE_RATE_HZ - profile.delay_s(polarity, channel) * SAMPLE_RATE_HZ
+    fs = profile.samplerate_hz
+    x = np.asarray(t_s, dtype=float) * fs - profile.delay_s(polarity, channel) * fs
     b, a = highpass_ba(profile)
     support = table.support_samples
     n_full = np.floor(x - support).astype(np.int64)  # s(x − m) == 1 for m ≤ n_full

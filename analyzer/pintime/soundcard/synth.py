@@ -32,7 +32,6 @@ from pintime.edges import REFERENCE_CHANNEL
 from pintime.errors import PintimeError
 from pintime.files import read_json, refuse_existing, refuse_overwrite, sidecar_path, version, write_text
 from pintime.soundcard.model import (
-    SAMPLE_RATE_HZ,
     TABLE_STEPS_PER_SAMPLE,
     Profile,
     get_profile,
@@ -45,8 +44,7 @@ PREROLL_S = 0.05  # recording starts this long (plus a random fraction of a samp
 POSTROLL_S = 0.05  # and stops this long after the last edge has settled
 WANDER_STEP_S = 0.01  # the clock ratio's wander is piecewise constant on this grid
 WANDER_CROSSOVER_S = 30.0  # white-FM and random-walk-FM parts of the wander have equal Allan dev here
-FULL_SCALE_CODE = 1 << 23  # 24-bit PCM
-WAV_MAX_S = WAV_MAX_BYTES / 6 / SAMPLE_RATE_HZ  # 6 bytes per frame: 24-bit stereo
+PCM_SUBTYPES = {16: "PCM_16", 24: "PCM_24"}  # the profile's bits → the WAV's samples
 
 
 @dataclass(frozen=True)
@@ -79,6 +77,15 @@ def _read_sim_json(edges_csv: Path) -> dict:
     return sim
 
 
+def wav_max_s(profile: Profile) -> float:
+    """The longest recording a WAV holds in the profile's format (4 GiB of frames)."""
+    return WAV_MAX_BYTES / _frame_bytes(profile) / profile.samplerate_hz
+
+
+def _frame_bytes(profile: Profile) -> int:
+    return profile.bits // 8 * profile.channels
+
+
 def wander_phase(times_s: np.ndarray, adev_1s: float, rng: np.random.Generator) -> np.ndarray:
     """Accumulated time error (s) of the card clock at ``times_s`` (≥ 0) from its wander.
 
@@ -106,8 +113,8 @@ def edge_positions(times_s: np.ndarray, polarity: np.ndarray, channel: np.ndarra
     """
     delay_s = np.where(polarity > 0, profile.rise_delay_s, profile.fall_delay_s) + profile.latency_s
     delay_s = delay_s + np.where(channel == REFERENCE_CHANNEL, profile.right_delay_s, 0.0)
-    rate = SAMPLE_RATE_HZ * (1 + profile.clock_ppm * 1e-6)
-    return (times_s - start_s + delay_s) * rate + wander_s * SAMPLE_RATE_HZ
+    rate = profile.samplerate_hz * (1 + profile.clock_ppm * 1e-6)
+    return (times_s - start_s + delay_s) * rate + wander_s * profile.samplerate_hz
 
 
 def _polyphase(values: np.ndarray, width: int) -> np.ndarray:
@@ -184,16 +191,18 @@ class _Channel:
 
 
 def _output(y: np.ndarray, profile: Profile, rng_dither: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Clip at full scale and quantize to 24 bits; int32 with the code in the top 24 bits (soundfile)."""
+    """Clip at full scale and quantize to the profile's bits; int32 with the code in the top bits (soundfile
+    keeps those of a 16- or 24-bit file)."""
+    full_scale_code = 1 << (profile.bits - 1)
     code = y  # y is this block's own array: scale, dither, round and clip in place
-    code *= FULL_SCALE_CODE
+    code *= full_scale_code
     if profile.dither:  # TPDF: sum of two uniform ±½ LSB
         code += rng_dither.random(code.shape, dtype=np.float32)
         code -= rng_dither.random(code.shape, dtype=np.float32)
     np.rint(code, out=code)
-    clipped = int(np.count_nonzero(code < -FULL_SCALE_CODE) + np.count_nonzero(code > FULL_SCALE_CODE - 1))
-    np.clip(code, -FULL_SCALE_CODE, FULL_SCALE_CODE - 1, out=code)
-    return code.astype(np.int32) << 8, clipped
+    clipped = int(np.count_nonzero(code < -full_scale_code) + np.count_nonzero(code > full_scale_code - 1))
+    np.clip(code, -full_scale_code, full_scale_code - 1, out=code)
+    return code.astype(np.int32) << (32 - profile.bits), clipped
 
 
 class _Hum:
@@ -207,7 +216,7 @@ class _Hum:
         levels_dbfs = profile.hum_dbfs if profile.hum_hz else ()
         self.phase = rng.uniform(0, 2 * np.pi, len(levels_dbfs))
         self.amplitude = [10 ** (level / 20) for level in levels_dbfs]
-        self.omega = [2 * np.pi * (profile.hum_hz or 0.0) * (2 * i + 1) / SAMPLE_RATE_HZ
+        self.omega = [2 * np.pi * (profile.hum_hz or 0.0) * (2 * i + 1) / profile.samplerate_hz
                       for i in range(len(levels_dbfs))]
         self.tables = [np.exp(1j * w * np.arange(BLOCK_SAMPLES)) for w in self.omega]
 
@@ -230,14 +239,18 @@ def _check_paths(edges_csv: Path, wav_path: Path, force: bool) -> None:
     refuse_existing([wav_path, sidecar_path(wav_path)], force)
 
 
-def _check_numbers(seed: int, f_cpu_hz: float | None, duration_s: float | None, sim_json: Path) -> float:
+def _check_numbers(seed: int, f_cpu_hz: float | None, duration_s: float | None, sim_json: Path,
+                   profile: Profile) -> float:
     """Validate the numeric arguments; returns F_CPU."""
     if not (isinstance(seed, int | np.integer) and seed >= 0):
         raise PintimeError(f"seed must be a non-negative integer, got {seed!r}")
-    if duration_s is not None and not (np.isfinite(duration_s) and duration_s * SAMPLE_RATE_HZ >= 1):
-        raise PintimeError(f"the duration must be at least one sample (5.2 µs), got {duration_s} s")
-    if duration_s is not None and duration_s > WAV_MAX_S:
-        raise PintimeError(f"the duration {duration_s:g} s is longer than a WAV can hold ({WAV_MAX_S:.0f} s)")
+    fs = profile.samplerate_hz
+    if duration_s is not None and not (np.isfinite(duration_s) and duration_s * fs >= 1):
+        raise PintimeError(f"the duration must be at least one sample ({1e6 / fs:.3g} µs), "
+                           f"got {duration_s} s")
+    if duration_s is not None and duration_s > wav_max_s(profile):
+        raise PintimeError(f"the duration {duration_s:g} s is longer than a WAV can hold "
+                           f"({wav_max_s(profile):.0f} s)")
     if f_cpu_hz is None:
         raise PintimeError(f"F_CPU unknown: give --f-cpu-hz or put f_cpu_hz in {sim_json}")
     if not (np.isfinite(float(f_cpu_hz)) and float(f_cpu_hz) > 0):
@@ -247,15 +260,16 @@ def _check_numbers(seed: int, f_cpu_hz: float | None, duration_s: float | None, 
 
 def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile: Profile,
                rngs: dict[str, np.random.Generator], progress: bool) -> int:
-    """Stream both channels into ``wav_path`` block by block; returns the number of clipped samples."""
+    """Stream the channels into ``wav_path`` block by block; returns the number of clipped samples."""
     hum = _Hum(profile, rngs["hum"])
     noise_rms = 0.0 if profile.noise_dbfs is None else 10 ** (profile.noise_dbfs / 20)
-    jitter_samples = profile.jitter_rms_s * SAMPLE_RATE_HZ
+    jitter_samples = profile.jitter_rms_s * profile.samplerate_hz
     clipped = 0
     try:
         wav_path.parent.mkdir(parents=True, exist_ok=True)
-        wav = sf.SoundFile(os.fsencode(wav_path), "w", samplerate=SAMPLE_RATE_HZ, channels=2,
-                           subtype="PCM_24", format="WAV")
+        wav = sf.SoundFile(os.fsencode(wav_path), "w", samplerate=profile.samplerate_hz,
+                           channels=len(channels),
+                           subtype=PCM_SUBTYPES[profile.bits], format="WAV")
     except (OSError, sf.LibsndfileError) as err:
         raise PintimeError(f"{wav_path}: cannot write ({err})") from None
     with wav as out, tqdm(total=n_samples, unit="sample", unit_scale=True, disable=not progress,
@@ -266,9 +280,9 @@ def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile
             if jitter_samples:
                 jitter = rngs["jitter"].standard_normal(n, dtype=np.float32) * np.float32(jitter_samples)
             common = hum.block(n0, n) + profile.dc_offset_fs
-            block = np.empty((n, 2), dtype=np.int32)
+            block = np.empty((n, len(channels)), dtype=np.int32)
             ys = [channel.render(n0, n, jitter) for channel in channels]
-            if profile.crosstalk_db is not None:  # both channels share the high-pass: leak after it
+            if profile.crosstalk_db is not None and len(ys) == 2:  # both share the high-pass: leak after it
                 leak = 10 ** (profile.crosstalk_db / 20)
                 ys = [ys[0] + leak * ys[1], ys[1] + leak * ys[0]]
             for c, y in enumerate(ys):
@@ -285,9 +299,12 @@ def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile
 def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | str = "default",
                seed: int = 0, f_cpu_hz: float | None = None, duration_s: float | None = None,
                progress: bool = False, force: bool = False) -> SynthResult:
-    """Render the edge list ``edges_csv`` (simavr harness CSV, MCU cycles) into a 192 kHz 24-bit WAV.
+    """Render the edge list ``edges_csv`` (simavr harness CSV, MCU cycles) into the WAV the profile's card
+    records (192 kHz, 24-bit, stereo unless the profile says otherwise, as
+    :func:`pintime.soundcard.formats.with_format` makes it).
 
-    Left = measurement pin (channel 0), right = clock reference (channel 1). Writes ``wav_path`` and its
+    Left = measurement pin (channel 0), right = clock reference (channel 1); a mono profile records the
+    pin alone. Writes ``wav_path`` and its
     sidecar (:func:`sidecar_path`): source, firmware revision, profile, seed, pintime version — nothing an
     analyzer could use to cheat, and nothing it needs (the analyzer works without the sidecar).
 
@@ -316,27 +333,29 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
     _check_paths(edges_csv, wav_path, force)
     sim = _read_sim_json(edges_csv)
     f_cpu_hz = _check_numbers(seed, f_cpu_hz if f_cpu_hz is not None else sim.get("f_cpu_hz"), duration_s,
-                              sim_json_path(edges_csv))
+                              sim_json_path(edges_csv), profile)
     edges = read_edge_list(edges_csv)
 
     names = ("start", "wander", "jitter", "noise", "hum", "dither")  # one stream per effect
     rngs = dict(zip(names, (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(6)),
                     strict=True))
     times_s = edges.time / f_cpu_hz
-    start_s = min(0.0, float(times_s[0])) - PREROLL_S - rngs["start"].random() / SAMPLE_RATE_HZ
-    if times_s[-1] - start_s > WAV_MAX_S:  # found out before the wander is drawn over the whole span
+    fs = profile.samplerate_hz
+    start_s = min(0.0, float(times_s[0])) - PREROLL_S - rngs["start"].random() / fs
+    if times_s[-1] - start_s > wav_max_s(profile):  # found out before the wander is drawn over the whole span
         raise PintimeError(f"{edges_csv}: edges span {times_s[-1] - start_s:.3g} s at {f_cpu_hz:g} Hz, "
                            "longer than a WAV can hold (4 GiB)")
     wander_s = wander_phase(times_s - start_s, profile.wander_adev_1s, rngs["wander"])
     positions = edge_positions(times_s, edges.polarity, edges.channel, profile, start_s, wander_s)
     channels = [_Channel(positions[edges.channel == c], edges.polarity[edges.channel == c], profile)
-                for c in (0, 1)]
+                for c in range(profile.channels)]
     if duration_s is None:
-        n_samples = int(np.ceil(positions.max() + channels[0].support + POSTROLL_S * SAMPLE_RATE_HZ))
+        recorded = positions[edges.channel < profile.channels]
+        n_samples = int(np.ceil(recorded.max() + channels[0].support + POSTROLL_S * fs))
     else:
-        n_samples = round(duration_s * SAMPLE_RATE_HZ)
-    if n_samples * 6 > WAV_MAX_BYTES:
-        raise PintimeError(f"capture of {n_samples / SAMPLE_RATE_HZ:.0f} s exceeds the 4 GiB WAV limit")
+        n_samples = round(duration_s * fs)
+    if n_samples * _frame_bytes(profile) > WAV_MAX_BYTES:
+        raise PintimeError(f"capture of {n_samples / fs:.0f} s exceeds the 4 GiB WAV limit")
     clipped = _write_wav(wav_path, channels, n_samples, profile, rngs, progress)
     write_text(sidecar_path(wav_path), json.dumps({
         "what": "pintime synthetic capture (informational: the analyzer never reads this file)",

@@ -26,7 +26,7 @@ from scipy.sparse.linalg import spsolve
 from pintime.capture.gaps import RecordingGaps, near_gaps
 from pintime.edges import Edges
 from pintime.errors import PintimeError
-from pintime.locate.capture_edges import GAP_GUARD_S
+from pintime.locate.capture_edges import gap_guard_s
 
 CAL_KNOT_S = 0.02  # knot spacing of the piecewise-linear time map
 MATCH_TOLERANCE_S = 20e-6  # a located edge matches the nearest mapped exact edge of its channel within this
@@ -65,7 +65,7 @@ class Matched:
     err: np.ndarray  # located minus mapped exact time (s)
     stretch: np.ndarray  # the gap-free stretch each lies in (all 0 without recording gaps)
     n_map: int  # parameters of the time maps the errors were taken about
-    beside_gaps: int  # located edges left out: within GAP_GUARD_S of a gap, or in too short a stretch
+    beside_gaps: int  # located edges left out: within the locator's gap guard, or in too short a stretch
 
 
 def match_stretches(located: Edges, truth: Edges, gaps: RecordingGaps | None) -> Matched:
@@ -76,7 +76,7 @@ def match_stretches(located: Edges, truth: Edges, gaps: RecordingGaps | None) ->
         stretch, keep = np.zeros(len(located.time), np.int64), np.ones(len(located.time), bool)
     else:
         stretch = np.searchsorted(gaps.times_s, located.time)
-        keep = ~near_gaps(located.time, gaps, GAP_GUARD_S)
+        keep = ~near_gaps(located.time, gaps, gap_guard_s(gaps.samplerate_hz))
     scale = _scale(located, stretch, truth)
     parts, n_map, last = [], 0, -1
     for s in np.unique(stretch[keep]):

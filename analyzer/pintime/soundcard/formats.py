@@ -1,0 +1,37 @@
+"""The sound-card model's recording formats: a profile's card at another rate, word length or channel count
+(:mod:`pintime.soundcard.model` for the card itself)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pintime.capture.wav import STANDARD_RATES_HZ
+from pintime.errors import PintimeError
+from pintime.soundcard.model import Profile
+
+OUTPUT_BITS = (16, 24)  # what the renderer writes
+OUTPUT_CHANNELS = (1, 2)  # the pin alone, or the pin (left) and the reference (right)
+
+
+def with_format(profile: Profile, samplerate_hz: int | None = None, bits: int | None = None,
+                channels: int | None = None) -> Profile:
+    """``profile`` recording at another rate, word length or channel count (None: the profile's own).
+
+    The same card at another rate: the decimation filter keeps its band edges as fractions of fs, the
+    digital high-pass its corner as a fraction of fs (it scales with the rate in ADC chips); the analog
+    parts (driver, front-end poles, AC coupling) keep their corners in Hz.
+    """
+    rate = profile.samplerate_hz if samplerate_hz is None else samplerate_hz
+    bits = profile.bits if bits is None else bits
+    channels = profile.channels if channels is None else channels
+    if rate not in STANDARD_RATES_HZ:
+        raise PintimeError(f"sample rate {rate} Hz is not a standard one "
+                           f"({', '.join(str(r) for r in STANDARD_RATES_HZ)} Hz)")
+    if bits not in OUTPUT_BITS:
+        raise PintimeError(f"{bits}-bit output: the renderer writes 16 or 24 bits")
+    if channels not in OUTPUT_CHANNELS:
+        raise PintimeError(f"{channels} channels: the renderer writes 1 (the pin) or 2 (pin and reference)")
+    highpass_hz = profile.digital_highpass_hz
+    if highpass_hz is not None and rate != profile.samplerate_hz:
+        highpass_hz = highpass_hz * rate / profile.samplerate_hz
+    return replace(profile, samplerate_hz=rate, bits=bits, channels=channels, digital_highpass_hz=highpass_hz)
