@@ -35,7 +35,8 @@ from pintime.locate.train import find_train
 from pintime.soundcard import model as sc
 from pintime.soundcard.formats import with_format
 from pintime.soundcard.synth import PREROLL_S, synthesize
-from pintime.validate.edgecheck import errors_of, match_stretches
+from pintime.validate.edgecheck import errors_of
+from pintime.validate.edgematch import match_stretches
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = ROOT / "build" / "sim"
@@ -100,8 +101,9 @@ def run_case(edges: Path, f_cpu_hz: float, duration_s: float, name: str, rate_hz
     row["exact"] = int(np.count_nonzero(truth.channel == 0))
     row["matched"] = int(np.count_nonzero(result.edges.channel[match_stretches(result.edges, truth, None).idx]
                                           == 0))
-    return row | {k: e.to_json()[k] for k in ("rms_ns", "crlb_ns", "locator_rms_ns", "locator_rms_se_ns", "max_ns",
-                                    "bias_rise_ns", "bias_fall_ns")}
+    figures = e.to_json()
+    return row | {k: figures[k] for k in ("rms_ns", "crlb_ns", "locator_rms_ns", "locator_rms_se_ns", "max_ns",
+                                          "bias_rise_ns", "bias_fall_ns")}
 
 
 def main() -> int:
