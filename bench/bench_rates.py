@@ -102,8 +102,8 @@ def run_case(edges: Path, f_cpu_hz: float, duration_s: float, name: str, rate_hz
     row["matched"] = int(np.count_nonzero(result.edges.channel[match_stretches(result.edges, truth, None).idx]
                                           == 0))
     figures = e.to_json()
-    return row | {k: figures[k] for k in ("rms_ns", "crlb_ns", "locator_rms_ns", "locator_rms_se_ns", "max_ns",
-                                          "bias_rise_ns", "bias_fall_ns")}
+    return row | {k: figures[k] for k in ("rms_ns", "crlb_ns", "locator_rms_ns", "locator_rms_se_ns",
+                                          "max_ns", "bias_rise_ns", "bias_fall_ns")}
 
 
 def main() -> int:
