@@ -24,8 +24,9 @@
 #define BIT_LOW_US      200
 #define SETTLE_US       1000
 #define GAP_US          300
-/* FORMAT.md §6: calibration train, 1037 µs between edges (not a whole number of 192 kHz samples). */
-#define CAL_PERIOD_US   1037
+/* FORMAT.md §6: calibration train, 2777 µs between edges: more than the edge template's reach (120
+   samples) at every standard rate from 44.1 kHz, and a whole number of samples at none of them. */
+#define CAL_PERIOD_US   2777
 #define CAL_COUNT       1000
 
 /* delay_exact(n) takes n + DELAY_EXACT_OVERHEAD cycles including its CALL and RET; n >= DELAY_EXACT_MIN. */
