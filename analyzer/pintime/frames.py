@@ -1,4 +1,4 @@
-"""Frame decoder for the measurement pin, written from ``firmware/FORMAT.md`` (frame format version 1).
+"""Frame decoder for the measurement pin, written from ``firmware/FORMAT.md`` (frame format version 2).
 
 A capture of the measurement pin is a sequence of frames ``QUIET SYNC HEADER SETTLE GROUP``. The decoder
 reads edge times in MCU microseconds (or nominal microseconds before clock calibration: every tolerance of
@@ -20,10 +20,10 @@ import numpy as np
 
 from pintime.errors import PintimeError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 # FORMAT.md §3 decoder rules, µs
-QUIET_MIN_US = 2500.0
+QUIET_MIN_US = 4000.0
 SYNC_HIGH_US = (900.0, 1100.0)
 SYNC_LOW_US = (400.0, 600.0)
 BIT0_HIGH_US = (120.0, 300.0)  # half-open [120, 300)

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#define FORMAT_VERSION 1
+#define FORMAT_VERSION 2
 
 enum frame_kind {
 	FRAME_RUN = 0,

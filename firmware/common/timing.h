@@ -16,7 +16,7 @@
 #define US_CYCLES(us)   ((us) * CYCLES_PER_US)
 
 /* FORMAT.md §3, nominal µs of MCU time. */
-#define QUIET_US        3000
+#define QUIET_US        6000
 #define SYNC_HIGH_US    1000
 #define SYNC_LOW_US     500
 #define BIT0_HIGH_US    200

@@ -20,6 +20,7 @@ from pintime.capture.wav import open_wav
 from pintime.clock import calibrate
 from pintime.edges import REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
+from pintime.frames import QUIET_MIN_US
 from pintime.locate import capture_edges as locate
 from pintime.locate.capture_edges import GAP_GUARD_SAMPLES, CaptureEdges, learn_capture, locate_capture
 from pintime.pipeline import analyze, load_edges, summary_json
@@ -47,14 +48,14 @@ def _meas_edges_s(a) -> tuple[np.ndarray, np.ndarray]:
 
 
 def block_in_a_quiet(a, lost: int) -> int:
-    """The first block boundary inside a QUIET (FORMAT.md §3: low ≥ 2500 µs) whose lost samples leave
+    """The first block boundary inside a QUIET (FORMAT.md §3: low ≥ QUIET_MIN_US) whose lost samples leave
     a QUIET after the gap and no edge within the locator's guard of it: a gap that cuts no frame."""
     time, polarity = _meas_edges_s(a)
     lost_s, guard_s = lost / rec.SAMPLE_RATE_HZ, GAP_GUARD_SAMPLES / rec.SAMPLE_RATE_HZ + 1e-4
     for b, t in enumerate(_block_times_s(a)):
         after = np.searchsorted(time, t)
         if 0 < after < len(time) and polarity[after - 1] < 0 and polarity[after] > 0 \
-                and t - time[after - 1] > guard_s and time[after] - lost_s - t > 2.7e-3:
+                and t - time[after - 1] > guard_s and time[after] - lost_s - t > QUIET_MIN_US * 1e-6 + 2e-4:
             return b
     raise AssertionError("no block boundary in a QUIET of the example capture")
 

@@ -25,7 +25,7 @@ from support import BUILD, ROOT
 REF_CYCLES = 100  # ref100, CALL and RET included (FORMAT.md §5)
 INIT_CYCLES = 37  # init, CALL and RET included (FORMAT.md §5)
 EPSILON_CYCLES = 1  # pulse width = cycles of the calls + 1 (FORMAT.md §5)
-US = {"quiet": 3000, "sync_high": 1000, "sync_low": 500, "bit0": 200, "bit1": 400, "bit_low": 200,
+US = {"quiet": 6000, "sync_high": 1000, "sync_low": 500, "bit0": 200, "bit1": 400, "bit_low": 200,
       "settle": 1000, "gap": 300, "cal_period": 1037}  # FORMAT.md §3, §6
 CAL_COUNT = 1000
 PAYLOAD = {"run": (("f_cpu_hz", 4), ("revision", 4), ("program", 1)),
