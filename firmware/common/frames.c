@@ -51,7 +51,10 @@ static void send_frame(enum frame_kind kind, const uint8_t *payload, uint8_t pay
 	/* pin_frame adds the tail, the group its lead */
 	waveform_cycles[n - 1] = US_CYCLES(SETTLE_US) - PIN_FRAME_TAIL - lead_cycles;
 
-	delay_exact(US_CYCLES(QUIET_US));	/* plus the code since the last edge: QUIET >= 6000 µs */
+	/* plus the code since the last edge: QUIET >= 6000 µs; in halves, each within delay_exact's 16 bits
+	   at 16 MHz */
+	delay_exact(US_CYCLES(QUIET_US / 2));
+	delay_exact(US_CYCLES(QUIET_US / 2));
 	pin_frame(waveform_cycles, n, group, arg);
 	frames_sent++;
 }

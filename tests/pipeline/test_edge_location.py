@@ -3,7 +3,7 @@ method with its sub-sample bias, threshold in between; polarity, inversion, clos
 
 Captures are rendered by the sound-card model from the first seconds of the simavr table1 edge list
 (RUN and CAL frames: the 1000-edge calibration train, then the first measurement frames). The train's
-period is 1037 µs = 199.104 samples, never a whole number of samples (docs/design.md §10 test trap); the
+period is 2777 µs = 533.18 samples, never a whole number of samples (docs/design.md §10 test trap); the
 test below checks that the located edges really cover the sub-sample phases.
 
 The cards' clocks are steady here (no wander; jitter, noise and everything else as in the profiles):

@@ -185,14 +185,15 @@ def test_mono_edges_at_low_rates_are_where_the_exact_ones_say(tmp_path, rate_hz,
 
 
 def test_a_train_too_fast_for_the_rate_is_refused_with_its_reason(tmp_path, make_sim):
-    """table1's train (1037 µs) is 49.8 samples at 48 kHz: inside the learning window of its neighbours."""
+    """The firmware's train (2777 µs) played 2777/1037 times as fast — frame format version 1's train,
+    1037 µs — is 49.8 samples at 48 kHz: inside the learning window of its neighbours."""
     sim = make_sim / "table1.edges.csv"
     lines = sim.read_text().splitlines()
     edges = tmp_path / "table1.edges.csv"
-    first = [r for r in lines[1:] if int(r.split(",")[0]) < 1_600_000]  # RUN and CAL frames
+    first = [r for r in lines[1:] if int(r.split(",")[0]) < 3_100_000]  # RUN and CAL frames
     edges.write_text("\n".join([lines[0], *first]) + "\n")
     card = with_format(sc.PROFILES["default"], 48000, 24, 1)
-    wav = synthesize(edges, tmp_path / "capture.wav", card, 1, F_CPU).wav_path
+    wav = synthesize(edges, tmp_path / "capture.wav", card, 1, F_CPU * 2777 / 1037).wav_path
     with pytest.raises(PintimeError, match=r"edges are 49\.8 samples apart at 48000 Hz, inside one "
                                            r"another's learning window \(it needs more than 120\)"):
         locate_capture(wav)

@@ -26,7 +26,7 @@ REF_CYCLES = 100  # ref100, CALL and RET included (FORMAT.md §5)
 INIT_CYCLES = 37  # init, CALL and RET included (FORMAT.md §5)
 EPSILON_CYCLES = 1  # pulse width = cycles of the calls + 1 (FORMAT.md §5)
 US = {"quiet": 6000, "sync_high": 1000, "sync_low": 500, "bit0": 200, "bit1": 400, "bit_low": 200,
-      "settle": 1000, "gap": 300, "cal_period": 1037}  # FORMAT.md §3, §6
+      "settle": 1000, "gap": 300, "cal_period": 2777}  # FORMAT.md §3, §6
 CAL_COUNT = 1000
 PAYLOAD = {"run": (("f_cpu_hz", 4), ("revision", 4), ("program", 1)),
            "cal": (("period_cycles", 4), ("count", 2)), "direct": (("rep", 2),),
@@ -68,7 +68,7 @@ def pulse_calls(kind: str, fields: dict[str, int]) -> list[tuple[int, int]]:
 
 def header_cycles(kind: str, fields: dict[str, int], cycles_per_us: int) -> list[int]:
     """Cycles between successive header edges from the SYNC's rising edge to the first group edge."""
-    data = bytes([0x10 | KIND_NUMBER[kind]])
+    data = bytes([0x20 | KIND_NUMBER[kind]])  # FORMAT.md §4: version 2
     for name, size in PAYLOAD[kind]:
         data += fields[name].to_bytes(size, "big")
     data += binascii.crc_hqx(data, 0xFFFF).to_bytes(2, "big")  # CRC-16/CCITT-FALSE

@@ -48,7 +48,7 @@ def test_every_frame_of_the_run_decodes(capture, decoded):
     assert decoded.frames[-1].fields == {"frames": len(decoded.frames) - 1}
     run = decoded.frames[0].fields
     assert run == {"f_cpu_hz": truth["f_cpu_hz"], "revision": truth["revision"], "program": 1}
-    assert decoded.frames[1].fields == {"period_cycles": 1037 * truth["f_cpu_hz"] // 10**6, "count": 1000}
+    assert decoded.frames[1].fields == {"period_cycles": 2777 * truth["f_cpu_hz"] // 10**6, "count": 1000}
     for kind in ("direct", "executing", "differential", "line", "overdet"):
         assert sorted(Counter(f.fields["rep"] for f in decoded.of_kind(kind)).items()) == \
             [(r, len(decoded.of_kind(kind)) // reps) for r in range(reps)]
