@@ -22,14 +22,14 @@ from support import EXAMPLE_WAV as SOURCE_WAV
 from support import FakeBackend
 
 FS = 192000
-SECONDS = 2.2  # the RUN and CAL frames and the first Table 1 frames; 4 reference edges
+SECONDS = 4.0  # the RUN and CAL frames and the first Table 1 frames; 8 reference edges
 FULL_SCALE = 0x7FFFFF00  # largest positive 24-bit code, left-justified in int32
 
 
 @pytest.fixture(scope="module")
 def source() -> np.ndarray:
-    """The first 3 s of a synthesized capture as PortAudio delivers it (int32, 24 bits left-justified)."""
-    samples, rate = sf.read(SOURCE_WAV, frames=3 * FS, dtype="int32")
+    """The first 4.5 s of a synthesized capture as PortAudio delivers it (int32, 24 bits left-justified)."""
+    samples, rate = sf.read(SOURCE_WAV, frames=int(4.5 * FS), dtype="int32")
     assert rate == FS and not np.any(samples & 0xFF)
     return samples
 

@@ -31,7 +31,7 @@ from pintime.validate.edgecheck import errors_of
 from pintime.validate.edgematch import match
 from support import SIM
 
-EXCERPT_CYCLES = 2_400_000  # the first 2.4 s at 1 MHz: RUN, CAL (1000 edges), RUN and a few frames
+EXCERPT_CYCLES = 4_150_000  # the first 4.15 s at 1 MHz: RUN, CAL (1000 edges, 2.78 s), RUN and a few frames
 
 
 @pytest.fixture(scope="module")

@@ -30,10 +30,10 @@ from support import SIM, FakeBackend, assert_fails, run_cli
 
 # block 147 starts at 3.136 s, inside repetition 1's 21 ms Executing 210× pulse; block 5 at 0.107 s, in
 # the QUIET between the first RUN frame and the CAL frame (2.5 ms after the one, 4.1 ms before the other)
-IN_A_PULSE = (147, 1000)  # (block, samples lost): 5.2 ms taken out of the pulse
+PULSE_LOST = 1000  # samples taken out of an Executing 210× pulse (21 ms): 5.2 ms
+PAIRS_LOST = 600  # samples taken out of a Differential 1000× group: 3.1 ms of 1-call/2-call pulse pairs
 QUIET_LOST = 200  # samples a gap takes out of a QUIET
 IN_THE_TRAIN = (30, 1000)  # 0.640 s, 3 samples before a calibration-train edge: 5.02 train periods lost
-IN_DIFFERENTIAL_PAIRS = (100, 600)  # 2.133 s: 3.1 ms of 1-call/2-call pulse pairs, alike but for the headers
 TRUTH = SIM / "table1.json"
 
 
@@ -58,6 +58,22 @@ def block_in_a_quiet(a, lost: int) -> int:
                 and t - time[after - 1] > guard_s and time[after] - lost_s - t > QUIET_MIN_US * 1e-6 + 2e-4:
             return b
     raise AssertionError("no block boundary in a QUIET of the example capture")
+
+
+def block_inside_group(a, kind: str, n: int, lost: int) -> int:
+    """The first block boundary inside the group of a frame of ``kind`` with ``n`` executions, whose lost
+    samples end inside that group too, clear of its first and last edge by the locator's guard, and both
+    ends of the lost audio ten samples from any edge (no edge is cut in two)."""
+    time, _ = _meas_edges_s(a)
+    guard_s, clear_s = GAP_GUARD_SAMPLES / rec.SAMPLE_RATE_HZ, 10 / rec.SAMPLE_RATE_HZ
+    spans = [(time[f.group[0]], time[f.group[-1]]) for f in a.decode.frames if f.kind == kind
+             and f.fields.get("n") == n]
+    for b, t in enumerate(_block_times_s(a)):
+        end = t + lost / rec.SAMPLE_RATE_HZ
+        if any(lo + guard_s < t and end < hi - guard_s for lo, hi in spans) \
+                and np.min(np.abs(time - t)) > clear_s and np.min(np.abs(time - end)) > clear_s:
+            return b
+    raise AssertionError(f"no block boundary inside a {kind} {n}× group of the example capture")
 
 
 def block_cutting_two_frames(a) -> int:
@@ -97,8 +113,9 @@ def uncut(uncut_analysis) -> dict:
 
 
 @pytest.fixture(scope="module")
-def cut_pulse(tmp_path_factory) -> Path:
-    return record_with_gap(tmp_path_factory.mktemp("pulse"), *IN_A_PULSE)
+def cut_pulse(tmp_path_factory, uncut_analysis) -> Path:
+    block = block_inside_group(uncut_analysis, "executing", 210, PULSE_LOST)
+    return record_with_gap(tmp_path_factory.mktemp("pulse"), block, PULSE_LOST)
 
 
 def _rows(result: dict) -> dict[str, tuple[int, float]]:
@@ -147,13 +164,14 @@ def test_a_gap_in_a_quiet_loses_no_frame(tmp_path, uncut, uncut_analysis):
         assert (count, mean_us) == (before[label][0], pytest.approx(before[label][1], abs=1e-6)), label
 
 
-@pytest.mark.parametrize("block, lost, cut", [(None, 2000, 2), (None, 1000, 2), (*IN_DIFFERENTIAL_PAIRS, 1)])
+@pytest.mark.parametrize("block, lost, cut", [(None, 2000, 2), (None, 1000, 2), ("pairs", PAIRS_LOST, 1)])
 def test_a_gap_cutting_two_frames_counts_both(tmp_path, uncut, uncut_analysis, block, lost, cut):
     """A gap at most 3 ms before the end of a frame (:func:`block_cutting_two_frames`): 2000 samples lost
     take its last pulses, the QUIET, the next frame's SYNC and first header bits; 1000 take the QUIET only
     in part, so the next frame is all there but its QUIET is not. Both frames are lost to the gap either
     way. 600 samples out of a DIFFERENTIAL 1000× group cut that one frame only."""
-    block = block_cutting_two_frames(uncut_analysis) if block is None else block
+    block = (block_cutting_two_frames(uncut_analysis) if block is None
+             else block_inside_group(uncut_analysis, "differential", 1000, lost))
     result = summary_json(analyze(record_with_gap(tmp_path, block, lost)))
     assert result["recording_gaps"]["frames_cut"] == cut
     assert result["frames"]["decoded"] == uncut["frames"]["decoded"] - cut
@@ -217,8 +235,10 @@ def uncut_located() -> CaptureEdges:
     return locate_capture(SOURCE_WAV, "template")
 
 
-@pytest.mark.parametrize("block, lost", [IN_A_PULSE, IN_DIFFERENTIAL_PAIRS])
-def test_each_stretch_is_placed_on_the_exact_edges(truth_edges, uncut_located, tmp_path, block, lost):
+@pytest.mark.parametrize("kind, n, lost", [("executing", 210, PULSE_LOST),
+                                           ("differential", 1000, PAIRS_LOST)])
+def test_each_stretch_is_placed_on_the_exact_edges(truth_edges, uncut_located, uncut_analysis, tmp_path, kind,
+                                                   n, lost):
     """Per-edge errors of a gapped capture: every located edge of the stretch after the gap (whose lost
     audio record does not know) matches the exact edge its twin in the uncut capture matches, and its
     error about the stretch's own time map is the uncut one's but for the maps' difference near the gap
@@ -228,6 +248,7 @@ def test_each_stretch_is_placed_on_the_exact_edges(truth_edges, uncut_located, t
         m_uncut = match_stretches(uncut.edges, truth_edges, None)
     except PintimeError:
         pytest.skip("build/sim/table1 is not the firmware of the committed captures")
+    block = block_inside_group(uncut_analysis, kind, n, lost)
     wav = record_with_gap(tmp_path, block, lost)
     gaps = read_gaps(wav)
     cut = locate_capture(wav, "template")

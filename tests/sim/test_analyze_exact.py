@@ -125,12 +125,12 @@ def test_rewrite_helper_keeps_a_valid_capture(capsys, tmp_path, truth):
 
 
 def test_other_frame_format_version(capsys, tmp_path):
-    path = rewrite_headers(tmp_path, 6.0, lambda h: bytes([0x20 | (h[0] & 0x0F)]) + h[1:])
-    fails_with(capsys, ["analyze", str(path)], "frame format version 2")
+    path = rewrite_headers(tmp_path, 6.0, lambda h: bytes([0x30 | (h[0] & 0x0F)]) + h[1:])
+    fails_with(capsys, ["analyze", str(path)], "frame format version 3")
 
 
 def test_unknown_program(capsys, tmp_path):
-    path = rewrite_headers(tmp_path, 6.0, lambda h: h[:-1] + b"\x09" if h[0] == 0x10 else h)
+    path = rewrite_headers(tmp_path, 6.0, lambda h: h[:-1] + b"\x09" if h[0] == 0x20 else h)
     fails_with(capsys, ["analyze", str(path)], "unknown program 9")
 
 

@@ -223,7 +223,7 @@ def test_validate_per_edge_errors_on_a_table2_excerpt(sim, tmp_path):
 
     wav = tmp_path / "excerpt.wav"
     assert main(["synth", f"{sim}.edges.csv", "-o", str(wav), "--profile", "paper", "--seed", "1",
-                 "--duration-s", "6"]) == 0
+                 "--duration-s", "7.75"]) == 0
     result = locate_capture(wav, "template")
     assert result.inverted is False
     exact = read_edge_list(f"{sim}.edges.csv")

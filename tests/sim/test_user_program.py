@@ -100,7 +100,7 @@ def test_synthesized_capture_template(capsys, tmp_path, truth_cycles):
     """A sound-card capture (default profile) through the template locator: within 3 ns of the truth."""
     wav = tmp_path / "user.wav"
     assert main(["synth", str(EDGES), "-o", str(wav), "--profile", "default", "--seed", "3",
-                 "--duration-s", "2.5"]) == 0
+                 "--duration-s", "4.25"]) == 0
     result = run_json(capsys, tmp_path, "analyze", str(wav), "--method", "template")
     assert result["frames"]["rejected"] == 0 and result["frames"]["incomplete"] <= 1
     assert [r["name"] for r in result["user"]] == ["function 0", "function 1"]  # no --elf

@@ -6,10 +6,11 @@ phase. Fitting the template and that line together learns the step response with
 estimator, and yields the train period in samples (the clock ratio) and the fall−rise offset δ.
 
 In the card's samples the line is only nearly straight: the sample clock wanders by nanoseconds over the
-train's second (docs/design.md §10), which a straight line would blur into the template as a phase-dependent
-bias. The line is therefore continuous piecewise linear in the edge index, a knot every ``KNOT_EDGES``
-edges (:func:`line_basis`); each stretch between knots still covers every sub-sample phase twice (the
-period is 0.104 sample past a whole number, FORMAT.md), so the template stays determined.
+train's seconds (docs/design.md §10), which a straight line would blur into the template as a
+phase-dependent bias. The line is therefore continuous piecewise linear in the edge index, a knot every
+``KNOT_EDGES`` edges (:func:`line_basis`); each stretch between knots still spans more than a whole turn of
+the sub-sample phase (the period is 0.18 sample past a whole number at 192 kHz, 0.30 at 48, 0.47 at 44.1,
+FORMAT.md §6), so the template stays determined.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ MIN_ITERATIONS, MAX_ITERATIONS = 3, 20
 RIPPLE_RATES = (32, 64, 128, 256)  # delta-sigma modulator rates, multiples of fs
 RIPPLE_POWER = 100.0  # a ripple must carry this many times the power noise would put at its rate
 TOLERANCE_SAMPLES = 1e-6  # stop when the line's shape and δ move less than this (~5 ps)
-KNOT_EDGES = 20  # the train's line bends every this many edges (~20 ms): the clock wanders over the train
+KNOT_EDGES = 8  # the train's line bends every this many edges (22 ms): the clock wanders over the train
 
 
 @dataclass(frozen=True)
