@@ -16,6 +16,7 @@ from pintime.capture.edgelist import read_edge_list
 from pintime.capture.gaps import RecordingGaps, drop_near_gaps, read_gaps
 from pintime.capture.sniff import sniff
 from pintime.capture.vcd import read_vcd
+from pintime.capture.wav import DEFAULT_CHANNELS, Channels
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.estimate.table1 import Table1, build_table1, table1_json
@@ -46,18 +47,20 @@ class Analysis:
     lost_to_gaps: int = 0  # frames cut by a recording gap: counted, never decoded
 
 
-def load_edges(path: str | Path, method: str | None = None, progress: bool = False) -> Edges:
+def load_edges(path: str | Path, method: str | None = None, progress: bool = False,
+               channels: Channels = DEFAULT_CHANNELS) -> Edges:
     """Every edge of a capture, whatever its kind; ``method`` picks the WAV edge locator.
 
-    VCDs and edge lists hold exact edges, so ``method`` does not apply to them. ``progress`` shows a
-    progress bar while a WAV is being located (the long step of an analysis).
+    VCDs and edge lists hold exact edges, so ``method`` and ``channels`` (a WAV's measurement and reference
+    channels) do not apply to them. ``progress`` shows a progress bar while a WAV is being located (the
+    long step of an analysis).
     """
     kind = sniff(path)
     if kind == "vcd":
         return read_vcd(path)
     if kind == "edges":
         return read_edge_list(path)
-    return locate_capture(path, method, progress=progress).edges
+    return locate_capture(path, method, progress, *channels).edges
 
 
 def _run_fields(path: Path, decode: FrameDecode) -> dict[str, int]:
@@ -92,11 +95,11 @@ def _calibration_check(frames: list[Frame], time_us: np.ndarray, polarity: np.nd
 
 
 def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
-            elf: str | Path | None = None) -> Analysis:
+            elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS) -> Analysis:
     """Run the whole pipeline on one capture (WAV, VCD or edge list)."""
     path = Path(path)
     gaps = read_gaps(path) if sniff(path) == "wav" else None
-    edges = load_edges(path, method, progress=sys.stderr.isatty())  # the only long step: WAV edges
+    edges = load_edges(path, method, sys.stderr.isatty(), channels)  # the only long step: WAV edges
     if gaps is not None:
         edges, gaps = drop_near_gaps(edges, gaps, gap_guard_s(gaps.samplerate_hz))
     gaps_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file

@@ -3,10 +3,13 @@ channel: against the exact simavr edges, against the reference on a rendered car
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from pintime import pipeline
 from pintime.capture.edgelist import read_edge_list
+from pintime.cli import main
 from pintime.clock import calibrate, calibrate_from_train
 from pintime.edges import MEASUREMENT_CHANNEL, Edges
 from pintime.errors import PintimeError
@@ -77,3 +80,23 @@ def test_no_reference_and_no_train_is_a_clear_error(exact):
 def test_cycle_source_without_reference_is_a_clear_error(exact):
     with pytest.raises(PintimeError, match="time unit is unknown"):
         calibrate_from_train(_measurement_only(exact))
+
+
+def test_a_48_khz_16_bit_mono_recording_gives_table1(tmp_path, make_sim):
+    """A laptop-class recording (default card at 48 kHz, 16 bits, the pin alone): the clock comes from the
+    train, every frame decodes, and the line fit 1×–20× is 100 µs within 2 ns (the paper's: 1 ns)."""
+    wav = tmp_path / "mono48.wav"
+    assert main(["synth", str(make_sim / "table1.edges.csv"), "-o", str(wav), "--profile", "default",
+                 "--rate", "48000", "--bits", "16", "--channels", "1", "--duration-s", "8"]) == 0
+    a = pipeline.analyze(wav)
+    assert a.clock.source == "calibration train"
+    assert (a.decode.rejected, a.decode.incomplete) == (0, 1) and len(a.decode.frames) > 30
+    line20 = next(r for r in a.table.rows if r.technique == "line_fit" and r.n == 20)
+    assert abs(line20.estimate.mean_us - 100.0) < 0.002
+
+
+def test_reference_none_on_a_stereo_capture(capsys, tmp_path):
+    out = tmp_path / "r.json"
+    assert main(["analyze", str(CAPTURE), "--reference", "none", "--json", str(out)]) == 0
+    assert "(no reference channel)" in capsys.readouterr().out
+    assert json.loads(out.read_text())["clock"]["source"] == "calibration train"

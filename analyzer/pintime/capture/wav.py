@@ -23,6 +23,8 @@ from pintime.errors import PintimeError
 
 STANDARD_RATES_HZ = (44100, 48000, 88200, 96000, 176400, 192000)  # what the edge locator is checked at
 DEFAULT_REFERENCE: Final = "default"  # channel 1 when the file has two channels or more, none when it is mono
+Channels = tuple[int, int | None | Literal["default"]]  # (measurement pin, reference): WAV channel numbers
+DEFAULT_CHANNELS: Channels = (0, DEFAULT_REFERENCE)
 WAV_MAX_BYTES = (1 << 32) - (1 << 16)  # RIFF size field is 32 bits
 _PCM_BITS = {"PCM_16": 16, "PCM_24": 24, "PCM_32": 32}
 _FLOAT_SUBTYPES = ("FLOAT", "DOUBLE")

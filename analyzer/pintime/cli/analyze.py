@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from pintime.cli.args import add_channel_arguments, channels
 from pintime.estimate.table1 import format_table1
 from pintime.estimate.user import format_user
 from pintime.files import refuse_overwrite, write_text
@@ -50,12 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="table2: simavr per-pulse visits (default: PREFIX.visits.csv beside the edges)")
     parser.add_argument("--elf", metavar="FILE", default=None,
                         help="user programs: the firmware ELF, to name the measured functions")
+    add_channel_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     refuse_overwrite([args.json, args.plots],
                      [args.capture, args.elf, *table2_inputs(args.capture, args.visits)])
-    a = analyze(args.capture, args.method, args.visits, args.elf)
+    a = analyze(args.capture, args.method, args.visits, args.elf, channels(args))
     refuse_unused_elf(a, args.elf)
     if args.json:
         write_text(args.json, json.dumps(summary_json(a), indent=2) + "\n")

@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from typing import Literal
 
 import numpy as np
 
 from pintime.capture.gaps import drop_near_gaps, read_gaps
-from pintime.capture.wav import DEFAULT_REFERENCE
-from pintime.cli.args import number
+from pintime.cli.args import add_channel_arguments, channels
 from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, write_text
 from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
@@ -63,24 +61,3 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text.getvalue())
     return 0
-
-
-def add_channel_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--channel`` and ``--reference``: which WAV channels hold the pin and the reference (:func:`channels`
-    reads them)."""
-    parser.add_argument("--channel", metavar="N", default="0",
-                        help="WAV channel of the measurement pin, numbered from 0 (default: 0, left)")
-    parser.add_argument("--reference", metavar="N|none", default=None,
-                        help="WAV channel of the 1 s clock reference, or none (default: 1 when the file has "
-                             "two channels or more, none when it is mono)")
-
-
-def channels(args: argparse.Namespace) -> tuple[int, int | None | Literal["default"]]:
-    """The WAV channels of the measurement pin and of the reference that ``--channel`` and ``--reference``
-    name (the reference's default: :data:`pintime.capture.wav.DEFAULT_REFERENCE`)."""
-    measurement = number(args.channel, "--channel", int)
-    if args.reference is None:
-        return measurement, DEFAULT_REFERENCE
-    if args.reference.strip().lower() == "none":
-        return measurement, None
-    return measurement, number(args.reference, "--reference", int)

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from pintime.cli.analyze import print_figures
+from pintime.cli.args import add_channel_arguments, channels
 from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, write_text
 from pintime.locate.capture_edges import METHODS
@@ -119,6 +120,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plots", metavar="DIR", help="also write the paper's figures from this capture")
     parser.add_argument("--elf", metavar="FILE", default=None,
                         help="user programs: the ELF naming the functions (default: the truth's elf)")
+    add_channel_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -131,11 +133,11 @@ def run(args: argparse.Namespace) -> int:
         raise PintimeError(f"{elf}: the ELF naming the functions is not found (give --elf FILE)")
     refuse_overwrite([args.json, args.plots],
                      [args.capture, truth_path, exact_edges, elf, *table2_inputs(args.capture, visits)])
-    a = analyze(args.capture, args.method, visits, elf)
+    a = analyze(args.capture, args.method, visits, elf, channels(args))
     check_same_run(a, truth, truth_path)
     refuse_unused_elf(a, elf)
     exact = analyze(exact_edges, visits=visits, elf=elf)
-    validation = compare(a, exact, truth_path, edge_errors(Path(args.capture), exact))
+    validation = compare(a, exact, truth_path, edge_errors(Path(args.capture), exact, channels(args)))
     if args.json:
         write_text(args.json, json.dumps(validation.to_json(), indent=2) + "\n")
     print(format_validation(validation))

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from pintime.capture.sniff import sniff
+from pintime.capture.wav import DEFAULT_CHANNELS, Channels
 from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
 from pintime.files import read_json
@@ -153,9 +154,10 @@ def _unknown(row: dict[str, Any], label: str, us_per_cycle: float, judged: bool)
                          row["truth_cycles"] * us_per_cycle, judged)
 
 
-def edge_errors(capture: Path, exact: Analysis) -> dict[str, EdgeErrors]:
+def edge_errors(capture: Path, exact: Analysis,
+                channels: Channels = DEFAULT_CHANNELS) -> dict[str, EdgeErrors]:
     """Per-edge errors by method (:func:`edgecheck.edge_errors`) when the capture's edges were located (WAV);
     none for exact edges."""
     if sniff(capture) != "wav":
         return {}
-    return edgecheck.edge_errors(capture, exact.edges)
+    return edgecheck.edge_errors(capture, exact.edges, channels)

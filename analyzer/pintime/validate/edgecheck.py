@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from pintime.capture.gaps import RecordingGaps, read_gaps
+from pintime.capture.wav import DEFAULT_CHANNELS, Channels
 from pintime.edges import Edges
 from pintime.locate.capture_edges import METHODS, CaptureEdges, locate_capture
 from pintime.validate.edgematch import CAL_KNOT_S, about_lines, match_stretches
@@ -77,14 +78,16 @@ class LocatorError:
     phase_bias_rms_s: float  # RMS of its deterministic part, the sub-sample phase bias
 
 
-def edge_errors(capture: Path, truth: Edges) -> dict[str, EdgeErrors]:
+def edge_errors(capture: Path, truth: Edges,
+                channels: Channels = DEFAULT_CHANNELS) -> dict[str, EdgeErrors]:
     """Per method (``METHODS``), the errors of the capture's located edges against the exact ``truth``.
 
     A capture with recording gaps (its sidecar, :mod:`pintime.capture.gaps`) gets a time map per stretch
     between them.
     """
     gaps = read_gaps(capture)
-    return {method: errors_of(locate_capture(capture, method), truth, gaps) for method in METHODS}
+    return {method: errors_of(locate_capture(capture, method, False, *channels), truth, gaps)
+            for method in METHODS}
 
 
 def errors_of(result: CaptureEdges, truth: Edges, gaps: RecordingGaps | None = None) -> EdgeErrors:
