@@ -59,3 +59,38 @@ def find_jumps(edges: Edges, samplerate_hz: float) -> list[DetectedGap]:
     outlier[1:] |= pair
     return [DetectedGap(float(ref.time[k]), float(ref.time[k + 1]), float(-deviation[k]), float(z[k]))
             for k in np.flatnonzero(jump & ~outlier)]
+
+
+@dataclass(frozen=True)
+class LostAudio:
+    """The capture's jumps set against the gaps its sidecar lists (the data wins where they disagree)."""
+
+    detected: list[DetectedGap]  # every jump found in the data
+    unlisted: list[DetectedGap]  # of which no sidecar gap lies between the two reference edges
+    unseen_s: list[float]  # listed gaps with no jump around them (lost audio a multiple of half a second?)
+    edges_dropped: int  # edges between the two reference edges of an unlisted gap, where it may lie
+
+    @property
+    def boundaries_s(self) -> np.ndarray:
+        """Where the capture is cut into stretches for the unlisted gaps: both ends of each."""
+        return np.array([t for g in self.unlisted for t in (g.start_s, g.end_s)], dtype=np.float64)
+
+
+def reconcile(edges: Edges, listed_s: np.ndarray, samplerate_hz: float,
+              guard_s: float) -> tuple[Edges, LostAudio]:
+    """Find the jumps of ``edges`` (capture seconds) and set them against the listed gaps ``listed_s``.
+
+    A jump with a listed gap between its two reference edges is that gap (the sidecar says where). A jump
+    without one is lost audio nobody listed: it lies somewhere between the two edges, so every edge from
+    one to the other (and within ``guard_s`` of them) is dropped, and the capture is cut at both ends.
+    """
+    detected = find_jumps(edges, samplerate_hz)
+    listed = np.asarray(listed_s, dtype=np.float64)
+    unlisted = [g for g in detected if not np.any((listed >= g.start_s) & (listed <= g.end_s))]
+    unseen = [float(t) for t in listed if not any(g.start_s <= t <= g.end_s for g in detected)]
+    drop = np.zeros(len(edges.time), dtype=bool)
+    for g in unlisted:
+        drop |= (edges.time > g.start_s - guard_s) & (edges.time < g.end_s + guard_s)
+    kept = Edges(edges.time[~drop], edges.channel[~drop], edges.polarity[~drop], edges.sigma[~drop],
+                 edges.unit_s, edges.source)
+    return kept, LostAudio(detected, unlisted, unseen, int(np.count_nonzero(drop)))

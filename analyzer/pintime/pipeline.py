@@ -16,13 +16,14 @@ from pintime.capture.edgelist import read_edge_list
 from pintime.capture.gaps import RecordingGaps, drop_near_gaps, read_gaps
 from pintime.capture.sniff import sniff
 from pintime.capture.vcd import read_vcd
-from pintime.capture.wav import DEFAULT_CHANNELS, Channels
+from pintime.capture.wav import DEFAULT_CHANNELS, Channels, open_wav
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, Frame, FrameDecode, decode_between_gaps
 from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
+from pintime.lost_audio import LostAudio, reconcile
 from pintime.table2.table import Table2, table2_from_capture, table2_json
 from pintime.table2.visits import locate, run_files
 
@@ -44,7 +45,8 @@ class Analysis:
     table2: Table2 | None = None  # table2 captures: the block-time system of paper §5.1 (Table 2)
     user: list[UserRow] | None = None  # user programs (firmware/user/pintime.h): each function's line fit
     gaps: RecordingGaps | None = None  # a recording's gaps (its sidecar), None without any
-    lost_to_gaps: int = 0  # frames cut by a recording gap: counted, never decoded
+    lost_to_gaps: int = 0  # frames cut by a recording gap (listed or found): counted, never decoded
+    lost_audio: LostAudio | None = None  # WAVs: lost audio found from the data, against the listed gaps
 
 
 def load_edges(path: str | Path, method: str | None = None, progress: bool = False,
@@ -102,7 +104,12 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     edges = load_edges(path, method, sys.stderr.isatty(), channels)  # the only long step: WAV edges
     if gaps is not None:
         edges, gaps = drop_near_gaps(edges, gaps, gap_guard_s(gaps.samplerate_hz))
-    gaps_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
+    listed_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
+    lost = None
+    if sniff(path) == "wav":  # lost audio found from the data, listed or not (exact sources lose none)
+        rate_hz = open_wav(path, *channels).samplerate_hz
+        edges, lost = reconcile(edges, listed_s, rate_hz, gap_guard_s(rate_hz))
+    gaps_s = listed_s if lost is None else np.sort(np.concatenate([listed_s, lost.boundaries_s]))
     has_reference = bool(np.any(edges.channel == REFERENCE_CHANNEL))
     clock = clk.calibrate(edges, gaps_s) if has_reference else clk.calibrate_from_train(edges, gaps_s)
     meas = edges.on(MEASUREMENT_CHANNEL)
@@ -127,7 +134,24 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     cal = _calibration_check(decode.frames, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
     used = (method or METHODS[0]) if sniff(path) == "wav" else "exact"
     return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user, gaps,
-                    lost_to_gaps)
+                    lost_to_gaps, lost)
+
+
+def _gaps_json(a: Analysis) -> dict[str, Any] | None:
+    """Recording gaps listed in the sidecar and found in the data; None when there are neither."""
+    lost = a.lost_audio
+    if a.gaps is None and (lost is None or not lost.detected):
+        return None
+    return {"sidecar": None if a.gaps is None else str(a.gaps.sidecar),
+            "count": 0 if a.gaps is None else len(a.gaps.gaps),
+            "times_s": [] if a.gaps is None else a.gaps.times_s.tolist(),
+            "edges_dropped": (0 if a.gaps is None else a.gaps.edges_dropped)
+            + (0 if lost is None else lost.edges_dropped),
+            "frames_cut": a.lost_to_gaps,
+            "found_in_data": [] if lost is None else [
+                {"start_s": g.start_s, "end_s": g.end_s, "lost_us": g.jump_s * 1e6, "z": g.z,
+                 "listed": g not in lost.unlisted} for g in lost.detected],
+            "listed_not_seen_s": [] if lost is None else lost.unseen_s}
 
 
 def summary_json(a: Analysis) -> dict[str, Any]:
@@ -148,9 +172,7 @@ def summary_json(a: Analysis) -> dict[str, Any]:
         "frames": {"decoded": len(a.decode.frames), "rejected": a.decode.rejected,
                    "incomplete": a.decode.incomplete, "missing": a.missing,
                    "reasons": a.decode.reasons, "polarity_inverted": a.decode.inverted},
-        "recording_gaps": None if a.gaps is None else {
-            "sidecar": str(a.gaps.sidecar), "count": len(a.gaps.gaps), "times_s": a.gaps.times_s.tolist(),
-            "edges_dropped": a.gaps.edges_dropped, "frames_cut": a.lost_to_gaps},
+        "recording_gaps": _gaps_json(a),
         **table1_json(a.table),
         **({} if a.table2 is None else table2_json(a.table2)),
         **({} if a.user is None else user_json(a.user)),

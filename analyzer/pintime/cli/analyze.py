@@ -32,6 +32,7 @@ def format_summary(a: Analysis) -> str:
               + f", {d.incomplete} incomplete" + ("" if a.missing is None else f", {a.missing} missing")
               + ("" if a.gaps is None else f", {a.lost_to_gaps} cut by {len(a.gaps.gaps)} recording gap(s) "
                  f"listed in {a.gaps.sidecar} ({a.gaps.edges_dropped} edges beside them dropped)")
+              + _found_text(a)
               + ("; measurement polarity was inverted (undone)" if d.inverted else ""))
     run = (f"{a.path}: program {PROGRAMS[a.run['program']]}, F_CPU {a.run['f_cpu_hz']} Hz, "
            f"firmware {a.run['revision']:08x}")
@@ -39,6 +40,23 @@ def format_summary(a: Analysis) -> str:
     if a.user is not None:
         table = format_user(a.user)
     return "\n".join([run, ppm, frames, "", table])
+
+
+def _found_text(a: Analysis) -> str:
+    """What the data says of lost audio (pintime.lost_audio): jumps of the reference's phase, listed or
+    not, and listed gaps it shows no jump at."""
+    lost = a.lost_audio
+    if lost is None or not (lost.detected or lost.unseen_s):
+        return ""
+    jumps = ", ".join(f"{g.jump_s * 1e6:+.2f} µs between {g.start_s:.4f} and {g.end_s:.4f} s"
+                      + ("" if g not in lost.unlisted else " (not listed: the edges between dropped)")
+                      for g in lost.detected)
+    cut = "" if a.gaps is not None else f", {a.lost_to_gaps} cut by them"
+    text = f"; lost audio found in the data (the reference's phase jumps): {jumps}{cut}" if jumps else ""
+    if lost.unseen_s:
+        text += ("; listed gap(s) at " + ", ".join(f"{t:.4f}" for t in lost.unseen_s)
+                 + " s show no jump (lost a whole number of half seconds, or not this recording's list)")
+    return text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
