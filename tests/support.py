@@ -156,8 +156,8 @@ class FakeStream:
         for i, n0 in enumerate(range(0, len(b.samples), self.blocksize)):
             block = b.samples[n0:n0 + self.blocksize]
             self.callback(block, len(block), None, Status(input_overflow=i in b.overflow_blocks))
-            if i == b.interrupt_after_block:  # Ctrl-C now; the stream is closed before another block
-                signal.raise_signal(signal.SIGINT)
+            if i == b.interrupt_after_block:  # Ctrl-C (or a kill) now; the stream closes before another block
+                signal.raise_signal(b.stop_signal)
                 return
 
     def close(self):
@@ -170,10 +170,11 @@ class FakeBackend:
     PortAudioError = FakePortAudioError
     HOSTAPIS = ("ALSA", "JACK Audio Connection Kit")
 
-    def __init__(self, samples, overflow_blocks=(), interrupt_after_block=None):
+    def __init__(self, samples, overflow_blocks=(), interrupt_after_block=None, stop_signal=signal.SIGINT):
         self.samples = samples
         self.overflow_blocks = set(overflow_blocks)
         self.interrupt_after_block = interrupt_after_block
+        self.stop_signal = stop_signal
         self.closed = False
         self.busy = False
         self.devices = [

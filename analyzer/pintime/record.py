@@ -179,11 +179,14 @@ class RecordResult:
     device: Device
     frames: int
     interrupted: bool = False
+    stopped_by: str | None = None  # the signal that stopped it: "SIGINT" (Ctrl-C), "SIGTERM" or "SIGHUP"
     stalled: bool = False
     gaps: list[Gap] = field(default_factory=list)
     reference_found: bool | None = None
     clipped_samples: int = 0
     peak_to_peak_fs: tuple[float, float] = (0.0, 0.0)
+    finished: bool = False  # False in the sidecar while recording: a take killed outright says so
+    write_error: str | None = None  # the WAV could not be written on (a full disk): it ends there
 
     @property
     def seconds(self) -> float:
@@ -246,10 +249,20 @@ def record(path: str | Path, seconds: float, device: str | None = None, force: b
         stream.close()
         raise PintimeError(f"{path}: cannot write ({err})") from None
     result = RecordResult(path, sidecar_path(path), dev, 0)
+
+    def save() -> None:  # the sidecar, whole or not at all, first and again at every gap
+        _write_sidecar(result, seconds, started_utc)
+
+    try:
+        save()  # before any audio: an earlier take's sidecar never stays beside this WAV
+    except PintimeError:
+        out.close()
+        stream.close()
+        raise
     failure = None
     with out, tqdm(total=n_total, unit="frame", unit_scale=True, disable=not progress, desc="record") as bar:
         try:
-            _stream_to(out, stream, capture, result, n_total, bar, warn)
+            _stream_to(out, stream, capture, result, n_total, bar, warn, save)
         except backend.PortAudioError as err:
             failure = f"{dev.name}: {str(err).splitlines()[0]}"
     if failure is not None:
@@ -261,9 +274,14 @@ def record(path: str | Path, seconds: float, device: str | None = None, force: b
     # a gap at the file's end counts only if the recording was cut short (later blocks were not wanted)
     result.gaps = [g for g in capture.gaps if g.frame < result.frames
                    or (g.frame == result.frames < n_total)]
+    if result.write_error is not None:
+        save()
+        raise PintimeError(f"{path}: cannot write ({result.write_error}) after {result.seconds:.3f} s; the "
+                           "file holds those, and its sidecar says so")
     if result.frames:
         _check_levels(result)
-    _write_sidecar(result, seconds, started_utc)
+    result.finished = True
+    save()
     return result
 
 
@@ -281,15 +299,20 @@ def _open_stream(backend: Any, device: Device, capture: _Capture) -> Any:
 
 
 def _stream_to(out: sf.SoundFile, stream: Any, capture: _Capture, result: RecordResult, n_total: int,
-               bar: tqdm, warn: Callable[[str], None]) -> None:
-    """Run the stream until ``n_total`` frames are written, Ctrl-C, or a stall; then drain the queue."""
+               bar: tqdm, warn: Callable[[str], None], save: Callable[[], None]) -> None:
+    """Run the stream until ``n_total`` frames are written, a stop signal, a stall or a write error; then
+    drain the queue. ``save`` rewrites the sidecar (its gap list) whenever a gap appears."""
     reference = _ReferenceCheck()
     reported = 0
 
     def write(block: np.ndarray) -> None:
         nonlocal reported
         block = block[: n_total - result.frames]
-        out.write(block)
+        try:
+            out.write(block)
+        except (sf.LibsndfileError, OSError) as err:
+            result.write_error = str(err).splitlines()[0]
+            return
         result.frames += len(block)
         bar.update(len(block))
         if reference.feed(block) and not reference.found:
@@ -301,12 +324,15 @@ def _stream_to(out: sf.SoundFile, stream: Any, capture: _Capture, result: Record
             if gap.frame < n_total and i < LIVE_GAP_WARNINGS:  # not the blocks arriving after the end
                 warn(f"frames lost at {gap.frame / SAMPLE_RATE_HZ:.3f} s: {gap.cause}"
                      + ("; further gaps only in the summary" if i == LIVE_GAP_WARNINGS - 1 else ""))
+        if new_gaps:
+            result.gaps = [g for g in capture.gaps[:reported] if g.frame < n_total]
+            save()
 
     last_block = time.monotonic()
-    with _ctrl_c_sets_flag(result):
+    with _stop_signals_set_flag(result):
         try:
             stream.start()
-            while result.frames < n_total and not result.interrupted:
+            while result.frames < n_total and not result.interrupted and result.write_error is None:
                 try:
                     write(capture.blocks.get(timeout=POLL_S))
                     last_block = time.monotonic()
@@ -316,7 +342,7 @@ def _stream_to(out: sf.SoundFile, stream: Any, capture: _Capture, result: Record
                         break
         finally:
             stream.close()
-    while result.frames < n_total:  # blocks already recorded when the stream stopped
+    while result.frames < n_total and result.write_error is None:  # blocks recorded when the stream stopped
         try:
             write(capture.blocks.get_nowait())
         except queue.Empty:
@@ -324,26 +350,35 @@ def _stream_to(out: sf.SoundFile, stream: Any, capture: _Capture, result: Record
     result.reference_found = reference.found
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # Ctrl-C, kill, the terminal closing
+
+
 @contextmanager
-def _ctrl_c_sets_flag(result: RecordResult) -> Iterator[None]:
-    """While recording, Ctrl-C (SIGINT) only sets ``result.interrupted``: a KeyboardInterrupt raised between
-    taking a block from the queue and counting it would lose or miscount it. Main thread only (elsewhere
-    Python delivers no SIGINT anyway). A SIGINT ignored when recording starts stays ignored, as Python
-    itself leaves it: a job started in the background (``nohup pintime record … &``) was shielded from the
-    terminal's Ctrl-C on purpose, and runs its full length."""
-    if threading.current_thread() is not threading.main_thread() \
-            or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+def _stop_signals_set_flag(result: RecordResult) -> Iterator[None]:
+    """While recording, Ctrl-C (SIGINT), SIGTERM and SIGHUP only set ``result.interrupted``: the recording
+    then ends as after Ctrl-C, with a complete file and its final sidecar (a KeyboardInterrupt raised
+    between taking a block from the queue and counting it would lose or miscount it; a kill would leave
+    no sidecar). Main thread only (elsewhere Python delivers no signal anyway). A signal ignored when
+    recording starts stays ignored, as Python itself leaves it: a job started in the background
+    (``nohup pintime record … &``) was shielded from the terminal's Ctrl-C and hangup on purpose, and runs
+    its full length."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def stop(signum: int, frame: Any) -> None:
         result.interrupted = True
+        result.stopped_by = signal.Signals(signum).name
 
-    previous = signal.signal(signal.SIGINT, stop)
+    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    for s, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(s, stop)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _check_levels(result: RecordResult) -> None:
@@ -384,6 +419,8 @@ def warnings_after(result: RecordResult) -> list[str]:
 def _write_sidecar(result: RecordResult, seconds_requested: float, started_utc: str) -> None:
     write_text(result.sidecar_path, json.dumps({
         "what": "pintime recording from a sound card (the analyzer reads its gaps)",
+        "finished": result.finished,
+        "write_error": result.write_error,
         "device": result.device.name,
         "host_api": result.device.host_api,
         "samplerate_hz": SAMPLE_RATE_HZ,
@@ -392,6 +429,7 @@ def _write_sidecar(result: RecordResult, seconds_requested: float, started_utc: 
         "seconds": result.seconds,
         "frames": result.frames,
         "interrupted": result.interrupted,
+        "stopped_by": result.stopped_by,
         "stalled": result.stalled,
         "overflows": result.overflows,
         "gaps": [asdict(g) | {"time_s": g.frame / SAMPLE_RATE_HZ} for g in result.gaps],

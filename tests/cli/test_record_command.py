@@ -252,3 +252,56 @@ def test_real_portaudio_through_an_alsa_file_device(tmp_path, source):
     recorded, rate = sf.read(out, dtype="int32")
     assert rate == FS
     np.testing.assert_array_equal(recorded, source[:FS])
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGHUP])
+def test_a_kill_or_hangup_leaves_a_complete_file_and_sidecar(tmp_path, source, monkeypatch, capsys,
+                                                              stop_signal):
+    previous = signal.getsignal(stop_signal)
+    monkeypatch.setattr(rec, "load_backend",
+                        lambda: FakeBackend(source, overflow_blocks=[4], interrupt_after_block=9,
+                                            stop_signal=stop_signal))
+    out = tmp_path / "r.wav"
+    assert cli.main(["record", "-o", str(out), "--seconds", "100"]) == 1  # the gap is reported
+    assert f"(stopped by {stop_signal.name})" in capsys.readouterr().out
+    sidecar = json.loads(out.with_suffix(".json").read_text())
+    assert (sidecar["finished"], sidecar["stopped_by"]) == (True, stop_signal.name)
+    assert [g["frame"] for g in sidecar["gaps"]] == [4 * rec.BLOCK_FRAMES]
+    assert sf.info(out).frames == sidecar["frames"] == 10 * rec.BLOCK_FRAMES
+    assert signal.getsignal(stop_signal) is previous  # restored
+
+
+def test_a_crash_over_an_old_take_leaves_the_new_gap_list(tmp_path, source, monkeypatch):
+    """`record --force` over an earlier take that crashes before it ends: the sidecar beside the new WAV is
+    the new one (written before any audio, again at each gap), never the old take's "no gaps"."""
+    out = tmp_path / "r.wav"
+    out.write_bytes(b"old")
+    out.with_suffix(".json").write_text(json.dumps({"gaps": [], "finished": True}))
+
+    def crash(result):
+        raise RuntimeError("killed")
+
+    monkeypatch.setattr(rec, "_check_levels", crash)
+    with pytest.raises(RuntimeError):
+        rec.record(out, 1.0, force=True, backend=FakeBackend(source, overflow_blocks=[3]))
+    sidecar = json.loads(out.with_suffix(".json").read_text())
+    assert sidecar["finished"] is False and [g["frame"] for g in sidecar["gaps"]] == [3 * rec.BLOCK_FRAMES]
+
+
+def test_a_full_disk_is_one_line_and_the_sidecar_says_where_it_ended(tmp_path, source, monkeypatch, capsys):
+    monkeypatch.setattr(rec, "load_backend", lambda: FakeBackend(source))
+    real_write, calls = sf.SoundFile.write, []
+
+    def fill_up(self, data):
+        calls.append(len(data))
+        if len(calls) > 5:
+            raise sf.LibsndfileError(0, "No space left on device")
+        real_write(self, data)
+
+    monkeypatch.setattr(sf.SoundFile, "write", fill_up)
+    out = tmp_path / "r.wav"
+    assert cli.main(["record", "-o", str(out), "--seconds", "3"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "cannot write" in err[0] and "its sidecar says so" in err[0]
+    sidecar = json.loads(out.with_suffix(".json").read_text())
+    assert sidecar["frames"] == 5 * rec.BLOCK_FRAMES and sidecar["write_error"] and not sidecar["finished"]

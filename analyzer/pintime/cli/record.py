@@ -46,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
     seconds = number(args.seconds, "--seconds", float)
     result = rec.record(args.output, seconds, args.device, args.force,
                     progress=sys.stderr.isatty(), warn=_warn)
-    how = " (stopped by Ctrl-C)" if result.interrupted else ""
+    how = "" if not result.interrupted else \
+        " (stopped by Ctrl-C)" if result.stopped_by == "SIGINT" else f" (stopped by {result.stopped_by})"
     print(f"{result.wav_path}: {result.seconds:.2f} s from {result.device.name} [{result.device.host_api}]"
           f"{how}; sidecar {result.sidecar_path}")
     for message in rec.warnings_after(result):
