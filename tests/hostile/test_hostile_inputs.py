@@ -77,3 +77,9 @@ def test_output_to_a_full_disk_is_one_line(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "pintime.cli", "analyze", str(EXAMPLE_WAV)],
                               cwd=tmp_path, stdout=full, stderr=subprocess.PIPE, timeout=120, check=False)
     _one_error_line(proc, "cannot write the output", "No space left on device")
+
+
+def test_swapped_channels_say_what_to_check(tmp_path):
+    """The reference named as the measurement pin: no train, few isolated edges; the message says why."""
+    proc = _pintime("analyze", str(EXAMPLE_WAV), "--channel", "1", "--reference", "0", cwd=tmp_path)
+    _one_error_line(proc, "no calibration train", "start before the run", "--channel")

@@ -216,7 +216,10 @@ def _learn_blind(pos: np.ndarray, y: np.ndarray, seeds: np.ndarray) -> Template:
     isolated = np.concatenate([[True], gap > len(train.WINDOW)]) & np.concatenate([gap > len(train.WINDOW),
                                                                                      [True]])
     if isolated.sum() < 20:
-        raise PintimeError("too few isolated edges to learn the edge shape without a calibration train")
+        raise PintimeError(f"no calibration train in the first {LEARN_MAX_S:g} s of the measurement channel, "
+                           f"and only {isolated.sum()} isolated edges there to learn the edge shape from: "
+                           "the recording must start before the run (the train follows its first frame), or "
+                           "--channel names another channel than the measurement pin's")
     y, tau = y[isolated], seeds[isolated] - pos[isolated]
     template = Template.initial(train.TEMPLATE_HALF_SAMPLES, train.KNOT_SAMPLES)
     m = train.WINDOW.astype(np.float64)
