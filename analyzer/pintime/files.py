@@ -37,7 +37,9 @@ def read_json(path: str | Path, what: str) -> dict[str, Any]:
 
 # Files of one run or capture share a prefix: ``table1.edges.csv`` beside ``table1.json`` (the truth),
 # ``table1.vcd`` and ``table1.visits.csv``; ``my.wav`` beside ``my.json`` (its sidecar, with the gap list).
-RUN_SUFFIXES = (".edges.csv", ".visits.csv", ".blocks.json", ".json", ".vcd", ".wav")
+# A WAV rendered or recorded from a run is a result, not a companion: ``x.edges.csv`` may become ``x.wav``.
+RUN_SUFFIXES = (".edges.csv", ".visits.csv", ".blocks.json", ".json", ".vcd")
+CAPTURE_SUFFIX = ".wav"
 
 
 def companions(path: Path) -> list[Path]:
@@ -46,7 +48,8 @@ def companions(path: Path) -> list[Path]:
     found = []
     for where in dict.fromkeys((path, path.resolve())):
         name = where.name
-        prefix = next((name.removesuffix(s) for s in RUN_SUFFIXES if name.endswith(s)), None)
+        suffix = next((s for s in (*RUN_SUFFIXES, CAPTURE_SUFFIX) if name.endswith(s)), None)
+        prefix = None if suffix is None else name.removesuffix(suffix)
         if prefix:
             found += [where.with_name(prefix + s) for s in RUN_SUFFIXES]
     return found

@@ -197,3 +197,22 @@ def test_a_train_too_fast_for_the_rate_is_refused_with_its_reason(tmp_path, make
     with pytest.raises(PintimeError, match=r"edges are 49\.8 samples apart at 48000 Hz, inside one "
                                            r"another's learning window \(it needs more than 120\)"):
         locate_capture(wav)
+
+
+def test_edges_of_a_square_wave_recorded_at_44_1_khz_mono(tmp_path):
+    """`pintime edges` on any digital signal, no firmware frames, no reference: a 100.26 Hz square wave
+    through a 44.1 kHz 16-bit mono card (steady clock). Every edge is found, in order, and the times lie
+    on the square wave's line within a few of their own σ (the template learned from the wave itself)."""
+    half_cycles, n = 4987, 2000  # at 1 MHz: never a whole number of samples
+    source = tmp_path / "square.edges.csv"
+    source.write_text("cycle,channel,level\n"
+                      + "".join(f"{1000 + k * half_cycles},0,{1 - k % 2}\n" for k in range(n)))
+    card = replace(with_format(sc.PROFILES["default"], 44100, 16, 1), wander_adev_1s=0.0)
+    wav = synthesize(source, tmp_path / "recorded.wav", card, 1, F_CPU).wav_path
+    out = tmp_path / "found.csv"
+    assert main(["edges", str(wav), "--csv", str(out)]) == 0
+    found = np.genfromtxt(out, delimiter=",", names=True)
+    assert len(found) == n and np.all(found["polarity"] == np.where(np.arange(n) % 2, -1, 1))
+    design = np.column_stack([np.ones(n), np.arange(n), found["polarity"] < 0])
+    residual = found["time_s"] - design @ np.linalg.lstsq(design, found["time_s"], rcond=None)[0]
+    assert np.sqrt(np.mean(residual ** 2)) < 3 * np.median(found["sigma_s"])

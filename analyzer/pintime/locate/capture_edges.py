@@ -152,7 +152,9 @@ def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple
                 simple.append(_windows(block, 0, pos, np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1), info))
         if sum(len(p) for p in pos_all) >= LEARN_EDGES:
             break
-    noise = tuple(_pool(parts) for parts in noise_parts)
+    # never below the format's quantization noise (LSB/√12): a 16-bit card's quiet may be all one code
+    floor = (1.0 - info.clip_level) / np.sqrt(12.0)
+    noise = tuple(p if not p < floor else floor for p in map(_pool, noise_parts))
     pos = np.concatenate(pos_all)
     if pos.size == 0:
         raise PintimeError(f"{info.path}: no edges on the measurement ({info.channel_name(0)}) channel in "
@@ -174,10 +176,12 @@ def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple
         if not fit.residual_rms > train.MISFIT_MAX * noise[0]:  # an unknown noise (NaN) refuses nothing
             return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
         close = fit.period_samples <= train.NEIGHBOUR_FREE_SPACING_SAMPLES
-        refused = (f"the template fitted to the calibration train leaves {fit.residual_rms / noise[0]:.0f}× "
-                   "the noise" + (f": its edges are {fit.period_samples:.1f} samples apart at "
-                                  f"{info.samplerate_hz} Hz, inside one another's learning window (it needs "
-                                  f"more than {train.NEIGHBOUR_FREE_SPACING_SAMPLES})" if close else ""))
+        misfit = (f"{fit.residual_rms / noise[0]:.0f}× the noise" if noise[0] > 0
+                  else f"{fit.residual_rms:.2g} FS RMS on a noise-free recording")
+        refused = (f"the template fitted to the calibration train leaves {misfit}"
+                   + (f": its edges are {fit.period_samples:.1f} samples apart at {info.samplerate_hz} Hz, "
+                      "inside one another's learning window (it needs more than "
+                      f"{train.NEIGHBOUR_FREE_SPACING_SAMPLES})" if close else ""))
     try:
         return _learn_blind(pos, y, seeds), None, noise, [], refused
     except PintimeError as err:  # name the capture
