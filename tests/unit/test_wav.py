@@ -6,9 +6,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 import soundfile as sf
 from pintime.capture.wav import iter_blocks, open_wav
 from pintime.cli import main
+from pintime.errors import PintimeError
 from pintime.soundcard import model as sc
 from pintime.soundcard.synth import synthesize
 
@@ -102,3 +104,22 @@ def test_blocks_carry_the_file_samples_with_padding(tmp_path):
         owned.append((block.own_lo, block.own_hi))
     assert owned[0][0] == 1234 and owned[-1][1] == 17000
     assert all(a[1] == b[0] for a, b in zip(owned, owned[1:], strict=False))
+
+
+def test_rf64_is_read_and_its_64_bit_size_checked(tmp_path):
+    """An RF64 WAVE (what recorders write past 4 GiB) reads as libsndfile reads it; one whose ds64 chunk
+    claims 10 GB more audio than the file holds is refused as truncated, not read short."""
+    samples = np.random.default_rng(0).normal(0, 0.1, (4800, 2)).astype(np.float32)
+    good = tmp_path / "big.wav"
+    sf.write(good, samples, 48000, subtype="PCM_24", format="RF64")
+    info = open_wav(good)
+    blocks = iter_blocks(info, 1000, 0)
+    read = np.concatenate([b.data[b.own_lo - b.first:b.own_hi - b.first] for b in blocks])
+    np.testing.assert_array_equal(read, sf.read(good, dtype="float32")[0])
+    raw = bytearray(good.read_bytes())
+    at = raw.index(b"ds64") + 16  # after the chunk header and the RIFF size: the data size
+    raw[at:at + 8] = (int.from_bytes(raw[at:at + 8], "little") + 10**10).to_bytes(8, "little")
+    bad = tmp_path / "claims.wav"
+    bad.write_bytes(bytes(raw))
+    with pytest.raises(PintimeError, match="truncated file: 10000000000 bytes of audio data missing"):
+        open_wav(bad)

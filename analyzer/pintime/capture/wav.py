@@ -127,17 +127,25 @@ def _check_channels(path: Path, channels: int, measurement: int, reference: int 
 
 
 def _riff_chunks(path: Path) -> dict[bytes, tuple[int, int]]:
-    """Byte offset and declared length of each chunk of a RIFF/WAVE file (none: not RIFF)."""
+    """Byte offset and declared length of each chunk of a RIFF or RF64 WAVE file (none: another container).
+
+    In an RF64 file the data chunk's 32-bit length is a placeholder; its real length is the ``ds64``
+    chunk's 64-bit data size, which is what is returned for it."""
     size = path.stat().st_size
     chunks: dict[bytes, tuple[int, int]] = {}
+    data_size_64 = None
     with open(path, "rb") as f:
         head = f.read(12)
-        if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
-            return chunks  # another container (RF64, W64, FLAC...): trust libsndfile
+        if len(head) < 12 or head[:4] not in (b"RIFF", b"RF64") or head[8:12] != b"WAVE":
+            return chunks  # another container (W64, FLAC...): trust libsndfile
         pos = 12
         while pos + 8 <= size:
             f.seek(pos)
             chunk_id, chunk_len = struct.unpack("<4sI", f.read(8))
+            if chunk_id == b"ds64" and chunk_len >= 16:
+                data_size_64 = struct.unpack("<QQ", f.read(16))[1]  # RIFF size, then data size
+            if chunk_id == b"data" and head[:4] == b"RF64" and data_size_64 is not None:
+                chunk_len = data_size_64
             chunks.setdefault(chunk_id, (pos + 8, chunk_len))
             if chunk_id == b"data":
                 break
