@@ -83,3 +83,13 @@ def test_swapped_channels_say_what_to_check(tmp_path):
     """The reference named as the measurement pin: no train, few isolated edges; the message says why."""
     proc = _pintime("analyze", str(EXAMPLE_WAV), "--channel", "1", "--reference", "0", cwd=tmp_path)
     _one_error_line(proc, "no calibration train", "start before the run", "--channel")
+
+
+def test_a_vcd_with_a_second_pa0_signal_is_refused(tmp_path, make_sim):
+    """A second 1-bit `…_PA0` in another scope (a data-direction bit, say) is not merged into the pin."""
+    text = (make_sim / "table1.vcd").read_bytes()[:20_000]
+    declared = b'$var wire 1 " reference_PB5 $end'
+    assert declared in text
+    (tmp_path / "two.vcd").write_bytes(text.replace(
+        declared, declared + b"\n$scope module porta $end\n$var wire 1 # ddr_PA0 $end\n$upscope $end"))
+    _one_error_line(_pintime("analyze", "two.vcd", cwd=tmp_path), "two signals end in _PA0", "ambiguous")

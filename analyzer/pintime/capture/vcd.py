@@ -118,6 +118,9 @@ def _declarations(tokens: Iterator[bytes]) -> tuple[float | None, dict[bytes, in
             declared.add(words[2])
             pin = words[3].rsplit(b"_", 1)[-1]
             if int(words[1]) == 1 and pin in SIGNAL_CHANNELS:
+                if SIGNAL_CHANNELS[pin] in ids.values() and words[2] not in ids:  # e.g. a ddr_PA0 elsewhere
+                    raise _Malformed(f"two signals end in _{pin.decode()} ('{_shown(words[3])}' and one "
+                                     "before it): which one is the pin is ambiguous")
                 ids[words[2]] = SIGNAL_CHANNELS[pin]
         elif token in _SKIPPED:
             _until_end(tokens, token)
