@@ -203,14 +203,12 @@ def calibrate_from_train(edges: Edges, gaps: np.ndarray | None = None) -> Clock:
     us_per_unit = edges.unit_s * 1e6
     gaps_us = np.zeros(0) if gaps is None else np.asarray(gaps) * us_per_unit
     decode, _ = decode_between_gaps(meas.time * us_per_unit, meas.polarity, gaps_us)
-    runs = decode.of_kind("run")
-    trains = [f for f in decode.of_kind("cal") if f.fields["count"] >= 3]
-    if not runs or not trains:
+    runs, train = decode.of_kind("run"), decode.calibration_train()
+    if not runs or train is None:
         raise PintimeError(f"{edges.source}: no reference channel (right / channel 1) and no "
                            f"{'RUN frame' if not runs else 'calibration train'} decoded: the MCU clock "
                            "cannot be calibrated")
-    f_cpu_hz, train = runs[0].fields["f_cpu_hz"], trains[0]
-    g = train.group
+    f_cpu_hz, g = runs[0].fields["f_cpu_hz"], train.group
     falling = (-meas.polarity[g] if decode.inverted else meas.polarity[g]) < 0
     fit = fit_edge_line(meas.time[g], np.arange(len(g)), falling, meas.sigma[g])
     cycles_per_s = f_cpu_hz / train.fields["period_cycles"]  # fitted steps per MCU second

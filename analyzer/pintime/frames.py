@@ -73,6 +73,10 @@ class FrameDecode:
         """The valid frames of one kind, in capture order."""
         return [f for f in self.frames if f.kind == kind]
 
+    def calibration_train(self) -> Frame | None:
+        """The first CAL frame with a train to fit a line to (3 edges or more), None without one."""
+        return next((f for f in self.of_kind("cal") if f.fields["count"] >= 3), None)
+
 
 def crc16_ccitt_false(data: bytes) -> int:
     """CRC-16/CCITT-FALSE: polynomial 0x1021, initial value 0xFFFF, no reflection, no final xor."""

@@ -21,7 +21,7 @@ from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
-from pintime.frames import FORMAT_VERSION, PROGRAMS, Frame, FrameDecode, decode_between_gaps
+from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
 from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
 from pintime.lost_audio import LostAudio, reconcile
 from pintime.table2.table import Table2, table2_from_capture, table2_json
@@ -87,26 +87,27 @@ def _run_fields(path: Path, decode: FrameDecode) -> dict[str, int]:
     return run
 
 
-def _calibration_check(frames: list[Frame], time_us: np.ndarray, polarity: np.ndarray,
+def _calibration_check(decode: FrameDecode, time_us: np.ndarray, polarity: np.ndarray,
                        f_cpu_hz: int) -> tuple[float, float] | None:
-    cal = [f for f in frames if f.kind == "cal" and f.fields["count"] >= 3]
-    if not cal:
+    train = decode.calibration_train()
+    if train is None:
         return None
-    g = cal[0].group
-    return clk.calibration_train_ppm(time_us[g], polarity[g], cal[0].fields["period_cycles"], f_cpu_hz)
+    g = train.group
+    return clk.calibration_train_ppm(time_us[g], polarity[g], train.fields["period_cycles"], f_cpu_hz)
 
 
 def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
             elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS) -> Analysis:
     """Run the whole pipeline on one capture (WAV, VCD or edge list)."""
     path = Path(path)
-    gaps = read_gaps(path) if sniff(path) == "wav" else None
+    is_wav = sniff(path) == "wav"
+    gaps = read_gaps(path) if is_wav else None
     edges = load_edges(path, method, sys.stderr.isatty(), channels)  # the only long step: WAV edges
     if gaps is not None:
         edges, gaps = drop_near_gaps(edges, gaps, gap_guard_s(gaps.samplerate_hz))
     listed_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
     lost = None
-    if sniff(path) == "wav":  # lost audio found from the data, listed or not (exact sources lose none)
+    if is_wav:  # lost audio found from the data, listed or not (exact sources lose none)
         rate_hz = open_wav(path, *channels).samplerate_hz
         edges, lost = reconcile(edges, listed_s, rate_hz, gap_guard_s(rate_hz))
     gaps_s = listed_s if lost is None else np.sort(np.concatenate([listed_s, lost.boundaries_s]))
@@ -131,8 +132,8 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
             + lost_to_gaps)
     missing = max(ends[-1].fields["frames"] - seen, 0) if ends else None
     # the train checks a clock it did not give (it would agree with itself by construction)
-    cal = _calibration_check(decode.frames, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
-    used = (method or METHODS[0]) if sniff(path) == "wav" else "exact"
+    cal = _calibration_check(decode, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
+    used = (method or METHODS[0]) if is_wav else "exact"
     return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user, gaps,
                     lost_to_gaps, lost)
 

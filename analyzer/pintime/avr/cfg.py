@@ -172,7 +172,7 @@ def instruction_cycles(instruction: Instruction, taken: bool = False, skipped_si
 
 def disassemble(elf: str | Path, function: str) -> list[Instruction]:
     """The instructions of ``function`` in ``elf`` (via ``avr-nm`` and ``avr-objdump``)."""
-    address, size = _symbol(elf, function)
+    address, size = code_symbol(elf, function)
     listing = binutils(["avr-objdump", "-d", "-z", f"--start-address={address:#x}",
                      f"--stop-address={address + size:#x}", str(elf)])
     instructions = []
@@ -198,13 +198,13 @@ def binutils(command: list[str]) -> str:
         raise PintimeError(f"{command[-1]}: not an AVR ELF {command[0]} can read ({why})") from err
 
 
-def _symbol(elf: str | Path, function: str) -> tuple[int, int]:
-    """Byte address and size of a code symbol (``avr-nm -S``)."""
+def code_symbol(elf: str | Path, name: str) -> tuple[int, int]:
+    """Byte address and size of a symbol in flash, a function or a constant (``avr-nm -S``)."""
     for line in binutils(["avr-nm", "-S", "--defined-only", str(elf)]).splitlines():
         fields = line.split()
-        if len(fields) == 4 and fields[3] == function and fields[2] in "Tt":
+        if len(fields) == 4 and fields[3] == name and fields[2] in "Tt":
             return int(fields[0], 16), int(fields[1], 16)
-    raise PintimeError(f"{elf}: no function '{function}' with a size in its symbol table")
+    raise PintimeError(f"{elf}: no '{name}' with a size in its symbol table (code or flash constants)")
 
 
 def function_cfg(elf: str | Path, function: str) -> Cfg:

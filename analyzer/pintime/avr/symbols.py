@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pintime.avr.cfg import binutils
+from pintime.avr.cfg import binutils, code_symbol
 from pintime.errors import PintimeError
 
 GROUP_SYMBOL = re.compile(r"^pintime_user_(\d+)_(\w+)$")  # firmware/user/pintime.h: function i's group
@@ -26,11 +26,7 @@ def function_names(elf: str | Path) -> dict[int, str]:
 
 def firmware_revision(elf: str | Path) -> int:
     """The revision the ELF's RUN frames send (``pintime_fw_revision``, 4 bytes little-endian in flash)."""
-    address = next((int(f[0], 16) for f in (line.split() for line in
-                    binutils(["avr-nm", "--defined-only", str(elf)]).splitlines())
-                    if len(f) == 3 and f[2] == REVISION_SYMBOL), None)
-    if address is None:
-        raise PintimeError(f"{elf}: no {REVISION_SYMBOL} symbol: not pintime firmware")
+    address, _ = code_symbol(elf, REVISION_SYMBOL)
     dump = binutils(["avr-objdump", "-s", "-j", ".text", f"--start-address={address:#x}",
                      f"--stop-address={address + 4:#x}", str(elf)])
     # " 0122 1ed6 7f0d    ....": address, then up to 16 bytes in groups (split where the address is odd)
