@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 from pintime.capture.edgelist import read_edge_list
+from pintime.capture.vcd import read_vcd
 from pintime.capture.wav import STANDARD_RATES_HZ, iter_blocks, open_wav
 from pintime.cli import main
 from pintime.errors import PintimeError
@@ -209,9 +210,12 @@ def test_edges_of_a_square_wave_recorded_at_44_1_khz_mono(tmp_path):
                       + "".join(f"{1000 + k * half_cycles},0,{1 - k % 2}\n" for k in range(n)))
     card = replace(with_format(sc.PROFILES["default"], 44100, 16, 1), wander_adev_1s=0.0)
     wav = synthesize(source, tmp_path / "recorded.wav", card, 1, F_CPU).wav_path
-    out = tmp_path / "found.csv"
-    assert main(["edges", str(wav), "--csv", str(out)]) == 0
+    out, vcd = tmp_path / "found.csv", tmp_path / "found.vcd"
+    assert main(["edges", str(wav), "--csv", str(out), "--vcd", str(vcd)]) == 0
     found = np.genfromtxt(out, delimiter=",", names=True)
+    back = read_vcd(vcd)  # the VCD for a logic viewer holds the same edges (both files round to 1 ps)
+    assert np.array_equal(back.polarity, found["polarity"])
+    assert np.max(np.abs(back.time * back.unit_s - found["time_s"])) < 1.5e-12
     assert len(found) == n and np.all(found["polarity"] == np.where(np.arange(n) % 2, -1, 1))
     design = np.column_stack([np.ones(n), np.arange(n), found["polarity"] < 0])
     residual = found["time_s"] - design @ np.linalg.lstsq(design, found["time_s"], rcond=None)[0]

@@ -1,4 +1,5 @@
-"""simavr VCD captures → ``Edges``: exact pin edges, in the VCD's own integer time unit.
+"""VCD files ↔ ``Edges``: simavr's exact pin edges read in the VCD's own integer time unit, and any edges
+written as a VCD a logic viewer (GTKWave, PulseView) opens.
 
 Times stay integers of the ``$timescale`` unit (``Edges.unit_s`` = that unit in seconds): float64 holds
 them exactly up to 2**53 units (2.5 hours at 1 ps), so every edge-to-edge distance is exact. Converting to
@@ -74,6 +75,38 @@ def read_vcd(path: str | Path) -> Edges:
         raise PintimeError(f"{path}: VCD times go backwards")
     return Edges(data[:, 0].astype(np.float64), data[:, 1].astype(np.int8),
                  np.where(data[:, 2] == 1, 1, -1).astype(np.int8), np.zeros(len(data)), scale_s, str(path))
+
+
+def vcd_text(edges: Edges, comment: str) -> str:
+    """``edges`` as a VCD, 1 ps timescale, one wire per channel named as the harness names its pins.
+
+    Times are rounded to whole picoseconds (far below any located edge's σ, which a VCD cannot carry:
+    ``comment`` should say where it is). Each wire starts at time 0 at the level before its first edge.
+    pintime reads the file back as exact edges of the same times.
+    """
+    scale_ps = (edges.unit_s or 0.0) / 1e-12
+    if scale_ps <= 0:
+        raise PintimeError(f"{edges.source}: edge times have no known unit in seconds, cannot write a VCD")
+    names = {code: pin.decode() for pin, code in SIGNAL_CHANNELS.items()}
+    wires = {ch: (chr(ord("!") + i), f"{('measurement', 'reference')[ch]}_{names[ch]}")
+             for i, ch in enumerate(sorted(set(edges.channel.tolist())))}
+    lines = ["$comment", f"  {comment}", "$end", "$timescale 1ps $end", "$scope module pintime $end"]
+    lines += [f"$var wire 1 {ident} {name} $end" for ident, name in wires.values()]
+    lines += ["$upscope $end", "$enddefinitions $end", "#0", "$dumpvars"]
+    for ch, (ident, _) in wires.items():
+        first = edges.polarity[edges.channel == ch][0]
+        lines.append(f"{0 if first > 0 else 1}{ident}")
+    lines.append("$end")
+    times_ps = np.rint(edges.time * scale_ps).astype(np.int64)
+    if len(times_ps) and times_ps[0] < 0:
+        raise PintimeError(f"{edges.source}: an edge before time 0 cannot be written as a VCD")
+    last = 0
+    for t, ch, pol in zip(times_ps.tolist(), edges.channel.tolist(), edges.polarity.tolist(), strict=True):
+        if t != last:
+            lines.append(f"#{t}")
+            last = t
+        lines.append(f"{1 if pol > 0 else 0}{wires[ch][0]}")
+    return "\n".join(lines) + "\n"
 
 
 def _tokens(f: BinaryIO) -> Iterator[bytes]:

@@ -9,9 +9,10 @@ import sys
 import numpy as np
 
 from pintime.capture.gaps import drop_near_gaps, read_gaps
+from pintime.capture.vcd import vcd_text
 from pintime.cli.args import add_channel_arguments, channels
 from pintime.errors import PintimeError
-from pintime.files import refuse_overwrite, write_text
+from pintime.files import refuse_overwrite, version, write_text
 from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
 from pintime.pipeline import load_edges, sniff
 
@@ -23,11 +24,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", choices=METHODS, default="template",
                         help="edge locator for WAV captures (default: template)")
     parser.add_argument("--csv", metavar="FILE", help="write the edges here instead of standard output")
+    parser.add_argument("--vcd", metavar="FILE",
+                        help="also (or, without --csv, instead) write them as a VCD for a logic viewer")
     add_channel_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    refuse_overwrite([args.csv], [args.capture])
+    refuse_overwrite([args.csv, args.vcd], [args.capture])
     if sniff(args.capture) == "wav":
         gaps = read_gaps(args.capture)
         result = locate_capture(args.capture, args.method, sys.stderr.isatty(), *channels(args))
@@ -56,8 +59,11 @@ def run(args: argparse.Namespace) -> int:
     rows = np.column_stack([edges.time * scale, edges.channel, edges.polarity, edges.sigma * scale])
     text = io.StringIO()
     np.savetxt(text, rows, fmt=["%.12f", "%d", "%d", "%.3e"], delimiter=",", header=HEADER, comments="")
+    if args.vcd:
+        write_text(args.vcd, vcd_text(edges, f"pintime {version()} edges of {args.capture}; "
+                                             "times rounded to 1 ps, per-edge sigma in the CSV only"))
     if args.csv:
         write_text(args.csv, text.getvalue())
-    else:
+    elif not args.vcd:
         sys.stdout.write(text.getvalue())
     return 0
