@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -91,23 +93,32 @@ def refuse_existing(outputs: list[Path], force: bool) -> None:
             raise PintimeError(f"{path}: exists; refusing to overwrite it (--force to replace it)")
 
 
-def write_text(path: str | Path, text: str) -> None:
-    """Write a result file whole or not at all: into a temporary file beside it, then renamed over it, so an
-    interrupted or failed write (a full disk) leaves the old file or none, never a part. PintimeError
-    naming it if that is impossible (a folder, no such folder, no space…)."""
+@contextmanager
+def whole_or_nothing(path: str | Path) -> Iterator[Path]:
+    """A temporary file beside ``path`` to write into, renamed over ``path`` when the block ends normally
+    and removed when it does not, so an interrupted or failed write (a full disk, a signal) leaves the old
+    file or none, never a part. PintimeError naming ``path`` for an OSError (a folder, no such folder, no
+    space…)."""
     path = Path(path)
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        os.close(fd)
+        yield Path(tmp)
         if path.is_dir():
             raise IsADirectoryError(21, "Is a directory")
         os.replace(tmp, path)
     except OSError as err:
+        raise PintimeError(f"{path}: cannot write ({err.strerror or err})") from None
+    finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
-        raise PintimeError(f"{path}: cannot write ({err.strerror or err})") from None
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """Write a result file whole or not at all (:func:`whole_or_nothing`)."""
+    with whole_or_nothing(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
 
 
 def sidecar_path(wav_path: str | Path) -> Path:

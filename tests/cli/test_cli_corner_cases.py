@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from pintime.cli.validate import format_validation
+from pintime.soundcard import synth as synth_module
 from pintime.validate.validation import Table2Unknown, Validation
 from support import SIM, assert_fails, run_cli
 
@@ -34,6 +35,28 @@ def test_synth_refuses_an_existing_output_without_force(tmp_path, existing):
     code, out, lines = run_cli([*argv, "--force"])
     assert code == 0, lines
     assert (tmp_path / "out.wav").read_bytes()[:4] == b"RIFF"
+
+
+def test_an_interrupted_synth_force_leaves_the_old_capture_whole(tmp_path, monkeypatch):
+    """`synth --force` cut short (a signal, a full disk) mid-render: the earlier take and its sidecar are
+    still there byte for byte, and no part-written file is left beside them."""
+    edges = tmp_path / "r.edges.csv"
+    edges.write_bytes(FEW_EDGES)
+    argv = ["synth", edges, "-o", tmp_path / "out.wav", "--f-cpu-hz", "1e6", "--duration-s", "3", "--force"]
+    assert run_cli(argv)[0] == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    blocks = []
+
+    def interrupted(y, *rest):
+        blocks.append(1)
+        if len(blocks) > 2:
+            raise KeyboardInterrupt
+        return render(y, *rest)
+    render = synth_module._output
+    monkeypatch.setattr(synth_module, "_output", interrupted)
+    code, _, lines = run_cli([*argv[:-3], "--seed", "7", "--duration-s", "3", "--force"])
+    assert (code, lines) == (130, ["pintime: interrupted"]) and len(blocks) == 3
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
 def test_analyze_elf_on_a_table1_capture_is_refused():

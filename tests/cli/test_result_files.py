@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from pintime.cli import main
@@ -52,24 +53,13 @@ def test_a_failed_write_leaves_the_old_file_and_no_part(tmp_path, monkeypatch):
     out = tmp_path / "result.json"
     out.write_text("old")
 
-    real_fdopen = os.fdopen
+    real_write = Path.write_text
 
-    class FullDisk:  # the temporary file fills the disk half-way through the text
-        def __init__(self, fd, *args, **kwargs):
-            self.file = real_fdopen(fd, *args, **kwargs)
+    def full_disk(self, text, *args, **kwargs):  # the temporary file fills the disk half-way through
+        real_write(self, text[:1], *args, **kwargs)
+        raise OSError(28, "No space left on device")
 
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.file.close()
-
-        def write(self, text):
-            self.file.write(text[:1])
-            self.file.flush()
-            raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(os, "fdopen", FullDisk)
+    monkeypatch.setattr(Path, "write_text", full_disk)
     with pytest.raises(PintimeError, match="result.json: cannot write .No space left on device"):
         write_text(out, "new")
     monkeypatch.undo()

@@ -30,7 +30,15 @@ from pintime.capture.edgelist import read_edge_list
 from pintime.capture.wav import WAV_MAX_BYTES
 from pintime.edges import REFERENCE_CHANNEL
 from pintime.errors import PintimeError
-from pintime.files import read_json, refuse_existing, refuse_overwrite, sidecar_path, version, write_text
+from pintime.files import (
+    read_json,
+    refuse_existing,
+    refuse_overwrite,
+    sidecar_path,
+    version,
+    whole_or_nothing,
+    write_text,
+)
 from pintime.soundcard.model import (
     TABLE_STEPS_PER_SAMPLE,
     Profile,
@@ -265,13 +273,8 @@ def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile
     noise_rms = 0.0 if profile.noise_dbfs is None else 10 ** (profile.noise_dbfs / 20)
     jitter_samples = profile.jitter_rms_s * profile.samplerate_hz
     clipped = 0
-    try:
-        wav_path.parent.mkdir(parents=True, exist_ok=True)
-        wav = sf.SoundFile(os.fsencode(wav_path), "w", samplerate=profile.samplerate_hz,
-                           channels=len(channels),
-                           subtype=PCM_SUBTYPES[profile.bits], format="WAV")
-    except (OSError, sf.LibsndfileError) as err:
-        raise PintimeError(f"{wav_path}: cannot write ({err})") from None
+    wav = sf.SoundFile(os.fsencode(wav_path), "w", samplerate=profile.samplerate_hz, channels=len(channels),
+                       subtype=PCM_SUBTYPES[profile.bits], format="WAV")
     with wav as out, tqdm(total=n_samples, unit="sample", unit_scale=True, disable=not progress,
                           desc="synth") as bar:
         for n0 in range(0, n_samples, BLOCK_SAMPLES):
@@ -356,7 +359,15 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
         n_samples = round(duration_s * fs)
     if n_samples * _frame_bytes(profile) > WAV_MAX_BYTES:
         raise PintimeError(f"capture of {n_samples / fs:.0f} s exceeds the 4 GiB WAV limit")
-    clipped = _write_wav(wav_path, channels, n_samples, profile, rngs, progress)
+    try:
+        wav_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise PintimeError(f"{wav_path}: cannot write its folder ({err.strerror or err})") from None
+    with whole_or_nothing(wav_path) as part:  # a run cut short leaves the old capture or none, never a part
+        try:
+            clipped = _write_wav(part, channels, n_samples, profile, rngs, progress)
+        except sf.LibsndfileError as err:
+            raise PintimeError(f"{wav_path}: cannot write ({err})") from None
     write_text(sidecar_path(wav_path), json.dumps({
         "what": "pintime synthetic capture (informational: the analyzer never reads this file)",
         "source_edges": str(edges_csv),
