@@ -25,6 +25,11 @@ from pintime.validate.compare import (
 from pintime.validate.validation import Compared, ResolvedExit, Validation
 
 
+def _optional(value: float | None) -> str:
+    """A figure that too few edges may leave undetermined (None)."""
+    return "—" if value is None else f"{value:.2g}"
+
+
 def format_validation(v: Validation) -> str:
     """The comparison as text: only the sections that have rows (Table 1, Table 2, user functions)."""
     lines = []
@@ -69,8 +74,8 @@ def format_validation(v: Validation) -> str:
     for method, e in v.edges.items():
         adev = "—" if e.clock_adev_1s is None else f"{e.clock_adev_1s:.2g}"
         own = "—" if e.locator_rms_ns is None else \
-            (f"{e.locator_rms_ns:.3g} ± {e.locator_rms_se_ns:.2g} ns (phase bias "
-             f"{e.phase_bias_rms_ns:.2g} ns; / CRLB {e.locator_rms_ns / e.crlb_ns:.2f})")
+            (f"{e.locator_rms_ns:.3g} ± {_optional(e.locator_rms_se_ns)} ns (phase bias "
+             f"{_optional(e.phase_bias_rms_ns)} ns; / CRLB {e.locator_rms_ns / e.crlb_ns:.2f})")
         lines.append(f"edges [{method}]: RMS {e.rms_ns:.3g} ns about the time map (clock wander in it), "
                      f"locator alone {own}, CRLB {e.crlb_ns:.3g} ns; bias rise {e.bias_rise_ns:+.3g} "
                      f"ns, fall {e.bias_fall_ns:+.3g} ns, max {e.max_ns:.3g} ns; "

@@ -9,6 +9,7 @@ is a :class:`pintime.validate.validation.Validation`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -160,4 +161,7 @@ def edge_errors(capture: Path, exact: Analysis,
     none for exact edges."""
     if sniff(capture) != "wav":
         return {}
-    return edgecheck.edge_errors(capture, exact.edges, channels)
+    truth = exact.edges
+    if truth.unit_s is None:  # an edge list counts cycles: their length is the RUN frame's (a mono capture
+        truth = replace(truth, unit_s=1.0 / exact.run["f_cpu_hz"])  # has no reference to scale them by)
+    return edgecheck.edge_errors(capture, truth, channels)

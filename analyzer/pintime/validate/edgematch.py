@@ -37,6 +37,7 @@ PLACE_EDGES = 64  # a stretch after a gap is placed on the exact edges by at lea
 PLACE_SPAN_S = 2.0  # anchors in its first this long, checked on edges this near (drift from the scale ≲ 4 µs)
 PLACE_MISSES = 3  # of which a placement may miss this many (edges the locator got wrong)
 PLACE_ANCHORS = 4  # measurement edges tried in turn as the stretch's anchor
+FOLLOW_START_S = 0.25  # without a reference, the map is first fitted this far around the anchor, then 2×, 4×…
 
 
 def about_lines(t_exact: np.ndarray, time_s: np.ndarray, stretch: np.ndarray) -> np.ndarray:
@@ -174,6 +175,20 @@ def _match_stretch(located: Edges, truth: Edges, t_exact: np.ndarray, scale: flo
         idx, jdx = _nearest(located, truth, mapped, (1,), 0.25 * float(np.median(np.diff(ref_l))))
         if len(idx) >= 2:
             mapped, _ = time_map(t_exact[jdx], located.time[idx], t_exact)
+    else:
+        # no reference (a mono capture): the nominal scale is off by the clocks' ppm, so follow the
+        # measurement edges outward from the anchor, each span's line placing twice the span
+        t0, reach_s = located.time[anchor[0]], float(np.max(np.abs(located.time - located.time[anchor[0]])))
+        span_s = FOLLOW_START_S
+        while True:
+            idx, jdx = _nearest(located, truth, mapped, (0,))
+            near = np.abs(located.time[idx] - t0) <= span_s
+            if np.count_nonzero(near) >= 2:
+                line = np.polyfit(t_exact[jdx[near]], located.time[idx[near]], 1)
+                mapped = np.polyval(line, t_exact)
+            if span_s >= reach_s:
+                break
+            span_s *= 2
     for _ in range(3):
         idx, jdx = _nearest(located, truth, mapped)
         if len(idx) < 2:

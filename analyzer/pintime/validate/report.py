@@ -148,7 +148,8 @@ def edges_section(runs: list[Run]) -> list[str]:
             rows.append([Path(capture).stem, method, f"{e['rms_ns']:.3g}", f"{e['bias_rise_ns']:+.3g}",
                          f"{e['bias_fall_ns']:+.3g}", f"{e['max_ns']:.3g}", f"{e['crlb_ns']:.3g}",
                          f"{e['rms_ns'] / e['crlb_ns']:.2f}",
-                         "—" if own is None else f"{own / crlb:.2f} ± {e['locator_rms_se_ns'] / crlb:.2f}"])
+                         "—" if own is None or e["locator_rms_se_ns"] is None
+                         else f"{own / crlb:.2f} ± {e['locator_rms_se_ns'] / crlb:.2f}"])
     if not rows:
         return []
     header = ["capture", "method", "RMS (ns)", "bias rise (ns)", "bias fall (ns)", "max (ns)",
