@@ -60,8 +60,8 @@ class Expectation:
         """The same with a constant added (e.g. the CALL that enters a function)."""
         if self.min_cycles is None:
             return self
-        return Expectation(self.min_cycles + cycles, None if self.max_cycles is None else self.max_cycles + cycles,
-                           f"{self.how}; {why}")
+        high = None if self.max_cycles is None else self.max_cycles + cycles
+        return Expectation(self.min_cycles + cycles, high, f"{self.how}; {why}")
 
     def to_json(self, low: float, high: float) -> dict[str, object]:
         """``expected_cycles`` (None unless exact), ``expected_min_cycles``, ``expected_max_cycles``,
@@ -178,7 +178,7 @@ def _reach(cfg: Cfg, start: int, edges: list[_Edge], inside: set[int]) -> dict[i
             if e.target not in seen:
                 seen.add(e.target)  # type: ignore[arg-type]
                 stack.append(e.target)  # type: ignore[arg-type]
-    pending = defaultdict(int)
+    pending: dict[int | None, int] = defaultdict(int)
     for n in seen:
         for e in out[n]:
             pending[e.target] += 1

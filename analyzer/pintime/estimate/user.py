@@ -124,7 +124,8 @@ def format_user(rows: list[UserRow]) -> str:
         expected = "—" if r.expected is None else range_text(r.expected.min_cycles, r.expected.max_cycles)
         flag = "  ✗ OUTSIDE the expectation" if r.outside() else ""
         lines.append(f"{r.name:<20} {s.mean_us:>18.4f} {s.std_us:>10.2g} {f'[{lo:.4f}, {hi:.4f}]':>23} "
-                     f"{r.cycles(s.mean_us):>10.3f} {r.cycles(s.std_us):>9.2g} {s.count:>5} {expected:>10}{flag}")
+                     f"{r.cycles(s.mean_us):>10.3f} {r.cycles(s.std_us):>9.2g} {s.count:>5} "
+                     f"{expected:>10}{flag}")
     for r in rows:
         i = r.fit.intercept
         lines.append(f"  {r.name} (1×–{r.m}×): intercept ε {i.mean_us:.4f} ± {i.std_us:.2g} µs "
