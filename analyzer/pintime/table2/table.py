@@ -102,6 +102,7 @@ class Table2:
     same_span: bool  # block and exit count columns span the same space: both models fit identically
     resolved: Resolved | None  # every exit from the cut measurements (pintime.table2.cuts), if any
     resolved_note: str | None  # why there is none (no cut copies in the firmware, cut frames lost, …)
+    listing_cycles: dict[str, int]  # each CFG exit's cost in the listing, and the pulse's ε, by column name
 
 
 def epsilon_cycles(cfg: Cfg, exit_counts: np.ndarray, width_cycles: np.ndarray) -> int:
@@ -181,8 +182,10 @@ def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float) -> Table2:
             resolved, note = resolve(cfg, rounds, us_per_cycle), None
         except PintimeError as err:
             note = str(err)
+    listing = {name: e.cycles for name, e in zip(exit_names(cfg), cfg.exits, strict=True)}
     return Table2(cfg.function, us_per_cycle, eps, len(rounds.width_us), block, exit_,
-                  capture_epsilon(exact, eps, us_per_cycle), same_span, resolved, note)
+                  capture_epsilon(exact, eps, us_per_cycle), same_span, resolved, note,
+                  listing | {EPSILON: PULSE_EPSILON_CYCLES})
 
 
 def table2_from_capture(capture: Path, visits: str | Path | None, run: dict[str, int], frames: list[Frame],
@@ -256,7 +259,23 @@ def table2_json(t: Table2) -> dict[str, Any]:
                            "same_span": t.same_span,
                            "block": _fit_json(t.block), "exit": _fit_json(t.exit)},
             "table2_resolved": ({"note": t.resolved_note} if t.resolved is None
-                                else resolved_json(t.resolved, t.us_per_cycle))}
+                                else _resolved_json(t, t.resolved))}
+
+
+def _resolved_json(t: Table2, resolved: Resolved) -> dict[str, Any]:
+    """``table2_resolved``, each column with the listing's cycles beside it (none for ε_cut, whose cut path
+    holds a delay loop this model does not follow) and the flag."""
+    out = resolved_json(resolved, t.us_per_cycle)
+    for row, column in zip(out["columns"], resolved.columns, strict=True):
+        cycles = t.listing_cycles.get(column.name)
+        if cycles is not None:
+            e = Expectation(cycles, cycles, "this exit's cost in the listing" if column.name != EPSILON
+                            else "the pulse's rising out 1 + CALL 5")
+            if column.estimate is None:  # unresolved: nothing measured to flag
+                row |= e.to_json(np.nan, np.nan) | {"outside_expectation": None}
+            else:
+                row |= e.to_json(*(x / t.us_per_cycle for x in column.estimate.ci95_us))
+    return out
 
 
 def _model_lines(model: Model, us_per_cycle: float, title: str) -> list[str]:
