@@ -28,8 +28,8 @@ from pintime.validate.validation import Compared, ResolvedExit, Validation
 
 def _expected(row: dict) -> str:
     """The listing's expected cycles of an ``analyze`` JSON row, flagged when its 95 % CI misses them."""
-    text = range_text(row["expected_min_cycles"], row["expected_max_cycles"])
-    return text + (" ✗ OUTSIDE" if row["outside_expectation"] else "")
+    text = range_text(row.get("expected_min_cycles"), row.get("expected_max_cycles"))
+    return text + (" ✗ OUTSIDE" if row.get("outside_expectation") else "")
 
 
 def format_validation(v: Validation) -> str:
@@ -51,7 +51,7 @@ def format_validation(v: Validation) -> str:
             lines += [f"{u.label:<22} {u.mean_us:>14.6f} {u.ci95_half_us:>10.2e} "
                       f"{u.truth_us:>14.6f} {u.error_us:>+12.2e} {IN_CI[u.within_ci95]:>5} "
                       f"{_expected(row):>17}"
-                      for u, row in zip(unknowns, v.summary[key], strict=True)]
+                      for u, row in zip(unknowns, v.summary.get(key) or [{}] * len(unknowns), strict=True)]
     if v.user:
         lines += _estimate_lines("Function (1×–M×)", [
             (f"{fn.name} {label}", part) for fn in v.user
@@ -59,7 +59,7 @@ def format_validation(v: Validation) -> str:
         lines += [f"({fn.name}: {fn.time.mean_cycles:.6f} cycles per call, truth "
                   + ("—" if fn.time.truth_cycles is None else f"{fn.time.truth_cycles:.6f}")
                   + f", expected {_expected(row)})"
-                  for fn, row in zip(v.user, v.summary["user"], strict=True)]
+                  for fn, row in zip(v.user, v.summary.get("user") or [{}] * len(v.user), strict=True)]
     gaps = v.summary.get("recording_gaps")
     if gaps is not None:
         beside = "/".join(sorted({str(e.beside_gaps) for e in v.edges.values()}))
