@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from pintime.avr.cfg import Instruction, build_cfg
 from pintime.avr.expect import Expectation, path_cycles, range_text
+from pintime.errors import PintimeError
 
 
 def _code(*lines: tuple[str, str] | tuple[str, str, int]) -> list[Instruction]:
@@ -108,3 +109,12 @@ def test_outside_needs_the_whole_interval_out():
                                            (None, None, "—"), (9.5, 9.5, "9.500")])
 def test_range_text(low, high, text):
     assert range_text(low, high) == text
+
+
+def test_irreducible_cycle_is_refused():
+    """A cycle entered at two places (no block dominates the other) is no natural loop: refused, not
+    counted as straight code."""
+    code = [("sbrs", "r24, 0"), ("rjmp", ".+2"), ("inc", "r25"), ("dec", "r25"), ("brne", ".-6"),
+            ("ret", "")]
+    with pytest.raises(PintimeError, match="not a natural loop"):
+        _expect(*code)

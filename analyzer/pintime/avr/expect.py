@@ -168,29 +168,27 @@ def _union(ranges: list[Range]) -> Range:
 def _reach(cfg: Cfg, start: int, edges: list[_Edge], inside: set[int]) -> dict[int, Range]:
     """Cycles of the paths from ``start`` to the entry of every node of ``inside`` it reaches, edges back
     to ``start`` left out; PintimeError when what remains still has a cycle (not a natural loop)."""
-    out: dict[int, list[_Edge]] = defaultdict(list)
+    out: dict[int, list[tuple[int, Range]]] = defaultdict(list)  # node → (next node, cost)
     for e in edges:
-        if e.source in inside and e.target in inside and e.target != start:
-            out[e.source].append(e)
+        if e.source in inside and e.target is not None and e.target in inside and e.target != start:
+            out[e.source].append((e.target, e.cost))
     seen, stack = {start}, [start]
     while stack:
-        for e in out[stack.pop()]:
-            if e.target not in seen:
-                seen.add(e.target)  # type: ignore[arg-type]
-                stack.append(e.target)  # type: ignore[arg-type]
-    pending: dict[int | None, int] = defaultdict(int)
+        for t, _ in out[stack.pop()]:
+            if t not in seen:
+                seen.add(t)
+                stack.append(t)
+    pending: dict[int, int] = defaultdict(int)
     for n in seen:
-        for e in out[n]:
-            pending[e.target] += 1
+        for t, _ in out[n]:
+            pending[t] += 1
     best: dict[int, Range] = {start: (0, 0)}
     ready, done = [start], 0
     while ready:
         n = ready.pop()
         done += 1
-        for e in out[n]:
-            t = e.target
-            assert t is not None
-            best[t] = _union([_add(best[n], e.cost)] + ([best[t]] if t in best else []))
+        for t, cost in out[n]:
+            best[t] = _union([_add(best[n], cost)] + ([best[t]] if t in best else []))
             pending[t] -= 1
             if pending[t] == 0:
                 ready.append(t)
