@@ -96,11 +96,11 @@ def test_break_out_of_a_counted_loop_spans_first_to_last_pass():
     assert (e.min_cycles, e.max_cycles) == (9, 20)
 
 
-def test_outside_needs_the_whole_interval_out():
+def test_outside_needs_the_whole_interval_out_by_half_a_cycle():
     e = Expectation(94, 110, "x")
     assert not e.outside(101.8, 102.1) and not e.outside(90, 94) and not e.outside(110, 120)
-    assert e.outside(110.01, 111) and e.outside(80, 93.99)
-    assert not e.outside(93.9999999, 93.9999999)  # float rounding of an exact fit touches it
+    assert e.outside(110.51, 111) and e.outside(80, 93.49)
+    assert not e.outside(93.9999999, 93.9999999) and not e.outside(110.4, 110.45)  # still rounds into it
     assert not Expectation(20, None, "x").outside(1e6, 1e6) and Expectation(20, None, "x").outside(1, 2)
     assert Expectation(None, None, "why").outside(0, 1) is None
 
