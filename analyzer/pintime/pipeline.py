@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from pintime import clock as clk
-from pintime.avr.symbols import firmware_revision, function_names
+from pintime.avr.symbols import firmware_revision
 from pintime.capture.edgelist import read_edge_list
 from pintime.capture.gaps import RecordingGaps, drop_near_gaps, read_gaps
 from pintime.capture.sniff import sniff
@@ -125,7 +125,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     table2 = (table2_from_capture(path, visits, run, decode.frames, meas.time, clock.us_per_unit)
               if PROGRAMS[run["program"]] == "table2" else None)
     user = (build_user(decode.frames, meas.time, clock.us_per_unit, run["f_cpu_hz"],
-                       None if elf is None else function_names(_same_firmware(elf, run, path)))
+                       None if elf is None else _same_firmware(elf, run, path))
             if PROGRAMS[run["program"]] == "user" else None)
     ends = decode.of_kind("end")
     seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete

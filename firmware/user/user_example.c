@@ -3,9 +3,11 @@
  * functions, registered with one line. Build: `make firmware` (program user_example); your own file:
  * `make USER_SRC=path/to/mine.c user`.
  *
- * Both functions take the same number of cycles on every call (no data-dependent branch at -Os), so the
- * line fit's slope is their exact cost per call, CALL and RET included (tests/test_user.py checks it
- * against simavr's per-instruction cycle counts).
+ * mac16 and crc8_step take the same number of cycles on every call (no data-dependent branch at -Os), so
+ * the line fit's slope is their exact cost per call, CALL and RET included (tests/sim/test_user_program.py
+ * checks it against simavr's per-instruction cycle counts, and against what `pintime analyze --elf`
+ * expects from the listing). crc8_branchy is the same CRC written the textbook way, with a branch per bit
+ * that depends on the data: the listing gives only a min–max per call, and the slope is a mean inside it.
  */
 #include <stdint.h>
 
@@ -34,4 +36,22 @@ void crc8_step(void)
 	crc8_value = crc;
 }
 
-PINTIME_FUNCTIONS(mac16, crc8_step);
+/* The same CRC-8 with a data-dependent branch per bit: at -Os a pass that finds the top bit set costs 2
+ * cycles more than one that does not, so a call's cost spans 16 cycles (from the listing: 94–110 cycles
+ * per call, CALL and RET included). */
+volatile uint8_t crc8b_value;
+volatile uint8_t crc8b_byte;
+
+void crc8_branchy(void)
+{
+	uint8_t crc = crc8b_value ^ crc8b_byte++;
+	for (uint8_t bit = 0; bit < 8; bit++) {
+		if (crc & 0x80)
+			crc = (uint8_t)(crc << 1) ^ 0x07;
+		else
+			crc = (uint8_t)(crc << 1);
+	}
+	crc8b_value = crc;
+}
+
+PINTIME_FUNCTIONS(mac16, crc8_step, crc8_branchy);

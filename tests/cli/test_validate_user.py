@@ -2,7 +2,8 @@
 against the same line fit on simavr's exact edges, named from the ELF, as Table 1 rows are validated.
 
 Truth here is simavr's (build/sim/user_example.*); tests/sim/test_user_program.py checks that those exact
-slopes are the per-instruction cycle counts (mac16 48, crc8_step 93 cycles per call, CALL and RET included).
+slopes are the per-instruction cycle counts (mac16 48, crc8_step 93 cycles per call, CALL and RET included);
+crc8_branchy's time depends on its data, so only the exact edges' own fit is its truth.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from support import BUILD, ROOT, SIM, assert_fails, run_cli
 
 ELF = BUILD / "firmware" / "user_example.elf"
 TRUTH = SIM / "user_example.json"
-EXPECTED_CYCLES = {"mac16": 48, "crc8_step": 93}
+FUNCTIONS = ["mac16", "crc8_step", "crc8_branchy"]  # PINTIME_FUNCTIONS order in user_example.c
+EXPECTED_CYCLES = {"mac16": 48, "crc8_step": 93}  # the same on every call
 
 pytestmark = pytest.mark.usefixtures("make_sim")
 
@@ -32,13 +34,16 @@ def test_exact_edges_are_their_own_truth(tmp_path, monkeypatch):
     """Names from the truth's ELF (its path is relative to the project, as `make sim` wrote it)."""
     monkeypatch.chdir(ROOT)
     result, printed = _validate(tmp_path, SIM / "user_example.edges.csv")
-    assert [r["name"] for r in result["user"]] == list(EXPECTED_CYCLES)
+    assert [r["name"] for r in result["user"]] == FUNCTIONS
     for r in result["user"]:
-        assert r["time"]["truth_cycles"] == pytest.approx(EXPECTED_CYCLES[r["name"]], abs=1e-9)
         assert r["time"]["error_us"] == pytest.approx(0, abs=1e-9)
-        assert r["intercept"]["truth_cycles"] == pytest.approx(1, abs=1e-9)  # ε, FORMAT.md §5
+        if r["name"] in EXPECTED_CYCLES:
+            assert r["time"]["truth_cycles"] == pytest.approx(EXPECTED_CYCLES[r["name"]], abs=1e-9)
+            assert r["intercept"]["truth_cycles"] == pytest.approx(1, abs=1e-9)  # ε, FORMAT.md §5
     assert printed.startswith("Function") and "Technique" not in printed
     assert "mac16 per call" in printed and "crc8_step ε" in printed
+    assert "(mac16: 48.000000 cycles per call, truth 48.000000, expected 48)" in printed
+    assert "expected 94–110)" in printed and "OUTSIDE" not in printed
 
 
 def test_synthesized_capture_against_the_truth(tmp_path):
@@ -48,12 +53,16 @@ def test_synthesized_capture_against_the_truth(tmp_path):
     assert main(["synth", str(SIM / "user_example.edges.csv"), "-o", str(wav), "--profile", "default",
                  "--seed", "5", "--duration-s", "4.25"]) == 0
     result, printed = _validate(tmp_path, wav, "--elf", ELF)
-    assert [r["name"] for r in result["user"]] == list(EXPECTED_CYCLES)
+    assert [r["name"] for r in result["user"]] == FUNCTIONS
     for r in result["user"]:
         t = r["time"]
-        assert t["truth_cycles"] == pytest.approx(EXPECTED_CYCLES[r["name"]], abs=1e-9)
-        assert t["error_us"] == pytest.approx(t["mean_us"] - t["truth_us"])
-        assert abs(t["error_us"]) < 0.003 and r["reps"] >= 5
+        assert t["error_us"] == pytest.approx(t["mean_us"] - t["truth_us"]) and r["reps"] >= 5
+        assert r["outside_expectation"] is False  # inside what the listing expects
+        if r["name"] in EXPECTED_CYCLES:
+            assert t["truth_cycles"] == pytest.approx(EXPECTED_CYCLES[r["name"]], abs=1e-9)
+            assert abs(t["error_us"]) < 0.003
+        # crc8_branchy: the capture holds fewer repetitions than the exact run, each on other data, so its
+        # mean differs from the exact run's by sampling (≈ 0.26 cycles std per repetition), not 3 ns
     assert set(result["edges"]) and "edges [template]" in printed  # per-edge errors of a WAV, as for table1
 
 
@@ -77,4 +86,5 @@ def test_report_shows_the_functions(tmp_path, monkeypatch):
     code, _, lines = run_cli(["report", tmp_path / "v.json", "-o", tmp_path / "r.md"])
     assert code == 0, lines
     text = (tmp_path / "r.md").read_text()
-    assert "## Your functions" in text and "| mac16 | 48.0000 | 48.0000 (0) |" in text
+    assert "## Your functions" in text and "| mac16 | 48 | 48.0000 | 48.0000 (0) |" in text
+    assert "| crc8_branchy | 94–110 |" in text

@@ -7,6 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
+from pintime.avr.expect import range_text
 from pintime.cli.analyze import print_figures
 from pintime.cli.args import add_channel_arguments, channels
 from pintime.errors import PintimeError
@@ -30,6 +31,12 @@ def _optional(value: float | None) -> str:
     return "—" if value is None else f"{value:.2g}"
 
 
+def _expected(row: dict) -> str:
+    """The listing's expected cycles of an ``analyze`` JSON row, flagged when its 95 % CI misses them."""
+    text = range_text(row.get("expected_min_cycles"), row.get("expected_max_cycles"))
+    return text + (" ✗ OUTSIDE" if row.get("outside_expectation") else "")
+
+
 def format_validation(v: Validation) -> str:
     """The comparison as text: only the sections that have rows (Table 1, Table 2, user functions)."""
     lines = []
@@ -41,20 +48,23 @@ def format_validation(v: Validation) -> str:
         lines += _estimate_lines("Technique", rows)
     if v.table1:
         lines.append(f"(routine ref100 = {REF100_CYCLES} cycles = {v.routine_us:g} µs)")
-    for unknowns, title in ((v.table2, "Basic Block"), (v.table2_exits, "CFG edge")):
+    for unknowns, title, key in ((v.table2, "Basic Block", "table2"),
+                                 (v.table2_exits, "CFG edge", "table2_exits")):
         if unknowns is not None:
             lines.append(f"{title:<22} {'ours (µs)':>14} {'± 95 % CI':>10} {'truth (µs)':>14} "
-                         f"{'error (µs)':>12} in CI")
+                         f"{'error (µs)':>12} in CI {'expected (cycles)':>17}")
             lines += [f"{u.label:<22} {u.mean_us:>14.6f} {u.ci95_half_us:>10.2e} "
-                      f"{u.truth_us:>14.6f} {u.error_us:>+12.2e} {IN_CI[u.within_ci95]:>5}"
-                      for u in unknowns]
+                      f"{u.truth_us:>14.6f} {u.error_us:>+12.2e} {IN_CI[u.within_ci95]:>5} "
+                      f"{_expected(row):>17}"
+                      for u, row in zip(unknowns, v.summary.get(key) or [{}] * len(unknowns), strict=True)]
     if v.user:
         lines += _estimate_lines("Function (1×–M×)", [
             (f"{fn.name} {label}", part) for fn in v.user
             for part, label in ((fn.time, "per call"), (fn.intercept, "ε"))])
         lines += [f"({fn.name}: {fn.time.mean_cycles:.6f} cycles per call, truth "
                   + ("—" if fn.time.truth_cycles is None else f"{fn.time.truth_cycles:.6f}")
-                  + ")" for fn in v.user]
+                  + f", expected {_expected(row)})"
+                  for fn, row in zip(v.user, v.summary.get("user") or [{}] * len(v.user), strict=True)]
     gaps = v.summary.get("recording_gaps")
     if gaps is not None:
         beside = "/".join(sorted({str(e.beside_gaps) for e in v.edges.values()}))

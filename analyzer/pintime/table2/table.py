@@ -19,6 +19,13 @@ Two models are fitted side by side:
 Truth (simavr): each unknown's value is the least-squares solution of the same system on the exact pulse
 widths in cycles, which equals the unknown's combination of exit costs and ε (from the CFG) whenever the
 model is exact — ``truth_residual_cycles`` says whether it is.
+
+Expectation (:mod:`pintime.avr.expect`): each unknown's value as the listing predicts it — every round's
+pulse width predicted from the datasheet cost of each CFG exit it took, plus the pulse's own instructions
+(:data:`PULSE_EPSILON_CYCLES`), and solved as the measurement is. An exit-model unknown is an integer
+combination of exit costs; a block-model unknown stands for whatever its count column means on these
+rounds (a block's own cost, or that and the branch costs its count carries), which only the rounds' paths
+tell. Each row is flagged when its 95 % CI lies wholly outside its expectation.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from pintime.avr.cfg import Cfg, exit_names
+from pintime.avr.expect import CALL_CYCLES, Expectation
 from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
 from pintime.frames import Frame
@@ -37,6 +45,10 @@ from pintime.table2.blocksystem import EPSILON, Fit, Reduction, reduce_columns, 
 from pintime.table2.cuts import Resolved, format_resolved, resolve, resolved_json
 from pintime.table2.visits import Rounds, load_sim_rounds, locate, match
 
+# inside a pulse besides adpcm_coder itself (firmware/table2/adpcm_pulse.S): the rising `out` (1) and the CALL
+PULSE_EPSILON_CYCLES = 1 + CALL_CYCLES
+EXPECTED_HOW = ("the listing's exit costs along each round's path + ε = rising out 1 + CALL 5, solved as the "
+                "measurement is")
 EXACT_CYCLES = 1e-6  # RMS residual of the exact widths below which a model's truth is exact (float rounding)
 # Moreno & Fischmeister, Table 2 (their compiler's blocks of adpcm_coder at 1 MHz): label, µs, ± 95 % CI
 PAPER_TABLE2: list[tuple[str, float, float]] = [
@@ -59,6 +71,7 @@ class Unknown:
     members: list[tuple[str, str]]  # (column, coefficient as text)
     estimate: est.Estimate  # µs
     truth_cycles: float
+    expected_cycles: float  # from the listing (see the module)
 
 
 @dataclass(frozen=True)
@@ -89,6 +102,7 @@ class Table2:
     same_span: bool  # block and exit count columns span the same space: both models fit identically
     resolved: Resolved | None  # every exit from the cut measurements (pintime.table2.cuts), if any
     resolved_note: str | None  # why there is none (no cut copies in the firmware, cut frames lost, …)
+    listing_cycles: dict[str, int]  # each CFG exit's cost in the listing, and the pulse's ε, by column name
 
 
 def epsilon_cycles(cfg: Cfg, exit_counts: np.ndarray, width_cycles: np.ndarray) -> int:
@@ -101,8 +115,10 @@ def epsilon_cycles(cfg: Cfg, exit_counts: np.ndarray, width_cycles: np.ndarray) 
     return int(eps[0])
 
 
-def fit_model(kind: str, counts: np.ndarray, names: list[str], rounds: Rounds) -> Model:
-    """Reduce ``counts`` (+ the ε column) and solve every measurement (eq. 10); truth from exact widths."""
+def fit_model(kind: str, counts: np.ndarray, names: list[str], rounds: Rounds,
+              expected_widths: np.ndarray) -> Model:
+    """Reduce ``counts`` (+ the ε column) and solve every measurement (eq. 10); truth from exact widths,
+    expectation from the widths the listing predicts (cycles per round)."""
     columns = np.column_stack([counts, np.ones(len(counts), dtype=np.int64)])
     reduction = reduce_columns(columns, [*names, EPSILON])
     fits: list[Fit] = []
@@ -123,9 +139,12 @@ def fit_model(kind: str, counts: np.ndarray, names: list[str], rounds: Rounds) -
     basis = columns[:, list(reduction.basis)].astype(np.float64)
     truth = np.linalg.lstsq(basis, rounds.width_cycles.astype(np.float64), rcond=None)[0]
     truth_residual = float(np.sqrt(np.mean((rounds.width_cycles - basis @ truth) ** 2)))
+    expected = np.linalg.lstsq(basis, expected_widths.astype(np.float64), rcond=None)[0]
+    expected = np.where(np.abs(expected - np.round(expected)) < EXACT_CYCLES, np.round(expected), expected)
     unknowns = [Unknown(reduction.label(u), reduction.formula(u),
                         [(n, str(c)) for n, c in reduction.members(u)],
-                        est.summarize(values[:, u]), float(truth[u])) for u in range(len(reduction.basis))]
+                        est.summarize(values[:, u]), float(truth[u]), float(expected[u]))
+                for u in range(len(reduction.basis))]
     return Model(kind, reduction, unknowns, np.array(solved), values,
                  np.array([f.residual_rms for f in fits]), np.array([f.condition for f in fits]),
                  skipped, int(sum(f.outliers for f in fits)), truth_residual)
@@ -149,8 +168,10 @@ def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float) -> Table2:
     if len(rounds.width_us) == 0:
         raise PintimeError("no TABLE2 round in the capture")
     eps = epsilon_cycles(cfg, rounds.exit_counts, rounds.width_cycles)
-    block = fit_model("block", rounds.block_counts, [b.name for b in cfg.blocks], rounds)
-    exit_ = fit_model("exit", rounds.exit_counts, exit_names(cfg), rounds)
+    costs = np.array([e.cycles for e in cfg.exits], dtype=np.int64)
+    expected = rounds.exit_counts @ costs + PULSE_EPSILON_CYCLES  # the listing's pulse widths
+    block = fit_model("block", rounds.block_counts, [b.name for b in cfg.blocks], rounds, expected)
+    exit_ = fit_model("exit", rounds.exit_counts, exit_names(cfg), rounds, expected)
     both = np.column_stack([rounds.block_counts, rounds.exit_counts, np.ones(len(rounds.width_us))])
     same_span = int(np.linalg.matrix_rank(both)) == len(block.unknowns) == len(exit_.unknowns)
     exact = block if block.truth_residual_cycles < EXACT_CYCLES else exit_  # ε against an exact truth
@@ -161,8 +182,10 @@ def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float) -> Table2:
             resolved, note = resolve(cfg, rounds, us_per_cycle), None
         except PintimeError as err:
             note = str(err)
+    listing = {name: e.cycles for name, e in zip(exit_names(cfg), cfg.exits, strict=True)}
     return Table2(cfg.function, us_per_cycle, eps, len(rounds.width_us), block, exit_,
-                  capture_epsilon(exact, eps, us_per_cycle), same_span, resolved, note)
+                  capture_epsilon(exact, eps, us_per_cycle), same_span, resolved, note,
+                  listing | {EPSILON: PULSE_EPSILON_CYCLES})
 
 
 def table2_from_capture(capture: Path, visits: str | Path | None, run: dict[str, int], frames: list[Frame],
@@ -192,13 +215,26 @@ def _ci(e: est.Estimate) -> str:
     return f"{half:.4f}" if not half < 1e-3 else f"{half:.1e}"
 
 
+def expectation(u: Unknown) -> Expectation:
+    """What the listing expects of an unknown (one value: see the module)."""
+    return Expectation(u.expected_cycles, u.expected_cycles, EXPECTED_HOW)
+
+
+def outside(u: Unknown, us_per_cycle: float) -> bool | None:
+    """Whether the unknown's 95 % CI lies wholly outside its expectation."""
+    low, high = u.estimate.ci95_us
+    return expectation(u).outside(low / us_per_cycle, high / us_per_cycle)
+
+
 def _rows(model: Model, us_per_cycle: float) -> list[dict[str, Any]]:
     return [{"label": u.label, "blocks": [n for n, _ in u.members],
              "coefficients": [c for _, c in u.members], "formula": u.formula,
              "mean_us": u.estimate.mean_us, "std_us": u.estimate.std_us,
              "ci95_us": list(u.estimate.ci95_us), "ci95_half_us": _half(u.estimate),
              "count": u.estimate.count, "mean_cycles": u.estimate.mean_us / us_per_cycle,
-             "truth_cycles": u.truth_cycles} for u in model.unknowns]
+             "truth_cycles": u.truth_cycles}
+            | expectation(u).to_json(*(x / us_per_cycle for x in u.estimate.ci95_us))
+            for u in model.unknowns]
 
 
 def _fit_json(model: Model) -> dict[str, Any]:
@@ -223,18 +259,36 @@ def table2_json(t: Table2) -> dict[str, Any]:
                            "same_span": t.same_span,
                            "block": _fit_json(t.block), "exit": _fit_json(t.exit)},
             "table2_resolved": ({"note": t.resolved_note} if t.resolved is None
-                                else resolved_json(t.resolved, t.us_per_cycle))}
+                                else _resolved_json(t, t.resolved))}
+
+
+def _resolved_json(t: Table2, resolved: Resolved) -> dict[str, Any]:
+    """``table2_resolved``, each column with the listing's cycles beside it (none for ε_cut, whose cut path
+    holds a delay loop this model does not follow) and the flag."""
+    out = resolved_json(resolved, t.us_per_cycle)
+    for row, column in zip(out["columns"], resolved.columns, strict=True):
+        cycles = t.listing_cycles.get(column.name)
+        if cycles is not None:
+            e = Expectation(cycles, cycles, "this exit's cost in the listing" if column.name != EPSILON
+                            else "the pulse's rising out 1 + CALL 5")
+            if column.estimate is None:  # unresolved: nothing measured to flag
+                row |= e.to_json(np.nan, np.nan) | {"outside_expectation": None}
+            else:
+                row |= e.to_json(*(x / t.us_per_cycle for x in column.estimate.ci95_us))
+    return out
 
 
 def _model_lines(model: Model, us_per_cycle: float, title: str) -> list[str]:
     head = (f"{'Basic Block' if model.kind == 'block' else 'CFG edge':<22} {'Execution time (µs)':>24} "
-            f"{'truth (µs)':>11} {'cycles':>10} {'truth':>8}  stands for")
+            f"{'truth (µs)':>11} {'cycles':>10} {'truth':>8} {'expected':>9}  stands for")
     lines = [title, head, "-" * len(head)]
     for u in model.unknowns:
         e = u.estimate
         truth_us = u.truth_cycles * us_per_cycle
+        flag = "  ✗ OUTSIDE the expectation" if outside(u, us_per_cycle) else ""
         lines.append(f"{u.label:<22} {e.mean_us:>13.4f} ± {_ci(e):<8} {truth_us:>11.4f} "
-                     f"{e.mean_us / us_per_cycle:>10.4f} {_cycles(u.truth_cycles):>8}  {u.formula}")
+                     f"{e.mean_us / us_per_cycle:>10.4f} {_cycles(u.truth_cycles):>8} "
+                     f"{_cycles(u.expected_cycles):>9}  {u.formula}{flag}")
     skipped = f", {len(model.skipped)} skipped (rank-deficient)" if model.skipped else ""
     lines.append(f"  {len(model.unknowns)} unknowns, {len(model.measurements)} measurements{skipped}, "
                  f"{model.outliers} outlier round(s) rejected (> {est.OUTLIER_FACTOR:g}× median |residual|); "
@@ -242,6 +296,8 @@ def _model_lines(model: Model, us_per_cycle: float, title: str) -> list[str]:
                  f"condition number median {np.median(model.condition):.3g}, "
                  f"max {np.max(model.condition):.3g}; "
                  f"exact widths leave {model.truth_residual_cycles:.3g} cycles RMS")
+    missed = sum(bool(outside(u, us_per_cycle)) for u in model.unknowns)
+    lines.append(f"  expected: {EXPECTED_HOW}; {missed} of {len(model.unknowns)} 95 % CIs wholly outside it")
     if model.reduction.unused:
         lines.append(f"  never ran (undetermined): "
                      f"{', '.join(model.reduction.names[c] for c in model.reduction.unused)}")

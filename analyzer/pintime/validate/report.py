@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pintime.avr.expect import range_text
 from pintime.errors import PintimeError
 from pintime.files import read_json, write_text
 from pintime.table2.table import PAPER_TABLE2
@@ -79,6 +80,16 @@ def table1_section(runs: list[Run]) -> list[str]:
             + _table(header, rows) + [""])
 
 
+def _expected(row: dict[str, Any]) -> str:
+    """The listing's expectation of a row (cycles), or — when the result has none."""
+    return range_text(row.get("expected_min_cycles"), row.get("expected_max_cycles"))
+
+
+def _flag(row: dict[str, Any]) -> str:
+    """` ✗` where the row's 95 % CI lies wholly outside its expectation."""
+    return " ✗" if row.get("outside_expectation") else ""
+
+
 def table2_section(runs: list[Run]) -> list[str]:
     """Table 2 (block model and exit model): truth and each capture's mean ± 95 % CI, µs."""
     runs = [r for r in runs if r.get("table2")]
@@ -87,11 +98,14 @@ def table2_section(runs: list[Run]) -> list[str]:
     out = ["## Table 2 — adpcm_coder basic blocks", "",
            "Each unknown is the named combination of blocks (or CFG edges) its count column stands for; "
            "mean ± 95 % CI over the measurements, µs. Truth: the blocks' cycle costs from the CFG, checked "
-           "against simavr on every pulse.", ""]
+           "against simavr on every pulse. Expected (cycles): what the listing predicts — each round's pulse "
+           "width from the datasheet cost of the exits it took, plus the pulse's rising `out` and CALL, "
+           "solved as the measurement is; ✗ = the 95 % CI lies wholly outside it.", ""]
     for key, title in (("table2", "Basic block"), ("table2_exits", "CFG edge (exit model)")):
-        header = [title, "stands for", "truth"] + [r["name"] for r in runs]
-        rows = [[row["label"], row["formula"], f"{row['truth_us']:.4f}"]
-                + [f"{r[key][i]['mean_us']:.4f} ± {r[key][i]['ci95_half_us']:.2g}" for r in runs]
+        header = [title, "stands for", "truth", "expected (cycles)"] + [r["name"] for r in runs]
+        rows = [[row["label"], row["formula"], f"{row['truth_us']:.4f}", _expected(row)]
+                + [f"{r[key][i]['mean_us']:.4f} ± {r[key][i]['ci95_half_us']:.2g}{_flag(r[key][i])}"
+                   for r in runs]
                 for i, row in enumerate(runs[0][key])]
         out += _table(header, rows) + [""]
     resolved = [r for r in runs if "columns" in r.get("table2_resolved", {})]
@@ -123,15 +137,17 @@ def user_section(runs: list[Run]) -> list[str]:
     runs = [r for r in runs if r.get("user")]
     if not runs:
         return []
-    header = ["Function", "simavr truth"] + [r["name"] for r in runs]
+    header = ["Function", "expected (listing)", "simavr truth"] + [r["name"] for r in runs]
     truth = [row["time"]["truth_cycles"] for row in runs[0]["user"]]
-    rows = [[row["name"], "—" if truth[i] is None else f"{truth[i]:.4f}"]
+    rows = [[row["name"], _expected(row), "—" if truth[i] is None else f"{truth[i]:.4f}"]
             + [f"{r['user'][i]['time']['mean_cycles']:.4f} ({r['user'][i]['time']['std_cycles']:.2g})"
-               for r in runs]
+               f"{_flag(r['user'][i])}" for r in runs]
             for i, row in enumerate(runs[0]["user"])]
     return (["## Your functions — time per call", "",
              "Line fitting 1×–M× (paper §4): the slope's mean over the repetitions (std), in MCU cycles, "
-             "CALL and RET included. Truth: the same fit on simavr's exact edges.", ""]
+             "CALL and RET included. Truth: the same fit on simavr's exact edges. Expected: the cycles the "
+             "listing gives per call (exact for straight-line code, min–max over paths where the code "
+             "branches, loops by their trip count); ✗ = the 95 % CI lies wholly outside it.", ""]
             + _table(header, rows) + [""])
 
 
