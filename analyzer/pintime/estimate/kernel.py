@@ -1,0 +1,180 @@
+"""The kernel's figures (``firmware/kernel/KERNEL.md``) from its KERNEL frames and four signals.
+
+A KERNEL frame runs the kernel with N threads for T ticks. Its GROUP on the measurement pin is one high
+with a low in it per tick: the tick interrupt (context save, scheduler, context restore). Three more pins
+carry a pulse per run-queue insertion (PA1), per context switch a thread asks for (PA2) and per stretch of
+thread 0's work (PA3); their pulses between the frame's first and last group edge belong to the frame.
+
+Per frame (one repetition of one configuration) the means of its pulse widths; per repetition the line
+fit of tick time against N (fixed part + per-thread part, :func:`pintime.estimate.estimators.fit_line`);
+over the repetitions their mean, std and Student-t 95 % CI, as every estimate of pintime.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pintime.edges import Edges
+from pintime.errors import PintimeError
+from pintime.estimate import estimators as est
+from pintime.frames import Frame
+
+INSERT_CHANNEL, SWITCH_CHANNEL, THREAD0_CHANNEL = 2, 3, 4  # PA1, PA2, PA3 (KERNEL.md §2)
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    """One figure of the kernel over the repetitions, µs of the MCU clock (``percent``: overhead rows)."""
+
+    name: str  # "scheduler fixed part", "scheduler per thread", "scheduler N=4", "insertion", …
+    estimate: est.Estimate
+    threads: int | None = None  # the configuration's N; None for figures pooled over configurations
+    percent: tuple[float, float | None] | None = None  # overhead rows: mean % of the tick period, 95 % CI ±
+
+
+@dataclass(frozen=True)
+class FrameFigures:
+    """One KERNEL frame's means, µs, and its pulse counts."""
+
+    threads: int
+    rep: int
+    ticks: int
+    tick_us: float  # mean tick-interrupt time (PA0 low)
+    period_us: float  # mean tick period (PA0 falling to falling)
+    insert_us: np.ndarray  # every insertion pulse's width
+    switch_us: np.ndarray  # every context-switch pulse's width
+    thread0_us: float  # mean width of thread 0's work pulses (nan without any)
+
+    @property
+    def overhead_us(self) -> float:
+        """Kernel time per tick: the tick interrupt and the context switches the threads asked for."""
+        return self.tick_us + float(np.sum(self.switch_us)) / self.ticks
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """Every kernel figure, and the per-frame data behind them (for the figures)."""
+
+    rows: list[KernelRow]
+    fit: est.LineFit  # tick time against N, one fit per complete repetition
+    frames: list[FrameFigures]
+    f_cpu_hz: int
+
+    def cycles(self, us: float) -> float:
+        """A duration in MCU cycles."""
+        return us * self.f_cpu_hz / 1e6
+
+
+def _pulses(edges: Edges, channel: int, span: tuple[float, float], us_per_unit: float) -> np.ndarray:
+    """Widths (µs) of one signal pin's pulses (rising to the next falling edge) inside ``span``."""
+    s = edges.on(channel)
+    inside = (s.time >= span[0]) & (s.time <= span[1])
+    t, p = s.time[inside], s.polarity[inside]
+    rise = np.flatnonzero((p[:-1] > 0) & (p[1:] < 0))
+    return (t[rise + 1] - t[rise]) * us_per_unit
+
+
+def frame_figures(frame: Frame, time: np.ndarray, edges: Edges, us_per_unit: float) -> FrameFigures:
+    """One KERNEL frame's figures. ``time``: the measurement channel's edge times (source time base) that
+    ``frame.group`` indexes; ``edges``: every edge of the capture, the other signal pins among them."""
+    g = frame.group
+    t = time[g]
+    falls, rises = t[1:-1:2], t[2:-1:2]  # group: rise, T × (fall, rise), fall
+    ticks = frame.fields["ticks"]
+    if len(falls) != ticks or ticks < 2:
+        raise PintimeError(f"KERNEL frame of {frame.fields['threads']} threads: {len(falls)} ticks in its "
+                           f"group, {ticks} announced (at least 2 needed)")
+    span = (float(t[0]), float(t[-1]))
+    thread0 = _pulses(edges, THREAD0_CHANNEL, span, us_per_unit)
+    return FrameFigures(frame.fields["threads"], frame.fields["rep"], ticks,
+                        float(np.mean(rises - falls)) * us_per_unit,
+                        float(falls[-1] - falls[0]) / (ticks - 1) * us_per_unit,
+                        _pulses(edges, INSERT_CHANNEL, span, us_per_unit),
+                        _pulses(edges, SWITCH_CHANNEL, span, us_per_unit),
+                        float(np.mean(thread0)) if len(thread0) else float("nan"))
+
+
+def build_kernel(frames: list[Frame], time: np.ndarray, edges: Edges, us_per_unit: float,
+                 f_cpu_hz: int) -> Kernel:
+    """The kernel's figures from its valid KERNEL frames (PintimeError without two repetitions of at
+    least two configurations). A capture without the insertion and switch pins (the measurement pin
+    alone, as on a stereo card with the clock reference) gives the scheduler's figures only."""
+    figures = [frame_figures(f, time, edges, us_per_unit) for f in frames if f.kind == "kernel"]
+    by_rep: dict[int, dict[int, FrameFigures]] = defaultdict(dict)
+    for f in figures:
+        by_rep[f.rep][f.threads] = f
+    configs = sorted({f.threads for f in figures})
+    complete = [by_rep[r] for r in sorted(by_rep) if sorted(by_rep[r]) == configs]
+    if len(configs) < 2 or len(complete) < 2:
+        raise PintimeError(f"kernel: {len(complete)} complete repetition(s) of {len(configs)} "
+                           "configuration(s) decoded: the line fit needs 2 or more of each")
+    n = np.array(configs, dtype=np.float64)
+    fit_reps = [est.fit_line(n, np.array([rep[c].tick_us for c in configs])) for rep in complete]
+    fit = est.LineFit(slope=est.summarize(np.array([r.slope_us for r in fit_reps])),
+                      intercept=est.summarize(np.array([r.intercept_us for r in fit_reps])), reps=fit_reps)
+    rows = [KernelRow("scheduler fixed part", fit.intercept), KernelRow("scheduler per thread", fit.slope)]
+    rows += [KernelRow(f"scheduler N={c}", est.summarize(np.array([rep[c].tick_us for rep in complete])), c)
+             for c in configs]
+    if not all(len(f.insert_us) and len(f.switch_us) for f in figures):
+        return Kernel(rows, fit, figures, f_cpu_hz)  # no insertion (PA1) or switch (PA2) pin recorded
+    pooled = (("insertion", "insert_us"), ("context switch", "switch_us"))
+    for name, key in pooled:  # every pulse of a repetition, all configurations together
+        per_rep = [np.mean(np.concatenate([getattr(f, key) for f in rep.values()])) for rep in complete]
+        rows.append(KernelRow(name, est.summarize(np.array(per_rep))))
+    for c in configs:
+        overhead = np.array([rep[c].overhead_us for rep in complete])
+        percent = est.summarize(np.array([100 * rep[c].overhead_us / rep[c].period_us for rep in complete]))
+        rows.append(KernelRow(f"overhead N={c}", est.summarize(overhead), c,
+                              (percent.mean_us, _half(percent))))
+    return Kernel(rows, fit, figures, f_cpu_hz)
+
+
+def _half(e: est.Estimate) -> float | None:
+    """Half-width of an estimate's 95 % CI (None for one repetition)."""
+    half = (e.ci95_us[1] - e.ci95_us[0]) / 2
+    return None if np.isnan(half) else float(half)
+
+
+def kernel_json(k: Kernel) -> dict[str, Any]:
+    """The ``kernel`` rows: each figure's mean, std and 95 % CI half-width in µs and cycles (overhead rows
+    also in % of the tick period), and the per-repetition line fit's outliers."""
+    rows = []
+    for r in k.rows:
+        e = r.estimate
+        half = _half(e)
+        row: dict[str, Any] = {
+            "name": r.name, "threads": r.threads, "mean_us": e.mean_us,
+            "std_us": None if np.isnan(e.std_us) else e.std_us, "ci95_half_us": half, "count": e.count,
+            "mean_cycles": k.cycles(e.mean_us), "ci95_half_cycles": None if half is None else k.cycles(half)}
+        if r.percent is not None:
+            row |= {"percent": r.percent[0], "percent_ci95_half": r.percent[1]}
+        rows.append(row)
+    return {"kernel": rows, "kernel_fit": {"threads": sorted({f.threads for f in k.frames}),
+                                           "repetitions": len(k.fit.reps), "outliers": k.fit.outliers,
+                                           "outlier_factor": est.OUTLIER_FACTOR}}
+
+
+def format_kernel(k: Kernel) -> str:
+    """The kernel's figures: mean ± 95 % CI in µs and cycles, overheads also in %."""
+    head = f"{'Kernel':<20} {'mean (µs)':>12} {'± 95 % CI':>10} {'cycles':>10} {'± 95 % CI':>10} {'reps':>5}"
+    configs = ", ".join(str(n) for n in sorted({f.threads for f in k.frames}))
+    lines = [f"Kernel: scheduler (the tick interrupt) against threads N = {configs} (a line fit per "
+             "repetition), run-queue insertion, context switch, kernel overhead per tick:",
+             head, "-" * len(head)]
+    for r in k.rows:
+        e = r.estimate
+        half = _half(e)
+        ci = "—" if half is None else f"{half:.3g}"
+        ci_cycles = "—" if half is None else f"{k.cycles(half):.3g}"
+        pct = "" if r.percent is None else f"  = {r.percent[0]:.4f} ± {r.percent[1] or 0:.2g} % of the tick"
+        lines.append(f"{r.name:<20} {e.mean_us:>12.4f} {ci:>10} {k.cycles(e.mean_us):>10.3f} {ci_cycles:>10} "
+                     f"{e.count:>5}{pct}")
+    lines.append(f"({k.fit.outliers} outlier(s) rejected in the line fits, > {est.OUTLIER_FACTOR:g}× median "
+                 "deviation)")
+    if not any(r.name == "insertion" for r in k.rows):
+        lines.append("(no insertion (PA1) or switch (PA2) pulses in this capture: the scheduler's figures only)")
+    return "\n".join(lines)
