@@ -29,7 +29,7 @@ HARNESS = BUILD / "sim" / "harness"
 THREADS = (1, 2, 4, 8, 16)  # kernel.c thread_counts
 TICKS, REPS = 20, 20  # Makefile KERNEL_TICKS, KERNEL_REPS defaults
 SWITCH_CYCLES = 199  # switch.S: kernel_next, rising `out` to falling `out`, summed from its annotations
-ISR_ASM_CYCLES = 201  # switch.S: the tick's falling `out` to its rising `out`, less kernel_tick's body (CALL in)
+ISR_ASM_CYCLES = 201  # switch.S: the tick's falling to rising `out`, less kernel_tick's body (CALL in)
 INSERT, SWITCH, THREAD0 = 2, 3, 4  # channels of PA1, PA2, PA3
 
 

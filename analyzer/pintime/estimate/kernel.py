@@ -176,5 +176,6 @@ def format_kernel(k: Kernel) -> str:
     lines.append(f"({k.fit.outliers} outlier(s) rejected in the line fits, > {est.OUTLIER_FACTOR:g}× median "
                  "deviation)")
     if not any(r.name == "insertion" for r in k.rows):
-        lines.append("(no insertion (PA1) or switch (PA2) pulses in this capture: the scheduler's figures only)")
+        lines.append("(no insertion (PA1) or switch (PA2) pulses in this capture: the scheduler's figures "
+                     "only)")
     return "\n".join(lines)
