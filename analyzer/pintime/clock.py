@@ -29,6 +29,7 @@ from pintime.frames import decode_between_gaps
 # 1000×, a 44.1 kHz recording taken for 48 kHz (−8.1 %), a RUN frame's F_CPU that is not the clock the
 # reference counts.
 MAX_RATE_PPM = 20_000.0
+TRAIN_SEGMENT_EDGES = 8  # 22 ms of the 2777 µs train: the card's clock wanders by far less than a ps over it
 
 
 @dataclass(frozen=True)
@@ -227,6 +228,19 @@ def calibration_train_ppm(time_us: np.ndarray, polarity: np.ndarray, period_cycl
     fit = fit_edge_line(time_us, index, polarity < 0)
     nominal_us = period_cycles * 1e6 / f_cpu_hz
     return (fit.step / nominal_us - 1.0) * 1e6, fit.step_sigma / nominal_us * 1e6
+
+
+def train_fall_minus_rise_us(time_us: np.ndarray, polarity: np.ndarray) -> tuple[float, float]:
+    """The measurement pin's own fall-minus-rise offset from a CAL frame's train (µs, ±1σ): its edges lie
+    on a line but for this offset on every falling edge, the pin driver's and the card's asymmetry (and the
+    edge locator's between rising and falling edges). A low's true width is its measured width plus the
+    offset, a high's less it. Every TRAIN_SEGMENT_EDGES edges get an offset of their own, so the sound
+    card's clock wander over the train's seconds (nanoseconds) stays out of the fit."""
+    index = edge_indices(time_us, polarity, "calibration train")
+    fit = fit_edge_line(time_us, index, polarity < 0, segment=index // TRAIN_SEGMENT_EDGES)
+    return fit.fall_offset, fit.fall_offset_sigma
+
+
 
 
 def check_rate(clock: Clock, f_cpu_hz: int, source: str) -> None:

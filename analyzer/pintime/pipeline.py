@@ -99,6 +99,15 @@ def _calibration_check(decode: FrameDecode, time_us: np.ndarray, polarity: np.nd
     return clk.calibration_train_ppm(time_us[g], polarity[g], train.fields["period_cycles"], f_cpu_hz)
 
 
+def _pin_asymmetry(decode: FrameDecode, time_us: np.ndarray,
+                   polarity: np.ndarray) -> tuple[float, float] | None:
+    """The measurement pin's fall-minus-rise offset from its first calibration train (µs, ±1σ), None
+    without a train."""
+    train = decode.calibration_train()
+    return None if train is None else clk.train_fall_minus_rise_us(time_us[train.group],
+                                                                     polarity[train.group])
+
+
 def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
             elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS) -> Analysis:
     """Run the whole pipeline on one capture (WAV, VCD or edge list)."""
@@ -130,7 +139,8 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     user = (build_user(decode.frames, meas.time, clock.us_per_unit, run["f_cpu_hz"],
                        None if elf is None else function_names(_same_firmware(elf, run, path)))
             if PROGRAMS[run["program"]] == "user" else None)
-    kernel = (build_kernel(decode.frames, meas.time, edges, clock.us_per_unit, run["f_cpu_hz"])
+    kernel = (build_kernel(decode.frames, meas.time, edges, clock.us_per_unit, run["f_cpu_hz"],
+                           _pin_asymmetry(decode, time_us, polarity))
               if PROGRAMS[run["program"]] == "kernel" else None)
     ends = decode.of_kind("end")
     seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete

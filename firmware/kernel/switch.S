@@ -21,14 +21,14 @@
 ; r0 … r15, r17 … r31 after r16 and SREG: [62]
 .macro SAVE_REGISTERS
         .irp    r, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
-        push    r\r
+        push    r\r                           ; [2]
         .endr
 .endm
 
 ; [62]
 .macro RESTORE_REGISTERS
         .irp    r, 31,30,29,28,27,26,25,24,23,22,21,20,19,18,17,15,14,13,12,11,10,9,8,7,6,5,4,3,2,1,0
-        pop     r\r
+        pop     r\r                            ; [2]
         .endr
 .endm
 
@@ -67,7 +67,7 @@ TIMER3_COMPA_vect:
         SAVE_REGISTERS                          ; [62]
         clr     r1                              ; [1] the C ABI's zero register
         SAVE_SP                                 ; [10]
-        call    kernel_tick                     ; the scheduler
+        call    kernel_tick                     ; [5 + kernel_tick's cycles] the scheduler (C)
         call    kernel_pick                     ; [5 + 40]
         LOAD_SP                                 ; [10]
         RESTORE_REGISTERS                       ; [62]

@@ -8,6 +8,12 @@ thread 0's work (PA3); their pulses between the frame's first and last group edg
 Per frame (one repetition of one configuration) the means of its pulse widths; per repetition the line
 fit of tick time against N (fixed part + per-thread part, :func:`pintime.estimate.estimators.fit_line`);
 over the repetitions their mean, std and Student-t 95 % CI, as every estimate of pintime.
+
+A tick is a *low* of the measurement pin, so its measured width carries the pin's fall-minus-rise
+asymmetry (driver, sound card, edge locator: a few ns on a card, none on simavr's edges). The measurement
+pin's calibration train measures that offset (:func:`pintime.clock.train_fall_minus_rise_us`); it is added
+to every tick, and its uncertainty widens every CI it enters (1.96 σ in quadrature). The per-thread part,
+a slope, does not depend on it. The other pins have no train: their widths are as measured.
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ class Kernel:
     fit: est.LineFit  # tick time against N, one fit per complete repetition
     frames: list[FrameFigures]
     f_cpu_hz: int
+    fall_minus_rise_us: tuple[float, float] | None  # the measurement pin's, ±1σ, added to every tick
 
     def cycles(self, us: float) -> float:
         """A duration in MCU cycles."""
@@ -78,9 +85,11 @@ def _pulses(edges: Edges, channel: int, span: tuple[float, float], us_per_unit: 
     return (t[rise + 1] - t[rise]) * us_per_unit
 
 
-def frame_figures(frame: Frame, time: np.ndarray, edges: Edges, us_per_unit: float) -> FrameFigures:
+def frame_figures(frame: Frame, time: np.ndarray, edges: Edges, us_per_unit: float,
+                  fall_minus_rise_us: float = 0.0) -> FrameFigures:
     """One KERNEL frame's figures. ``time``: the measurement channel's edge times (source time base) that
-    ``frame.group`` indexes; ``edges``: every edge of the capture, the other signal pins among them."""
+    ``frame.group`` indexes; ``edges``: every edge of the capture, the other signal pins among them;
+    ``fall_minus_rise_us``: the measurement pin's asymmetry, added to each tick (a low)."""
     g = frame.group
     t = time[g]
     falls, rises = t[1:-1:2], t[2:-1:2]  # group: rise, T × (fall, rise), fall
@@ -91,19 +100,26 @@ def frame_figures(frame: Frame, time: np.ndarray, edges: Edges, us_per_unit: flo
     span = (float(t[0]), float(t[-1]))
     thread0 = _pulses(edges, THREAD0_CHANNEL, span, us_per_unit)
     return FrameFigures(frame.fields["threads"], frame.fields["rep"], ticks,
-                        float(np.mean(rises - falls)) * us_per_unit,
+                        float(np.mean(rises - falls)) * us_per_unit + fall_minus_rise_us,
                         float(falls[-1] - falls[0]) / (ticks - 1) * us_per_unit,
                         _pulses(edges, INSERT_CHANNEL, span, us_per_unit),
                         _pulses(edges, SWITCH_CHANNEL, span, us_per_unit),
                         float(np.mean(thread0)) if len(thread0) else float("nan"))
 
 
+def _widened(e: est.Estimate, sigma_us: float) -> est.Estimate:
+    """``e`` with its 95 % CI widened in quadrature by 1.96 σ of an offset added to it."""
+    half = float(np.hypot((e.ci95_us[1] - e.ci95_us[0]) / 2, 1.96 * sigma_us))
+    return est.Estimate(e.mean_us, e.std_us, (e.mean_us - half, e.mean_us + half), e.count)
+
+
 def build_kernel(frames: list[Frame], time: np.ndarray, edges: Edges, us_per_unit: float,
-                 f_cpu_hz: int) -> Kernel:
+                 f_cpu_hz: int, fall_minus_rise_us: tuple[float, float] | None = None) -> Kernel:
     """The kernel's figures from its valid KERNEL frames (PintimeError without two repetitions of at
     least two configurations). A capture without the insertion and switch pins (the measurement pin
     alone, as on a stereo card with the clock reference) gives the scheduler's figures only."""
-    figures = [frame_figures(f, time, edges, us_per_unit) for f in frames if f.kind == "kernel"]
+    offset_us, offset_sigma_us = (0.0, 0.0) if fall_minus_rise_us is None else fall_minus_rise_us
+    figures = [frame_figures(f, time, edges, us_per_unit, offset_us) for f in frames if f.kind == "kernel"]
     by_rep: dict[int, dict[int, FrameFigures]] = defaultdict(dict)
     for f in figures:
         by_rep[f.rep][f.threads] = f
@@ -116,21 +132,25 @@ def build_kernel(frames: list[Frame], time: np.ndarray, edges: Edges, us_per_uni
     fit_reps = [est.fit_line(n, np.array([rep[c].tick_us for c in configs])) for rep in complete]
     fit = est.LineFit(slope=est.summarize(np.array([r.slope_us for r in fit_reps])),
                       intercept=est.summarize(np.array([r.intercept_us for r in fit_reps])), reps=fit_reps)
-    rows = [KernelRow("scheduler fixed part", fit.intercept), KernelRow("scheduler per thread", fit.slope)]
-    rows += [KernelRow(f"scheduler N={c}", est.summarize(np.array([rep[c].tick_us for rep in complete])), c)
-             for c in configs]
-    if not all(len(f.insert_us) and len(f.switch_us) for f in figures):
-        return Kernel(rows, fit, figures, f_cpu_hz)  # no insertion (PA1) or switch (PA2) pin recorded
+    rows = [KernelRow("scheduler fixed part", _widened(fit.intercept, offset_sigma_us)),
+            KernelRow("scheduler per thread", fit.slope)]
+    for c in configs:
+        ticks = est.summarize(np.array([rep[c].tick_us for rep in complete]))
+        rows.append(KernelRow(f"scheduler N={c}", _widened(ticks, offset_sigma_us), c))
+    if not all(len(f.insert_us) and len(f.switch_us) for f in figures):  # no insertion or switch pin
+        return Kernel(rows, fit, figures, f_cpu_hz, fall_minus_rise_us)
     pooled = (("insertion", "insert_us"), ("context switch", "switch_us"))
     for name, key in pooled:  # every pulse of a repetition, all configurations together
         per_rep = [np.mean(np.concatenate([getattr(f, key) for f in rep.values()])) for rep in complete]
         rows.append(KernelRow(name, est.summarize(np.array(per_rep))))
     for c in configs:
         overhead = np.array([rep[c].overhead_us for rep in complete])
-        percent = est.summarize(np.array([100 * rep[c].overhead_us / rep[c].period_us for rep in complete]))
-        rows.append(KernelRow(f"overhead N={c}", est.summarize(overhead), c,
+        period_us = float(np.mean([rep[c].period_us for rep in complete]))
+        percent = _widened(est.summarize(100 * overhead / np.array([rep[c].period_us for rep in complete])),
+                           100 * offset_sigma_us / period_us)
+        rows.append(KernelRow(f"overhead N={c}", _widened(est.summarize(overhead), offset_sigma_us), c,
                               (percent.mean_us, _half(percent))))
-    return Kernel(rows, fit, figures, f_cpu_hz)
+    return Kernel(rows, fit, figures, f_cpu_hz, fall_minus_rise_us)
 
 
 def _half(e: est.Estimate) -> float | None:
@@ -153,9 +173,12 @@ def kernel_json(k: Kernel) -> dict[str, Any]:
         if r.percent is not None:
             row |= {"percent": r.percent[0], "percent_ci95_half": r.percent[1]}
         rows.append(row)
+    asym = k.fall_minus_rise_us
     return {"kernel": rows, "kernel_fit": {"threads": sorted({f.threads for f in k.frames}),
                                            "repetitions": len(k.fit.reps), "outliers": k.fit.outliers,
-                                           "outlier_factor": est.OUTLIER_FACTOR}}
+                                           "outlier_factor": est.OUTLIER_FACTOR,
+                                           "fall_minus_rise_us": None if asym is None else asym[0],
+                                           "fall_minus_rise_sigma_us": None if asym is None else asym[1]}}
 
 
 def format_kernel(k: Kernel) -> str:
@@ -175,6 +198,10 @@ def format_kernel(k: Kernel) -> str:
                      f"{e.count:>5}{pct}")
     lines.append(f"({k.fit.outliers} outlier(s) rejected in the line fits, > {est.OUTLIER_FACTOR:g}× median "
                  "deviation)")
+    asym = k.fall_minus_rise_us
+    offset = "none found" if asym is None else f"{asym[0] * 1e3:+.4f} ± {asym[1] * 1e3:.2g} ns"
+    lines.append("(ticks corrected by the measurement pin's fall-minus-rise offset from its calibration "
+                 f"train: {offset})")
     if not any(r.name == "insertion" for r in k.rows):
         lines.append("(no insertion (PA1) or switch (PA2) pulses in this capture: the scheduler's figures "
                      "only)")
