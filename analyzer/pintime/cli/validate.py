@@ -111,6 +111,10 @@ def _kernel_lines(v: Validation) -> list[str]:
     overheads = [(k.name, row["percent"], k.truth_percent) for k, row in rows if "percent" in row]
     lines += [f"({name}: {pct:.4f} % of the tick, truth "
               + ("—" if truth is None else f"{truth:.4f} %") + ")" for name, pct, truth in overheads]
+    cover = v.kernel_coverage
+    lines.append(f"Kernel coverage: {cover.outside} of {cover.total} figures outside their 95 % CI; chance "
+                 f"predicts {cover.expected:.1f} ± {cover.expected_sd:.1f} (binomial; the figures share "
+                 "data, so their count spreads more)")
     return lines
 
 

@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pintime.estimate.estimators import Coverage
+import numpy as np
+
+from pintime.estimate.estimators import Coverage, coverage
 from pintime.validate.edgecheck import EdgeErrors
 
 FLOAT_US = 1e-9  # float rounding of an exact fit: a resolved exit this close to its truth is within any CI
@@ -196,6 +198,12 @@ class Validation:
     edges: Mapping[str, EdgeErrors] = field(default_factory=dict)  # per edge locator; empty: exact edges
     kernel: tuple[KernelFigure, ...] = ()  # kernel programs: every figure beside its truth
 
+    @property
+    def kernel_coverage(self) -> Coverage:
+        """The kernel figures whose truth lies outside their 95 % CI, against chance (those with a CI)."""
+        inside = [k.within_ci95 for k in self.kernel if k.within_ci95 is not None]
+        return coverage(np.array(inside, dtype=bool))
+
     def to_json(self) -> dict[str, Any]:
         """The ``pintime validate --json`` result: ``summary`` with each comparison's keys added to its
         estimate, then ``table2_coverage``, ``truth`` and ``edges``."""
@@ -214,6 +222,8 @@ class Validation:
             row.update(c.to_json())
         if self.coverage is not None:
             out["table2_coverage"] = self.coverage.to_json()
+        if self.kernel:
+            out["kernel_coverage"] = asdict(self.kernel_coverage)
         if (o := self.overdetermined) is not None:
             for name, estimate in (("t_e", o.t_e), ("t_i", o.t_i), ("epsilon", o.epsilon)):
                 out["overdetermined"][name].update(estimate.to_json())
