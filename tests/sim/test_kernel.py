@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from pintime.capture.edgelist import read_edge_list
 from pintime.capture.vcd import read_vcd
+from pintime.cli import main
 from pintime.frames import decode_frames
 from pintime.pipeline import analyze
 from support import BUILD, run_json
@@ -173,3 +174,14 @@ def test_kernel_program_in_run_frame():
     a = analyze(EDGES)
     assert a.run["program"] == 5
     assert a.run["revision"] == json.loads(TRUTH.read_text())["revision"]
+
+
+def test_figures_and_report_section(capsys, tmp_path):
+    figures = tmp_path / "figures"
+    out = run_json(capsys, tmp_path, "validate", str(EDGES), "--truth", str(TRUTH), "--plots", str(figures))
+    assert sorted(p.name for p in figures.iterdir()) == ["kernel_fit.png", "kernel_tick.png"]
+    report = tmp_path / "report.md"
+    assert main(["report", str(tmp_path / "out.json"), "-o", str(report), "--figures", str(figures)]) == 0
+    text = report.read_text()
+    assert "## Kernel" in text and "| scheduler per thread |" in text
+    assert out["kernel_coverage"]["outside"] == 0
