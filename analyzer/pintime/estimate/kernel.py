@@ -3,7 +3,8 @@
 A KERNEL frame runs the kernel with N threads for T ticks. Its GROUP on the measurement pin is one high
 with a low in it per tick: the tick interrupt (context save, scheduler, context restore). Three more pins
 carry a pulse per run-queue insertion (PA1), per context switch a thread asks for (PA2) and per stretch of
-thread 0's work (PA3); their pulses between the frame's first and last group edge belong to the frame.
+thread 0's work (PA3, drawn in the figures, not measured); their pulses between the frame's first and last
+group edge belong to the frame.
 
 Per frame (one repetition of one configuration) the means of its pulse widths; per repetition the line
 fit of tick time against N (fixed part + per-thread part, :func:`pintime.estimate.estimators.fit_line`);
@@ -29,7 +30,7 @@ from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
 from pintime.frames import Frame
 
-INSERT_CHANNEL, SWITCH_CHANNEL, THREAD0_CHANNEL = 2, 3, 4  # PA1, PA2, PA3 (KERNEL.md §2)
+INSERT_CHANNEL, SWITCH_CHANNEL, THREAD0_CHANNEL = 2, 3, 4  # PA1, PA2, PA3 (KERNEL.md §2; PA3 for figures)
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,6 @@ class FrameFigures:
     period_us: float  # mean tick period (PA0 falling to falling)
     insert_us: np.ndarray  # every insertion pulse's width
     switch_us: np.ndarray  # every context-switch pulse's width
-    thread0_us: float  # mean width of thread 0's work pulses (nan without any)
 
     @property
     def overhead_us(self) -> float:
@@ -98,13 +98,11 @@ def frame_figures(frame: Frame, time: np.ndarray, edges: Edges, us_per_unit: flo
         raise PintimeError(f"KERNEL frame of {frame.fields['threads']} threads: {len(falls)} ticks in its "
                            f"group, {ticks} announced (at least 2 needed)")
     span = (float(t[0]), float(t[-1]))
-    thread0 = _pulses(edges, THREAD0_CHANNEL, span, us_per_unit)
     return FrameFigures(frame.fields["threads"], frame.fields["rep"], ticks,
                         float(np.mean(rises - falls)) * us_per_unit + fall_minus_rise_us,
                         float(falls[-1] - falls[0]) / (ticks - 1) * us_per_unit,
                         _pulses(edges, INSERT_CHANNEL, span, us_per_unit),
-                        _pulses(edges, SWITCH_CHANNEL, span, us_per_unit),
-                        float(np.mean(thread0)) if len(thread0) else float("nan"))
+                        _pulses(edges, SWITCH_CHANNEL, span, us_per_unit))
 
 
 def _widened(e: est.Estimate, sigma_us: float) -> est.Estimate:
