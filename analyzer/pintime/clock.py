@@ -29,7 +29,6 @@ from pintime.frames import decode_between_gaps
 # 1000×, a 44.1 kHz recording taken for 48 kHz (−8.1 %), a RUN frame's F_CPU that is not the clock the
 # reference counts.
 MAX_RATE_PPM = 20_000.0
-TRAIN_SEGMENT_EDGES = 8  # 22 ms of the 2777 µs train: the card's clock wanders by far less than a ps over it
 
 
 @dataclass(frozen=True)
@@ -234,11 +233,22 @@ def train_fall_minus_rise_us(time_us: np.ndarray, polarity: np.ndarray) -> tuple
     """The measurement pin's own fall-minus-rise offset from a CAL frame's train (µs, ±1σ): its edges lie
     on a line but for this offset on every falling edge, the pin driver's and the card's asymmetry (and the
     edge locator's between rising and falling edges). A low's true width is its measured width plus the
-    offset, a high's less it. Every TRAIN_SEGMENT_EDGES edges get an offset of their own, so the sound
-    card's clock wander over the train's seconds (nanoseconds) stays out of the fit."""
+    offset, a high's less it.
+
+    Each falling edge is taken against the mean of the rising edges either side of it, so the clock's rate
+    and its wander (nanoseconds over the train's seconds, but linear over two periods) cancel; the offset
+    is the mean of these differences. Neighbouring differences share a rising edge, so for equal
+    independent edge errors the mean's variance is 4/3 of a difference's variance over their number.
+
+    Raises PintimeError when the train is not evenly spaced alternating edges or holds fewer than two
+    falling edges between rising ones."""
     index = edge_indices(time_us, polarity, "calibration train")
-    fit = fit_edge_line(time_us, index, polarity < 0, segment=index // TRAIN_SEGMENT_EDGES)
-    return fit.fall_offset, fit.fall_offset_sigma
+    rising, step = polarity > 0, np.diff(index)
+    mid = np.flatnonzero(~rising[1:-1] & rising[:-2] & rising[2:] & (step[:-1] == 1) & (step[1:] == 1)) + 1
+    if len(mid) < 2:
+        raise PintimeError("calibration train: fewer than two falling edges between rising ones")
+    d = time_us[mid] - (time_us[mid - 1] + time_us[mid + 1]) / 2
+    return float(np.mean(d)), float(np.std(d, ddof=1) * np.sqrt(4 / (3 * len(d))))
 
 
 
