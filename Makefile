@@ -6,12 +6,16 @@ F_CPU    ?= 1000000
 REPS     ?= 100
 MEASUREMENTS ?= 100
 ROUNDS   ?= 1000
+# kernel (firmware/kernel/KERNEL.md): repetitions of the five configurations, ticks per configuration
+KERNEL_REPS  ?= 20
+KERNEL_TICKS ?= 20
 CUT_ROUNDS ?= 5
 BUILD    := build
 VENV     := .venv
 PY       := $(VENV)/bin/python
 PINTIME  := $(VENV)/bin/pintime
 PROGRAMS := table1 table2 user_example
+PROGRAMS += kernel
 # `make USER_SRC=mine.c user`: your own functions measured by line fitting (firmware/user/pintime.h)
 USER_SRC ?=
 USER_REPS ?= 20
@@ -35,6 +39,7 @@ FW_COMMON   := $(addprefix common/,clock.c frames.c pinwave.S)
 table1_SRCS := $(addprefix table1/,ref100.S table1.c groups.S)
 table2_SRCS := $(addprefix table2/,table2.c table2_group.S adpcm.c adpcm_input.c adpcm_pulse.S table2_cut.S)
 user_example_SRCS := $(addprefix user/,user_example.c pintime_user.c)
+kernel_SRCS := $(addprefix kernel/,kernel.c switch.S)
 user_SRCS   := user.c user/pintime_user.c
 # The last commit that changed a firmware source (C, header, assembler) under firmware/: commits to the
 # analyzer or to documents keep the revision (and captures valid).
@@ -43,6 +48,7 @@ FW_REVISION := 0x$(or $(shell git log -1 --format=%H -- '$(FW_DIR)/*.[chS]' 2>/d
 SIMAVR_AVR_INC = $(patsubst -I%,%,$(firstword $(shell pkg-config --cflags-only-I simavr)))/avr
 FW_CFLAGS   = -mmcu=$(MCU) -DF_CPU=$(F_CPU) -DREPS=$(REPS) -DMEASUREMENTS=$(MEASUREMENTS) -DROUNDS=$(ROUNDS) \
               -DCUT_ROUNDS=$(CUT_ROUNDS) -DFW_REVISION=$(FW_REVISION) -DPINTIME_REPS=$(USER_REPS) -DPINTIME_M=$(USER_M) \
+              -DKERNEL_REPS=$(KERNEL_REPS) -DKERNEL_TICKS=$(KERNEL_TICKS) \
               -Os -g -std=gnu11 -Wall -Wextra -Werror -I$(FW_DIR)/common -isystem $(SIMAVR_AVR_INC)
 # docs/design.md §9: without the .mmcu section at 0x910000 simavr 1.6 loads .data at the wrong address.
 FW_LDFLAGS  := -mmcu=$(MCU) -Wl,--undefined=_mmcu,--section-start=.mmcu=0x910000
@@ -139,6 +145,8 @@ $(BUILD)/sim/%.watch $(BUILD)/sim/%.blocks.json: $(FW_BUILD)/%.elf | deps
 $(BUILD)/sim/table2.json: $(BUILD)/sim/table2.watch $(BUILD)/sim/table2.blocks.json
 $(BUILD)/sim/table2.json: HARNESS_FLAGS = --watch $(BUILD)/sim/table2.watch --blocks $(BUILD)/sim/table2.blocks.json \
   --alias $(BUILD)/sim/table2.alias
+# kernel (firmware/kernel/KERNEL.md): its three more signal pins PA1 … PA3 as channels 2 … 4
+$(BUILD)/sim/kernel.json: HARNESS_FLAGS = --signals 3
 # the CFG JSON's format is pintime.avr.cfg.describe: regenerate when it changes
 $(BUILD)/sim/table2.blocks.json: analyzer/pintime/avr/cfg.py analyzer/pintime/avr/cutcopies.py
 
@@ -191,6 +199,7 @@ bench: deps sim
 	$(PY) bench/bench_analyze.py --json $(BUILD)/bench/analyze.json
 	$(PY) bench/bench_table2.py --json $(BUILD)/bench/table2.json
 	$(PY) bench/bench_rates.py --json $(BUILD)/bench/rates.json
+	$(PY) bench/bench_kernel.py --json $(BUILD)/bench/kernel.json
 
 # Each benchmark on a small input (seconds): checks that every figure it prints is produced.
 .PHONY: bench-short
@@ -200,6 +209,7 @@ bench-short: deps sim
 	$(PY) bench/bench_analyze.py --short --json $(BUILD)/bench/short/analyze.json
 	$(PY) bench/bench_table2.py --short --json $(BUILD)/bench/short/table2.json
 	$(PY) bench/bench_rates.py --short --json $(BUILD)/bench/short/rates.json
+	$(PY) bench/bench_kernel.py --short --json $(BUILD)/bench/short/kernel.json
 
 # --- reproduction: the README's main command ---------------------------------------------------------
 # simavr truth → synthesized captures → `pintime validate` per capture and edge method → out/report.md.

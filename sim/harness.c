@@ -2,10 +2,13 @@
  * harness.c — run a pintime firmware ELF in simavr and record every edge of the two signal pins with its
  * exact cycle (docs/design.md §3, firmware/FORMAT.md §1).
  *
- *   harness ELF -o PREFIX [--max-cycles N] [--histogram FILE] [--watch FILE [--blocks FILE] [--alias FILE]]
+ *   harness ELF -o PREFIX [--max-cycles N] [--signals N] [--histogram FILE]
+ *           [--watch FILE [--blocks FILE] [--alias FILE]]
  *
  * Writes PREFIX.vcd (timescale 1 ps, time = cycle · 1e12 / F_CPU), PREFIX.edges.csv (cycle,channel,level;
  * channel 0 = measurement pin PA0, channel 1 = clock reference PB5 = OC1A) and PREFIX.json (run summary).
+ * --signals N (1 … 7) records N more signal pins, PA1 … PAN, as channels 2 … N + 1 (VCD signals
+ * signal_PA1 …; "signals" in the JSON's edge counts); without it the outputs name only the two pins.
  * Stops when the firmware ends (cli; sleep → simavr's cpu_Done) or at the cycle budget (error, exit 1,
  * files flushed with what was recorded). Bad arguments or ELF: one-line error, exit 2.
  *
@@ -44,7 +47,8 @@
 #include <sim_avr.h>
 #include <sim_elf.h>
 
-#define CHANNELS 2
+#define CHANNELS 9			/* measurement, reference, up to 7 more signal pins */
+#define MAX_SIGNALS 7
 #define DEFAULT_MAX_CYCLES 10000000000ULL
 #define PS_PER_S 1000000000000ULL
 #define REVISION_SYMBOL "pintime_fw_revision"
@@ -83,7 +87,7 @@ struct watch {
 	FILE *csv;
 };
 
-static const char vcd_id[CHANNELS] = { '!', '"' };
+static const char vcd_id[CHANNELS] = { '!', '"', '#', '$', '%', '&', '\'', '(', ')' };
 
 static void die(const char *fmt, const char *arg)
 {
@@ -123,6 +127,19 @@ static void on_measurement_pin(struct avr_irq_t *irq, uint32_t value, void *para
 	(void)irq;
 	struct recorder *r = param;
 	record_edge(r, 0, r->avr->cycle, value & 1);
+}
+
+/* A signal pin PA1 … PA7 (--signals): `param` is the recorder, the channel is 1 + the pin's bit. */
+struct signal_pin {
+	struct recorder *rec;
+	int channel;
+};
+
+static void on_signal_pin(struct avr_irq_t *irq, uint32_t value, void *param)
+{
+	(void)irq;
+	struct signal_pin *s = param;
+	record_edge(s->rec, s->channel, s->rec->avr->cycle, value & 1);
 }
 
 static void on_reference_pin(struct avr_irq_t *irq, uint32_t value, void *param)
@@ -174,15 +191,20 @@ static FILE *open_out(const char *prefix, const char *suffix)
 	return f;
 }
 
-static void write_vcd_header(FILE *vcd)
+static void write_vcd_header(FILE *vcd, int signals)
 {
 	fputs("$timescale 1 ps $end\n"
 	      "$scope module pintime $end\n"
 	      "$var wire 1 ! measurement_PA0 $end\n"
-	      "$var wire 1 \" reference_PB5 $end\n"
-	      "$upscope $end\n"
+	      "$var wire 1 \" reference_PB5 $end\n", vcd);
+	for (int i = 1; i <= signals; i++)
+		fprintf(vcd, "$var wire 1 %c signal_PA%d $end\n", vcd_id[1 + i], i);
+	fputs("$upscope $end\n"
 	      "$enddefinitions $end\n"
-	      "#0\n$dumpvars\n0!\n0\"\n$end\n", vcd);
+	      "#0\n$dumpvars\n0!\n0\"\n", vcd);
+	for (int i = 1; i <= signals; i++)
+		fprintf(vcd, "0%c\n", vcd_id[1 + i]);
+	fputs("$end\n", vcd);
 }
 
 static void write_histogram(const char *path, const struct histogram *h)
@@ -336,6 +358,7 @@ int main(int argc, char **argv)
 	const char *elf = NULL, *prefix = NULL, *histogram_path = NULL, *watch_path = NULL, *blocks_path = NULL;
 	const char *alias_path = NULL;
 	uint64_t max_cycles = DEFAULT_MAX_CYCLES;
+	int signals = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
 			prefix = argv[++i];
@@ -345,6 +368,12 @@ int main(int argc, char **argv)
 			max_cycles = strtoull(argv[++i], &end, 10);
 			if (errno || *end || max_cycles == 0)
 				die("--max-cycles needs a positive integer, got '%s'", argv[i]);
+		} else if (strcmp(argv[i], "--signals") == 0 && i + 1 < argc) {
+			char *end;
+			long n = strtol(argv[++i], &end, 10);
+			if (*end || n < 1 || n > MAX_SIGNALS)
+				die("--signals needs a number of pins 1 … 7 (PA1 …), got '%s'", argv[i]);
+			signals = (int)n;
 		} else if (strcmp(argv[i], "--histogram") == 0 && i + 1 < argc) {
 			histogram_path = argv[++i];
 		} else if (strcmp(argv[i], "--watch") == 0 && i + 1 < argc) {
@@ -356,13 +385,13 @@ int main(int argc, char **argv)
 		} else if (argv[i][0] != '-' && !elf) {
 			elf = argv[i];
 		} else {
-			die("usage: harness ELF -o PREFIX [--max-cycles N] [--histogram FILE] "
+			die("usage: harness ELF -o PREFIX [--max-cycles N] [--signals N] [--histogram FILE] "
 			    "[--watch FILE [--blocks FILE] [--alias FILE]] (bad argument '%s')",
 			    argv[i]);
 		}
 	}
 	if (!elf || !prefix)
-		die("%s", "usage: harness ELF -o PREFIX [--max-cycles N] [--histogram FILE] "
+		die("%s", "usage: harness ELF -o PREFIX [--max-cycles N] [--signals N] [--histogram FILE] "
 		    "[--watch FILE [--blocks FILE] [--alias FILE]]");
 	if ((blocks_path || alias_path) && !watch_path)
 		die("%s", "--blocks and --alias need --watch");
@@ -392,9 +421,15 @@ int main(int argc, char **argv)
 	rec.csv = open_out(prefix, ".edges.csv");
 	rec.vcd = open_out(prefix, ".vcd");
 	fputs("cycle,channel,level\n", rec.csv);
-	write_vcd_header(rec.vcd);
+	write_vcd_header(rec.vcd, signals);
 	avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ('A'), 0), on_measurement_pin, &rec);
 	avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ('B'), 5), on_reference_pin, &rec);
+	struct signal_pin signal_pins[MAX_SIGNALS];
+	for (int i = 0; i < signals; i++) {
+		signal_pins[i] = (struct signal_pin){ .rec = &rec, .channel = 2 + i };
+		avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ('A'), 1 + i), on_signal_pin,
+					&signal_pins[i]);
+	}
 
 	struct histogram hist = { .words = fw.flashsize / 2 + 1 };
 	if (histogram_path) {
@@ -456,6 +491,13 @@ int main(int argc, char **argv)
 		"  \"end\": \"%s\",\n  \"wall_s\": %.3f,\n  \"cycles_per_s\": %.0f",
 		program, elf, fw.mmcu, fw.frequency, firmware_revision(&fw), avr->cycle,
 		(double)avr->cycle / fw.frequency, rec.edges[0], rec.edges[1], end, wall_s, cycles_per_s);
+	if (signals) {
+		fputs(",\n  \"signals\": [", json);
+		for (int i = 0; i < signals; i++)
+			fprintf(json, "%s{\"pin\": \"PA%d\", \"channel\": %d, \"edges\": %" PRIu64 "}", i ? ", " : "",
+				1 + i, 2 + i, rec.edges[2 + i]);
+		fputc(']', json);
+	}
 	if (watch.n)
 		write_visits_summary(json, prefix, watch_path, blocks_path, &watch);
 	fputs("\n}\n", json);

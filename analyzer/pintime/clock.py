@@ -229,6 +229,30 @@ def calibration_train_ppm(time_us: np.ndarray, polarity: np.ndarray, period_cycl
     return (fit.step / nominal_us - 1.0) * 1e6, fit.step_sigma / nominal_us * 1e6
 
 
+def train_fall_minus_rise_us(time_us: np.ndarray, polarity: np.ndarray) -> tuple[float, float]:
+    """The measurement pin's own fall-minus-rise offset from a CAL frame's train (µs, ±1σ): its edges lie
+    on a line but for this offset on every falling edge, the pin driver's and the card's asymmetry (and the
+    edge locator's between rising and falling edges). A low's true width is its measured width plus the
+    offset, a high's less it.
+
+    Each falling edge is taken against the mean of the rising edges either side of it, so the clock's rate
+    and its wander (nanoseconds over the train's seconds, but linear over two periods) cancel; the offset
+    is the mean of these differences. Neighbouring differences share a rising edge, so for equal
+    independent edge errors the mean's variance is 4/3 of a difference's variance over their number.
+
+    Raises PintimeError when the train is not evenly spaced alternating edges or holds fewer than two
+    falling edges between rising ones."""
+    index = edge_indices(time_us, polarity, "calibration train")
+    rising, step = polarity > 0, np.diff(index)
+    mid = np.flatnonzero(~rising[1:-1] & rising[:-2] & rising[2:] & (step[:-1] == 1) & (step[1:] == 1)) + 1
+    if len(mid) < 2:
+        raise PintimeError("calibration train: fewer than two falling edges between rising ones")
+    d = time_us[mid] - (time_us[mid - 1] + time_us[mid + 1]) / 2
+    return float(np.mean(d)), float(np.std(d, ddof=1) * np.sqrt(4 / (3 * len(d))))
+
+
+
+
 def check_rate(clock: Clock, f_cpu_hz: int, source: str) -> None:
     """PintimeError naming both clocks when the capture's time base and the MCU's differ by more than
     MAX_RATE_PPM (the source's nominal unit must be known, see :meth:`Clock.with_unit`)."""

@@ -8,6 +8,9 @@ import numpy as np
 
 MEASUREMENT_CHANNEL = 0  # measurement pin, left audio channel
 REFERENCE_CHANNEL = 1  # 1 s clock reference, right audio channel
+# More signal pins (program kernel: PA1 … PA3), simavr's channels 2 … MAX_CHANNEL: pin PAk is channel k + 1
+FIRST_SIGNAL_CHANNEL = 2
+MAX_CHANNEL = 8
 
 
 @dataclass(frozen=True)
@@ -20,7 +23,7 @@ class Edges:
     """
 
     time: np.ndarray  # float64, edge instants in the source time base
-    channel: np.ndarray  # int8, MEASUREMENT_CHANNEL or REFERENCE_CHANNEL
+    channel: np.ndarray  # int8, MEASUREMENT_CHANNEL, REFERENCE_CHANNEL or a signal pin's (2 … MAX_CHANNEL)
     polarity: np.ndarray  # int8, +1 rising, -1 falling (pin level, after any inversion is undone)
     sigma: np.ndarray  # float64, 1-sigma uncertainty of each time, same base (0 for exact sources)
     unit_s: float | None  # seconds per time unit, nominal

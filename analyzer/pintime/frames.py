@@ -45,8 +45,10 @@ KINDS: dict[int, tuple[str, tuple[tuple[str, int], ...]]] = {
     8: ("table2", (("measurement", 2), ("first_round", 2), ("count", 2))),
     9: ("user", (("function", 1), ("m", 2), ("rep", 2))),
     10: ("table2cut", (("measurement", 2), ("cuts", 1), ("per_cut", 1))),
+    12: ("kernel", (("threads", 1), ("ticks", 2), ("rep", 2))),
 }
-PROGRAMS = {1: "table1", 2: "table2", 3: "user"}
+PROGRAMS = {1: "table1", 2: "table2", 3: "user", 5: "kernel"}
+UNGAPPED = ("cal", "kernel")  # kinds whose GROUP's lows are no GAPs (FORMAT.md §4)
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,8 @@ def group_edge_count(kind: str, fields: dict[str, int]) -> int:
         return 2 * fields["count"]
     if kind == "table2cut":
         return 2 * fields["cuts"] * fields["per_cut"]
+    if kind == "kernel":
+        return 2 + 2 * fields["ticks"]
     return 2 * fields["m"]  # line, overdet, user
 
 
@@ -207,7 +211,7 @@ def _decode_segment(time_us: np.ndarray, polarity: np.ndarray, s: int, end: int,
     expected = group_edge_count(kind, fields)
     if len(group) != expected:
         return "incomplete" if last_segment and len(group) < expected else "group edge count"
-    if kind != "cal" and len(group) > 2:
+    if kind not in UNGAPPED and len(group) > 2:
         gaps = time_us[group[2::2]] - time_us[group[1:-1:2]]
         if not np.all((gaps >= GAP_US[0]) & (gaps <= GAP_US[1])):
             return "group gap"

@@ -1,5 +1,6 @@
 """The analysis pipeline: capture → edges → clock calibration → frames → estimates (Table 1, Table 2, user
-functions). ``pintime analyze``, ``pintime validate`` and the benchmarks all call :func:`analyze`."""
+functions, the kernel). ``pintime analyze``, ``pintime validate`` and the benchmarks all call
+:func:`analyze`."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from pintime.capture.vcd import read_vcd
 from pintime.capture.wav import DEFAULT_CHANNELS, Channels, open_wav
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
+from pintime.estimate.kernel import Kernel, build_kernel, kernel_json
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
@@ -47,6 +49,7 @@ class Analysis:
     gaps: RecordingGaps | None = None  # a recording's gaps (its sidecar), None without any
     lost_to_gaps: int = 0  # frames cut by a recording gap (listed or found): counted, never decoded
     lost_audio: LostAudio | None = None  # WAVs: lost audio found from the data, against the listed gaps
+    kernel: Kernel | None = None  # kernel programs (firmware/kernel/KERNEL.md): the kernel's figures
 
 
 def load_edges(path: str | Path, method: str | None = None, progress: bool = False,
@@ -96,6 +99,15 @@ def _calibration_check(decode: FrameDecode, time_us: np.ndarray, polarity: np.nd
     return clk.calibration_train_ppm(time_us[g], polarity[g], train.fields["period_cycles"], f_cpu_hz)
 
 
+def _pin_asymmetry(decode: FrameDecode, time_us: np.ndarray,
+                   polarity: np.ndarray) -> tuple[float, float] | None:
+    """The measurement pin's fall-minus-rise offset from its first calibration train (µs, ±1σ), None
+    without a train."""
+    train = decode.calibration_train()
+    return None if train is None else clk.train_fall_minus_rise_us(time_us[train.group],
+                                                                     polarity[train.group])
+
+
 def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
             elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS) -> Analysis:
     """Run the whole pipeline on one capture (WAV, VCD or edge list)."""
@@ -127,6 +139,9 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     user = (build_user(decode.frames, meas.time, clock.us_per_unit, run["f_cpu_hz"],
                        None if elf is None else _same_firmware(elf, run, path))
             if PROGRAMS[run["program"]] == "user" else None)
+    kernel = (build_kernel(decode.frames, meas.time, edges, clock.us_per_unit, run["f_cpu_hz"],
+                           _pin_asymmetry(decode, time_us, polarity))
+              if PROGRAMS[run["program"]] == "kernel" else None)
     ends = decode.of_kind("end")
     seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
             + lost_to_gaps)
@@ -135,7 +150,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     cal = _calibration_check(decode, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
     used = (method or METHODS[0]) if is_wav else "exact"
     return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user, gaps,
-                    lost_to_gaps, lost)
+                    lost_to_gaps, lost, kernel)
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -177,6 +192,7 @@ def summary_json(a: Analysis) -> dict[str, Any]:
         **table1_json(a.table),
         **({} if a.table2 is None else table2_json(a.table2)),
         **({} if a.user is None else user_json(a.user)),
+        **({} if a.kernel is None else kernel_json(a.kernel)),
     }
 
 

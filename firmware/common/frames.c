@@ -135,3 +135,11 @@ void frame_user(uint8_t function, uint16_t m, uint16_t rep, void (*group)(void),
 	put_u16(put_u16(payload + 1, m), rep);
 	send_frame(FRAME_USER, payload, sizeof payload, group, m, lead_cycles);
 }
+
+void frame_kernel(uint8_t threads, uint16_t ticks, uint16_t rep, void (*group)(void))
+{
+	uint8_t payload[5];
+	payload[0] = threads;
+	put_u16(put_u16(payload + 1, ticks), rep);
+	send_frame(FRAME_KERNEL, payload, sizeof payload, group, ticks, 0);
+}

@@ -22,9 +22,10 @@ enum frame_kind {
 	FRAME_TABLE2 = 8,
 	FRAME_USER = 9,
 	FRAME_TABLE2CUT = 10,
+	FRAME_KERNEL = 12,
 };
 
-enum program_id { PROGRAM_TABLE1 = 1, PROGRAM_TABLE2 = 2, PROGRAM_USER = 3 };
+enum program_id { PROGRAM_TABLE1 = 1, PROGRAM_TABLE2 = 2, PROGRAM_USER = 3, PROGRAM_KERNEL = 5 };
 
 void frame_run(uint8_t program);
 /* CAL with the calibration train: CAL_COUNT edges CAL_PERIOD_US apart (FORMAT.md §6). */
@@ -46,5 +47,8 @@ void frame_table2cut(uint16_t measurement, uint8_t cuts, uint8_t per_cut, void (
 /* USER (pintime.h): payload `function` u8, `m` u16, `rep` u16; `group` gets m, its first edge comes
  * `lead_cycles` after its start (as for TABLE2). */
 void frame_user(uint8_t function, uint16_t m, uint16_t rep, void (*group)(void), uint8_t lead_cycles);
+/* KERNEL (firmware/kernel/KERNEL.md): payload `threads` u8, `ticks` u16, `rep` u16; `group` gets ticks, its
+ * first instruction is its first edge. */
+void frame_kernel(uint8_t threads, uint16_t ticks, uint16_t rep, void (*group)(void));
 
 #endif

@@ -92,6 +92,7 @@ CAPTURES: dict[str, Callable[[dict[str, bytes]], bytes]] = {
     "int64-max.csv": _edge_row(f"1,1,1\n2,1,0\n3,1,1\n{2**63 - 1},0,1"),
     "2pow53-plus-1.csv": _edge_row(f"1,1,1\n2,1,0\n3,1,1\n{2**53 + 1},0,1"),
     "channel-2.csv": _edge_row("8697,2,1"),
+    "channel-9.csv": _edge_row("8697,9,1"),
     "level-7.csv": _edge_row("8697,0,7"),
     "short-row.csv": _edge_row("8697,0,1\n9697,0"),
     "long-row.csv": _edge_row("8697,0,1,5"),

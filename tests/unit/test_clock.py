@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pintime.clock import calibrate, fit_edge_line
+from pintime.clock import calibrate, fit_edge_line, train_fall_minus_rise_us
 from pintime.edges import REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 
@@ -81,3 +81,19 @@ def test_weights_follow_sigma():
     assert fit.step == pytest.approx(2.0, abs=1e-6)
 
 
+
+
+def test_train_fall_minus_rise_cancels_wander():
+    """A train's fall-minus-rise offset beside a wandering clock: the wander (5 ns of phase, smooth over the
+    train's 2.8 s) cancels in each falling edge's difference to its rising neighbours; the estimate is
+    within 4σ of the truth and σ is what 1000 edges of 0.1 ns noise give (4/3 · 1.5 · 0.1² ns² / 499)."""
+    rng = np.random.default_rng(7)
+    k = np.arange(1000)
+    polarity = np.where(k % 2 == 0, 1, -1)
+    wander_us = 5e-3 * np.sin(2 * np.pi * k / 700)
+    noise_us = rng.normal(0, 1e-4, len(k))
+    time_us = 2777.0 * k + 0.0025 * (polarity < 0) + wander_us + noise_us
+    offset, sigma = train_fall_minus_rise_us(time_us, polarity)
+    expected_sigma = 1e-4 * np.sqrt(4 / 3 * 1.5 / 499)
+    assert sigma == pytest.approx(expected_sigma, rel=0.3)
+    assert abs(offset - 0.0025) < 4 * sigma

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pintime.edges import Edges
+from pintime.edges import MAX_CHANNEL, Edges
 from pintime.errors import PintimeError
 
 HEADER = "cycle,channel,level"
@@ -22,7 +22,7 @@ def read_edge_list(path: str | Path) -> Edges:
     Raises
     ------
     PintimeError
-        On a missing or unreadable file, a wrong header, a non-integer field, a channel other than 0/1, a
+        On a missing or unreadable file, a wrong header, a non-integer field, a channel outside 0 … 8, a
         level other than 0/1, cycles going backwards or beyond 2**53, or a level that does not change on its
         channel.
     """
@@ -44,15 +44,16 @@ def read_edge_list(path: str | Path) -> Edges:
     if rows.shape[1] != 3:
         raise PintimeError(f"{path}: edge list rows must have 3 fields, found {rows.shape[1]}")
     cycle, channel, level = rows[:, 0], rows[:, 1], rows[:, 2]
-    if np.any((channel != 0) & (channel != 1)):
-        raise PintimeError(f"{path}: channel must be 0 or 1")
+    if np.any((channel < 0) | (channel > MAX_CHANNEL)):
+        raise PintimeError(f"{path}: channel must be 0 (measurement), 1 (reference) or 2 … {MAX_CHANNEL} "
+                           "(signal pins PA1 …)")
     if np.any((level != 0) & (level != 1)):
         raise PintimeError(f"{path}: level must be 0 or 1")
     if np.any(cycle < 0) or np.any(np.diff(cycle) < 0):
         raise PintimeError(f"{path}: cycles must be non-negative and non-decreasing")
     if cycle[-1] > 2**53:  # Edges.time is float64: integers beyond 2**53 would be rounded
         raise PintimeError(f"{path}: cycle {cycle[-1]} is too large to keep exact (limit 2**53)")
-    for ch in (0, 1):
+    for ch in np.unique(channel):
         lv = level[channel == ch]
         if np.any(lv[1:] == lv[:-1]):
             raise PintimeError(f"{path}: channel {ch} has two edges in a row to the same level")

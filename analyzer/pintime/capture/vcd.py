@@ -19,12 +19,14 @@ from typing import BinaryIO
 
 import numpy as np
 
-from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
+from pintime.edges import FIRST_SIGNAL_CHANNEL, MAX_CHANNEL, MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 
 # VCD signals by the FORMAT.md §1 pin their name ends with (the harness writes measurement_PA0,
-# reference_PB5) → channel
-SIGNAL_CHANNELS = {b"PA0": MEASUREMENT_CHANNEL, b"PB5": REFERENCE_CHANNEL}
+# reference_PB5, and signal_PA1 … for programs with more signal pins) → channel
+SIGNAL_CHANNELS = {b"PA0": MEASUREMENT_CHANNEL, b"PB5": REFERENCE_CHANNEL,
+                   **{f"PA{c - FIRST_SIGNAL_CHANNEL + 1}".encode(): c
+                      for c in range(FIRST_SIGNAL_CHANNEL, MAX_CHANNEL + 1)}}
 _UNIT_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "fs": 1e-15, "as": 1e-18,
            "zs": 1e-21}
 _TIMESCALE = re.compile(rb"(1|10|100)(s|ms|us|ns|ps|fs|as|zs)")
@@ -43,7 +45,7 @@ class _Malformed(Exception):
 
 
 def read_vcd(path: str | Path) -> Edges:
-    """Read the measurement and reference pins of a simavr VCD.
+    """Read the measurement and reference pins (and signal pins PA1 …, if any) of a simavr VCD.
 
     The first value of a signal sets its level; every later change between 0 and 1 is an edge (x/z
     values are not levels and break no edge). Times are the VCD's integer times (see the module doc).

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from pintime.cli.args import add_channel_arguments, channels
+from pintime.estimate.kernel import format_kernel
 from pintime.estimate.table1 import format_table1
 from pintime.estimate.user import format_user
 from pintime.files import refuse_overwrite, write_text
@@ -39,6 +40,8 @@ def format_summary(a: Analysis) -> str:
     table = format_table1(a.table) if a.table2 is None else format_table2(a.table2)
     if a.user is not None:
         table = format_user(a.user)
+    if a.kernel is not None:
+        table = format_kernel(a.kernel)
     return "\n".join([run, ppm, frames, "", table])
 
 

@@ -71,6 +71,7 @@ def format_validation(v: Validation) -> str:
         per_edge = f"; per-edge errors stretch by stretch, {beside} located edges beside the gaps left out"
         lines.append(f"recording gaps: {gaps['count']}, {gaps['frames_cut']} frame(s) cut by them, not "
                      f"decoded{per_edge if beside else ''}")
+    lines += _kernel_lines(v)
     lines += _resolved_lines(v.resolved)
     if v.coverage is not None:
         block, cut, both, joint = v.coverage.block, v.coverage.resolved, v.coverage.combined, v.coverage.joint
@@ -104,6 +105,31 @@ def _estimate_lines(title: str, rows: list[tuple[str, Compared]]) -> list[str]:
         std = "—" if c.std_us is None else f"{c.std_us:.2e}"
         z = "—" if error_se is None else f"{error_se:+.1f}"
         lines.append(f"{label:<22} {c.mean_us:>14.6f} {truth:>14} {err:>12} {std:>10} {z:>9}")
+    return lines
+
+
+def _kernel_lines(v: Validation) -> list[str]:
+    """The kernel's figures (pintime.estimate.kernel), each in µs and cycles beside its truth."""
+    if not v.kernel:
+        return []
+    lines = [f"{'Kernel':<22} {'ours (µs)':>12} {'± 95 % CI':>10} {'truth (µs)':>12} {'ours (cyc)':>11} "
+             f"{'truth (cyc)':>11} {'error (µs)':>11} in CI"]
+    for k in v.kernel:
+        c = k.estimate
+        half = "—" if k.ci95_half_us is None else f"{k.ci95_half_us:.2e}"
+        truth = "—" if c.truth_us is None else f"{c.truth_us:.4f}"
+        truth_cycles = "—" if c.truth_cycles is None else f"{c.truth_cycles:.3f}"
+        error = "—" if c.error_us is None else f"{c.error_us:+.2e}"
+        lines.append(f"{k.name:<22} {c.mean_us:>12.4f} {half:>10} {truth:>12} {c.mean_cycles:>11.3f} "
+                     f"{truth_cycles:>11} {error:>11} {IN_CI[k.within_ci95]:>5}")
+    rows = zip(v.kernel, v.summary["kernel"], strict=True)
+    overheads = [(k.name, row["percent"], k.truth_percent) for k, row in rows if "percent" in row]
+    lines += [f"({name}: {pct:.4f} % of the tick, truth "
+              + ("—" if truth is None else f"{truth:.4f} %") + ")" for name, pct, truth in overheads]
+    cover = v.kernel_coverage
+    lines.append(f"Kernel coverage: {cover.outside} of {cover.total} figures outside their 95 % CI; chance "
+                 f"predicts {cover.expected:.1f} ± {cover.expected_sd:.1f} (binomial; the figures share "
+                 "data, so their count spreads more)")
     return lines
 
 

@@ -338,6 +338,9 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
     f_cpu_hz = _check_numbers(seed, f_cpu_hz if f_cpu_hz is not None else sim.get("f_cpu_hz"), duration_s,
                               sim_json_path(edges_csv), profile)
     edges = read_edge_list(edges_csv)
+    if not np.any(edges.channel < profile.channels):
+        raise PintimeError(f"{edges_csv}: no edge on the pins a {profile.channels}-channel profile records "
+                           f"(channels 0 … {profile.channels - 1})")
 
     names = ("start", "wander", "jitter", "noise", "hum", "dither")  # one stream per effect
     rngs = dict(zip(names, (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(6)),

@@ -30,6 +30,7 @@ from pintime.validate.validation import (
     Compared,
     CyclesCompared,
     JointCoverage,
+    KernelFigure,
     Overdetermined,
     ResolvedExit,
     Table1Row,
@@ -64,7 +65,7 @@ def truth_kind(truth: dict[str, Any]) -> str:
     """The RUN frame program (``frames.PROGRAMS``) of a truth: the harness names a run by its ELF, so
     ``table1`` and ``table2`` are themselves and any other name (``user``, ``user_example``…) is a user
     program (firmware/user/pintime.h)."""
-    return truth["program"] if truth["program"] in ("table1", "table2") else "user"
+    return truth["program"] if truth["program"] in ("table1", "table2", "kernel") else "user"
 
 
 def check_same_run(a: Analysis, truth: dict[str, Any], truth_path: Path) -> None:
@@ -96,7 +97,8 @@ def compare(a: Analysis, exact: Analysis, truth: Path, edges: Mapping[str, EdgeE
     user = tuple(_user_function(row, truth_user.get((row["function"], row["m"])))
                  for row in out.get("user", []))
     if a.table2 is None:
-        return Validation(out, str(truth), _routine_us(a), table1, overdetermined, user, edges=edges)
+        return Validation(out, str(truth), _routine_us(a), table1, overdetermined, user, edges=edges,
+                          kernel=_kernel_figures(out, exact_out))
     us_per_cycle = a.table2.us_per_cycle
     block, exits = (tuple(_unknown(r, r["label"], us_per_cycle, EPSILON not in r["blocks"]) for r in out[key])
                     for key in ("table2", "table2_exits"))
@@ -147,6 +149,20 @@ def _user_function(row: dict[str, Any], truth: dict[str, Any] | None) -> UserFun
                                       truth_cycles=None if truth is None else truth[part]["mean_cycles"])
                        for part in ("time", "intercept"))
     return UserFunction(row["name"], time, intercept)
+
+
+def _kernel_figures(out: dict[str, Any], exact_out: dict[str, Any]) -> tuple[KernelFigure, ...]:
+    """The ``kernel`` rows of the ``analyze`` JSON beside the same rows of the exact edges' (by name)."""
+    truth = {r["name"]: r for r in exact_out.get("kernel", [])}
+    figures = []
+    for row in out.get("kernel", []):
+        t = truth.get(row["name"])
+        compared = CyclesCompared(row["mean_us"], row["std_us"], row["count"],
+                                  None if t is None else t["mean_us"], mean_cycles=row["mean_cycles"],
+                                  truth_cycles=None if t is None else t["mean_cycles"])
+        figures.append(KernelFigure(row["name"], compared, row["ci95_half_us"],
+                                    None if t is None else t.get("percent")))
+    return tuple(figures)
 
 
 def _unknown(row: dict[str, Any], label: str, us_per_cycle: float, judged: bool) -> Table2Unknown:

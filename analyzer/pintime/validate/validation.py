@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pintime.estimate.estimators import Coverage
+import numpy as np
+
+from pintime.estimate.estimators import Coverage, coverage
 from pintime.validate.edgecheck import EdgeErrors
 
 FLOAT_US = 1e-9  # float rounding of an exact fit: a resolved exit this close to its truth is within any CI
@@ -80,6 +82,30 @@ class UserFunction:
     name: str  # the function's name (from the ELF), or its number
     time: CyclesCompared  # time per call: the slope
     intercept: CyclesCompared  # the intercept ε
+
+
+@dataclass(frozen=True)
+class KernelFigure:
+    """A kernel figure (pintime.estimate.kernel) beside the same figure on the exact edges."""
+
+    name: str  # "scheduler per thread", "context switch", "overhead N=4", …
+    estimate: CyclesCompared
+    ci95_half_us: float | None  # half-width of its 95 % CI (None for one repetition)
+    truth_percent: float | None = None  # overhead rows: the exact edges' overhead in % of the tick
+
+    @property
+    def within_ci95(self) -> bool | None:
+        """Whether the truth lies within the 95 % CI (float rounding counts as within); None without a
+        truth or a CI."""
+        error = self.estimate.error_us
+        if error is None or self.ci95_half_us is None:
+            return None
+        return abs(error) <= self.ci95_half_us + FLOAT_US
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys added to the figure's ``analyze`` JSON row."""
+        extra = {} if self.truth_percent is None else {"truth_percent": self.truth_percent}
+        return {**self.estimate.to_json(), "within_ci95": self.within_ci95, **extra}
 
 
 @dataclass(frozen=True)
@@ -170,6 +196,13 @@ class Validation:
     resolved: tuple[ResolvedExit, ...] = ()  # every column of the cut measurements' system
     coverage: Table2Coverage | None = None  # None: not a table2 capture
     edges: Mapping[str, EdgeErrors] = field(default_factory=dict)  # per edge locator; empty: exact edges
+    kernel: tuple[KernelFigure, ...] = ()  # kernel programs: every figure beside its truth
+
+    @property
+    def kernel_coverage(self) -> Coverage:
+        """The kernel figures whose truth lies outside their 95 % CI, against chance (those with a CI)."""
+        inside = [k.within_ci95 for k in self.kernel if k.within_ci95 is not None]
+        return coverage(np.array(inside, dtype=bool))
 
     def to_json(self) -> dict[str, Any]:
         """The ``pintime validate --json`` result: ``summary`` with each comparison's keys added to its
@@ -177,6 +210,8 @@ class Validation:
         out = copy.deepcopy(self.summary)
         for row, t1 in zip(out["table1"], self.table1, strict=True):
             row.update(t1.estimate.to_json(), routine_us=self.routine_us)
+        for row, figure in zip(out.get("kernel", []), self.kernel, strict=True):
+            row.update(figure.to_json())
         for row, fn in zip(out.get("user", []), self.user, strict=True):
             row["time"].update(fn.time.to_json())
             row["intercept"].update(fn.intercept.to_json())
@@ -187,6 +222,8 @@ class Validation:
             row.update(c.to_json())
         if self.coverage is not None:
             out["table2_coverage"] = self.coverage.to_json()
+        if self.kernel:
+            out["kernel_coverage"] = asdict(self.kernel_coverage)
         if (o := self.overdetermined) is not None:
             for name, estimate in (("t_e", o.t_e), ("t_i", o.t_i), ("epsilon", o.epsilon)):
                 out["overdetermined"][name].update(estimate.to_json())
