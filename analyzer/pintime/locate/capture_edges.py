@@ -331,29 +331,57 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     info = open_wav(path, measurement_channel, reference_channel)
     template, train_fit, noise, train_data, refused = learn_capture(info)
     table = TemplateTable.build(template)
+    # the method's error on the train (known before locating), so that each block's edges are final at once
+    rms, own_sigma = _method_rms(method, table, noise[0], train_data) if train_data else (None, 0.0)
     det = _Detector(len(info.columns))
-    parts: list[np.ndarray] = []
+    results = _Results()
     blocks = iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES)
     if progress:
         from tqdm import tqdm  # only for long runs on a terminal
 
         blocks = tqdm(blocks, total=-(-info.frames // BLOCK_FRAMES), unit="block", desc="edges")
     for block in blocks:
-        parts += _locate_block(method, table, det, block, info, noise)
-    located = np.concatenate(parts, axis=1) if parts else np.zeros((5, 0))
-    located = located[:, np.argsort(located[0], kind="stable")]
-    pos, sigma, amp, channel, sign = located
-    channel = channel.astype(np.int8)
-    method_rms = None
-    if train_data:
-        rms, own_sigma = _method_rms(method, table, noise[0], train_data)
-        method_rms = rms / info.samplerate_hz
-        sigma = np.sqrt(sigma ** 2 + max(0.0, rms ** 2 - own_sigma ** 2))  # the bias the train revealed
-    fs = info.samplerate_hz
+        results.add(_locate_block(method, table, det, block, info, noise), template, noise, rms, own_sigma,
+                    info.samplerate_hz)
+    time_s, channel, sign, sigma_s, crlb = results.arrays()
     on0 = channel == 0
-    inverted = detect.capture_inverted(pos[on0] / fs, sign[on0])
-    polarity = (sign * (-1 if inverted else 1)).astype(np.int8)
-    noise_per_edge = np.asarray(noise)[channel]
-    crlb = crlb_samples(template, amp, pos, 1.0) * noise_per_edge / fs
-    edges = Edges(pos / fs, channel, polarity, sigma / fs, 1.0, str(path))
+    inverted = detect.capture_inverted(time_s[on0], sign[on0])
+    del on0
+    if inverted:
+        np.negative(sign, out=sign)  # now the pin's polarity
+    edges = Edges(time_s, channel, sign, sigma_s, 1.0, str(path))
+    method_rms = None if rms is None else rms / info.samplerate_hz
     return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info, refused)
+
+
+class _Results:
+    """The located edges, block by block, in the compact form they are kept in (26 bytes an edge: time,
+    channel, signal sign, sigma, Cramér–Rao bound); a block's samples are gone once it is located."""
+
+    def __init__(self) -> None:
+        self.parts: list[list[np.ndarray]] = [[], [], [], [], []]
+
+    def add(self, located: list[np.ndarray], template: Template, noise: tuple[float, ...], rms: float | None,
+            own_sigma: float, fs: int) -> None:
+        """One block's edges (:func:`_locate_block`): sorted (blocks own consecutive stretches, so the
+        whole is sorted), uncertainties raised to the train's error, and in seconds."""
+        if not located:
+            return
+        block = np.concatenate(located, axis=1)
+        pos, sigma, amp, channel, sign = block[:, np.argsort(block[0], kind="stable")]
+        channel = channel.astype(np.int8)
+        if rms is not None:
+            sigma = np.sqrt(sigma ** 2 + max(0.0, rms ** 2 - own_sigma ** 2))  # the bias the train revealed
+        crlb = crlb_samples(template, amp, pos, 1.0) * np.asarray(noise)[channel] / fs
+        for part, values in zip(self.parts, (pos / fs, channel, sign.astype(np.int8), sigma / fs, crlb)):
+            part.append(values)
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """Time (s), channel, sign, sigma (s) and CRLB (s) of every edge, one array each (the blocks' parts
+        are released as each is joined)."""
+        dtypes = (np.float64, np.int8, np.int8, np.float64, np.float64)
+        joined = []
+        for part, dtype in zip(self.parts, dtypes):
+            joined.append(np.concatenate(part) if part else np.zeros(0, dtype))
+            part.clear()
+        return tuple(joined)
