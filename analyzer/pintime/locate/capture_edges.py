@@ -48,6 +48,7 @@ LEARN_EDGES = 1300  # enough measurement-channel edges to hold the whole train (
 SIMPLE_HALF = 16  # window half-width of the threshold and inflection methods (and of the seeds)
 MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this far inside a block's data
 BLIND_ROUNDS = 4  # fit / refit alternations of blind template learning
+RESULT_CHUNK_EDGES = 1 << 20  # located edges are kept in arrays of this many (26 MB)
 
 
 @dataclass(frozen=True)
@@ -356,10 +357,17 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
 
 class _Results:
     """The located edges, block by block, in the compact form they are kept in (26 bytes an edge: time,
-    channel, signal sign, sigma, Cramér–Rao bound); a block's samples are gone once it is located."""
+    channel, signal sign, sigma, Cramér–Rao bound); a block's samples are gone once it is located.
+
+    They are copied into arrays of ``RESULT_CHUNK_EDGES`` edges: thousands of small arrays, each kept
+    between a block's large temporaries, would pin the memory those leave behind (a one-hour capture's
+    located edges took three times their size so)."""
+
+    DTYPES = (np.float64, np.int8, np.int8, np.float64, np.float64)
 
     def __init__(self) -> None:
-        self.parts: list[list[np.ndarray]] = [[], [], [], [], []]
+        self.chunks: list[list[np.ndarray]] = [[] for _ in self.DTYPES]
+        self.filled = RESULT_CHUNK_EDGES  # edges in the last chunk of each field (full: none open)
 
     def add(self, located: list[np.ndarray], template: Template, noise: tuple[float, ...], rms: float | None,
             own_sigma: float, fs: int) -> None:
@@ -373,15 +381,26 @@ class _Results:
         if rms is not None:
             sigma = np.sqrt(sigma ** 2 + max(0.0, rms ** 2 - own_sigma ** 2))  # the bias the train revealed
         crlb = crlb_samples(template, amp, pos, 1.0) * np.asarray(noise)[channel] / fs
-        for part, values in zip(self.parts, (pos / fs, channel, sign.astype(np.int8), sigma / fs, crlb)):
-            part.append(values)
+        fields = (pos / fs, channel, sign, sigma / fs, crlb)
+        done = 0
+        while done < len(pos):
+            if self.filled == RESULT_CHUNK_EDGES:
+                for chunks, dtype in zip(self.chunks, self.DTYPES):
+                    chunks.append(np.empty(RESULT_CHUNK_EDGES, dtype))
+                self.filled = 0
+            n = min(len(pos) - done, RESULT_CHUNK_EDGES - self.filled)
+            for chunks, values in zip(self.chunks, fields):
+                chunks[-1][self.filled:self.filled + n] = values[done:done + n]
+            self.filled += n
+            done += n
 
     def arrays(self) -> tuple[np.ndarray, ...]:
-        """Time (s), channel, sign, sigma (s) and CRLB (s) of every edge, one array each (the blocks' parts
-        are released as each is joined)."""
-        dtypes = (np.float64, np.int8, np.int8, np.float64, np.float64)
+        """Time (s), channel, sign, sigma (s) and CRLB (s) of every edge, one array each (each field's
+        chunks are released as it is joined)."""
         joined = []
-        for part, dtype in zip(self.parts, dtypes):
-            joined.append(np.concatenate(part) if part else np.zeros(0, dtype))
-            part.clear()
+        for chunks, dtype in zip(self.chunks, self.DTYPES):
+            if chunks:
+                chunks[-1] = chunks[-1][:self.filled]
+            joined.append(np.concatenate(chunks) if chunks else np.zeros(0, dtype))
+            chunks.clear()
         return tuple(joined)
