@@ -113,18 +113,20 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     gaps_s = listed_s if lost is None else np.sort(np.concatenate([listed_s, lost.boundaries_s]))
     has_reference = bool(np.any(edges.channel == REFERENCE_CHANNEL))
     clock = clk.calibrate(edges, gaps_s) if has_reference else clk.calibrate_from_train(edges, gaps_s)
-    meas = edges.on(MEASUREMENT_CHANNEL)
-    time_us = clock.to_us(meas.time)
-    decode, lost_to_gaps = decode_between_gaps(time_us, meas.polarity, clock.to_us(gaps_s))
+    on_pin = edges.channel == MEASUREMENT_CHANNEL  # its times and polarities (not edges.on: no sigma copy)
+    meas_time, meas_polarity = edges.time[on_pin], edges.polarity[on_pin]
+    del on_pin
+    time_us = clock.to_us(meas_time)
+    decode, lost_to_gaps = decode_between_gaps(time_us, meas_polarity, clock.to_us(gaps_s))
     run = _run_fields(path, decode)
     if clock.unit_s is None:  # a cycle time base: now the MCU clock is known
         clock = clock.with_unit(1.0 / run["f_cpu_hz"])
     clk.check_rate(clock, run["f_cpu_hz"], str(path))
-    polarity = -meas.polarity if decode.inverted else meas.polarity
-    table = build_table1(decode.frames, meas.time, clock.us_per_unit)
-    table2 = (table2_from_capture(path, visits, run, decode.frames, meas.time, clock.us_per_unit)
+    polarity = -meas_polarity if decode.inverted else meas_polarity
+    table = build_table1(decode.frames, meas_time, clock.us_per_unit)
+    table2 = (table2_from_capture(path, visits, run, decode.frames, meas_time, clock.us_per_unit)
               if PROGRAMS[run["program"]] == "table2" else None)
-    user = (build_user(decode.frames, meas.time, clock.us_per_unit, run["f_cpu_hz"],
+    user = (build_user(decode.frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
                        None if elf is None else function_names(_same_firmware(elf, run, path)))
             if PROGRAMS[run["program"]] == "user" else None)
     ends = decode.of_kind("end")

@@ -19,6 +19,7 @@ straight line, which includes its sub-sample bias.
 
 from __future__ import annotations
 
+import mmap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -359,9 +360,10 @@ class _Results:
     """The located edges, block by block, in the compact form they are kept in (26 bytes an edge: time,
     channel, signal sign, sigma, Cramér–Rao bound); a block's samples are gone once it is located.
 
-    They are copied into arrays of ``RESULT_CHUNK_EDGES`` edges: thousands of small arrays, each kept
-    between a block's large temporaries, would pin the memory those leave behind (a one-hour capture's
-    located edges took three times their size so)."""
+    They are copied into arrays of ``RESULT_CHUNK_EDGES`` edges mapped from the system (:func:`_mapped`):
+    small arrays kept between a block's large temporaries would pin the heap memory those leave behind,
+    and so would large arrays the allocator placed on the heap (a one-hour capture's located edges held
+    three times their size so)."""
 
     DTYPES = (np.float64, np.int8, np.int8, np.float64, np.float64)
 
@@ -386,7 +388,7 @@ class _Results:
         while done < len(pos):
             if self.filled == RESULT_CHUNK_EDGES:
                 for chunks, dtype in zip(self.chunks, self.DTYPES):
-                    chunks.append(np.empty(RESULT_CHUNK_EDGES, dtype))
+                    chunks.append(_mapped(RESULT_CHUNK_EDGES, dtype))
                 self.filled = 0
             n = min(len(pos) - done, RESULT_CHUNK_EDGES - self.filled)
             for chunks, values in zip(self.chunks, fields):
@@ -404,3 +406,9 @@ class _Results:
             joined.append(np.concatenate(chunks) if chunks else np.zeros(0, dtype))
             chunks.clear()
         return tuple(joined)
+
+
+def _mapped(n: int, dtype: type) -> np.ndarray:
+    """An array of ``n`` items in memory mapped for it alone: returned to the system when it is released,
+    wherever the allocator's heap stands."""
+    return np.frombuffer(mmap.mmap(-1, n * np.dtype(dtype).itemsize), dtype)
