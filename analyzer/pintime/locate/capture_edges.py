@@ -336,15 +336,14 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     # the method's error on the train (known before locating), so that each block's edges are final at once
     rms, own_sigma = _method_rms(method, table, noise[0], train_data) if train_data else (None, 0.0)
     det = _Detector(len(info.columns))
-    results = _Results()
+    results = _Results(template, noise, rms, own_sigma, info.samplerate_hz)
     blocks = iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES)
     if progress:
         from tqdm import tqdm  # only for long runs on a terminal
 
         blocks = tqdm(blocks, total=-(-info.frames // BLOCK_FRAMES), unit="block", desc="edges")
     for block in blocks:
-        results.add(_locate_block(method, table, det, block, info, noise), template, noise, rms, own_sigma,
-                    info.samplerate_hz)
+        results.add(_locate_block(method, table, det, block, info, noise))
     time_s, channel, sign, sigma_s, crlb = results.arrays()
     on0 = channel == 0
     inverted = detect.capture_inverted(time_s[on0], sign[on0])
@@ -360,30 +359,47 @@ class _Results:
     """The located edges, block by block, in the compact form they are kept in (26 bytes an edge: time,
     channel, signal sign, sigma, Cramér–Rao bound); a block's samples are gone once it is located.
 
-    They are copied into arrays of ``RESULT_CHUNK_EDGES`` edges mapped from the system (:func:`_mapped`):
-    small arrays kept between a block's large temporaries would pin the heap memory those leave behind,
-    and so would large arrays the allocator placed on the heap (a one-hour capture's located edges held
-    three times their size so)."""
+    Blocks are gathered until ``RESULT_CHUNK_EDGES`` edges are pending, which are then finished together
+    (their bound from one table of the template's energy) and copied into arrays of that many edges mapped
+    from the system (:func:`_mapped`): small arrays kept between a block's large temporaries would pin the
+    heap memory those leave behind, and so would large arrays the allocator placed on the heap (a one-hour
+    capture's located edges held three times their size so)."""
 
     DTYPES = (np.float64, np.int8, np.int8, np.float64, np.float64)
 
-    def __init__(self) -> None:
+    def __init__(self, template: Template, noise: tuple[float, ...], rms: float | None, own_sigma: float,
+                 fs: int) -> None:
+        self.template, self.noise, self.fs = template, np.asarray(noise), fs
+        # the method's error on the train beyond its own uncertainty (the bias the train revealed)
+        self.bias2 = None if rms is None else max(0.0, rms ** 2 - own_sigma ** 2)
+        self.pending: list[np.ndarray] = []
+        self.pending_edges = 0
         self.chunks: list[list[np.ndarray]] = [[] for _ in self.DTYPES]
         self.filled = RESULT_CHUNK_EDGES  # edges in the last chunk of each field (full: none open)
 
-    def add(self, located: list[np.ndarray], template: Template, noise: tuple[float, ...], rms: float | None,
-            own_sigma: float, fs: int) -> None:
-        """One block's edges (:func:`_locate_block`): sorted (blocks own consecutive stretches, so the
-        whole is sorted), uncertainties raised to the train's error, and in seconds."""
+    def add(self, located: list[np.ndarray]) -> None:
+        """One block's edges (:func:`_locate_block`), sorted: blocks own consecutive stretches, so the
+        whole is sorted."""
         if not located:
             return
         block = np.concatenate(located, axis=1)
-        pos, sigma, amp, channel, sign = block[:, np.argsort(block[0], kind="stable")]
+        self.pending.append(block[:, np.argsort(block[0], kind="stable")])
+        self.pending_edges += block.shape[1]
+        if self.pending_edges >= RESULT_CHUNK_EDGES:
+            self._finish_pending()
+
+    def _finish_pending(self) -> None:
+        """The pending edges' uncertainties raised to the train's error, their bound, all in seconds, into
+        the chunks."""
+        if not self.pending:
+            return
+        pos, sigma, amp, channel, sign = np.concatenate(self.pending, axis=1)
+        self.pending, self.pending_edges = [], 0
         channel = channel.astype(np.int8)
-        if rms is not None:
-            sigma = np.sqrt(sigma ** 2 + max(0.0, rms ** 2 - own_sigma ** 2))  # the bias the train revealed
-        crlb = crlb_samples(template, amp, pos, 1.0) * np.asarray(noise)[channel] / fs
-        fields = (pos / fs, channel, sign, sigma / fs, crlb)
+        if self.bias2 is not None:
+            sigma = np.sqrt(sigma ** 2 + self.bias2)
+        crlb = crlb_samples(self.template, amp, pos, 1.0) * self.noise[channel] / self.fs
+        fields = (pos / self.fs, channel, sign, sigma / self.fs, crlb)
         done = 0
         while done < len(pos):
             if self.filled == RESULT_CHUNK_EDGES:
@@ -399,6 +415,7 @@ class _Results:
     def arrays(self) -> tuple[np.ndarray, ...]:
         """Time (s), channel, sign, sigma (s) and CRLB (s) of every edge, one array each (each field's
         chunks are released as it is joined)."""
+        self._finish_pending()
         joined = []
         for chunks, dtype in zip(self.chunks, self.DTYPES):
             if chunks:
