@@ -8,7 +8,7 @@ Captures (rendered if missing, seed 1):
 
 - ``build/captures/table1-default.wav``: the Table 1 run, default profile (192 kHz, 24-bit, stereo).
 - ``build/bench/hour/table1-hour.wav``: one hour of Table 1 runs back to back (the run repeated every
-  ``RUN_SPACING_CYCLES``, the 1 Hz reference continuing through), default profile at 96 kHz 24-bit stereo
+  177 s, the 1 Hz reference continuing through), default profile at 96 kHz 24-bit stereo
   (2.1 GB; at 192 kHz the hour would pass a RIFF WAV's 4 GB). Table 1 is the densest program (3800 edges/s),
   so this is the most per-edge results an hour can hold: 13.7 million edges.
 
@@ -49,12 +49,12 @@ TARGET_X_DECODE = 2.0
 TARGET_PEAK_MB = 500.0
 HOUR_S = 3600.0
 HOUR_RATE_HZ = 96000
-RUN_SPACING_CYCLES = 177_000_000  # a whole number of reference periods (1 s at 1 MHz) past a run's end
 DECODE = "import sys, soundfile; soundfile.read(sys.argv[1], dtype='float32')"
 
 
 def repeated_edges(edges_csv: Path, out_csv: Path, total_s: float) -> Path:
-    """An edge list of the run in ``edges_csv`` repeated every RUN_SPACING_CYCLES for ``total_s`` seconds
+    """An edge list of the run in ``edges_csv`` repeated every whole number of reference periods (the first
+    past the run's end: 177 s for Table 1) for ``total_s`` seconds
     (at the run's F_CPU): the measurement channel's edges shifted per repetition, the reference's square
     wave continued at its period (so that its phase never jumps). The run's JSON is copied beside it."""
     sim = json.loads(edges_csv.with_name(edges_csv.name.removesuffix(".edges.csv") + ".json").read_text())
@@ -62,17 +62,18 @@ def repeated_edges(edges_csv: Path, out_csv: Path, total_s: float) -> Path:
     lines = edges_csv.read_text().splitlines()
     rows = [tuple(int(v) for v in row.split(",")) for row in lines[1:]]
     pin = [r for r in rows if r[1] == 0]
+    pin = pin[:len(pin) - (pin[-1][2] == 1)]  # ends low (an excerpt may stop after a rising edge)
     ref = [r for r in rows if r[1] == 1]
-    assert rows[-1][0] < RUN_SPACING_CYCLES and pin[0][2] == 1 and pin[-1][2] == 0
+    assert pin[0][2] == 1
     half_cycles = ref[1][0] - ref[0][0]
-    assert RUN_SPACING_CYCLES % (2 * half_cycles) == 0
+    spacing = (rows[-1][0] // (2 * half_cycles) + 1) * 2 * half_cycles  # whole reference periods
     out_csv.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_csv.with_suffix(".tmp")
     with open(tmp, "w") as f:
         f.write(lines[0] + "\n")
         ref_cycle, ref_level, k = ref[0][0], ref[0][2], 0
-        for start in range(0, total_cycles - rows[-1][0], RUN_SPACING_CYCLES):
-            end = start + RUN_SPACING_CYCLES
+        for start in range(0, total_cycles - rows[-1][0], spacing):
+            end = start + spacing
             for cycle, _, level in pin:
                 while ref_cycle < min(start + cycle, end):  # the reference's edges before this one
                     f.write(f"{ref_cycle},1,{ref_level}\n")
@@ -117,12 +118,13 @@ def measure(wav: Path, repeat: int) -> dict[str, Any]:
         command.append(run_child([str(PINTIME), "analyze", str(wav)]))
         decode.append(run_child([str(PYTHON), "-c", DECODE, str(wav)]))
     duration_s = sf.info(str(wav)).duration
-    wall = statistics.median(c[0] for c in command)
-    decode_wall = statistics.median(d[0] for d in decode)
+    wall, cpu = (statistics.median(c[k] for c in command) for k in (0, 1))
+    decode_wall, decode_cpu = (statistics.median(d[k] for d in decode) for k in (0, 1))
     return dict(capture=str(wav.relative_to(ROOT)), capture_s=duration_s,
-                wav_mb=wav.stat().st_size / 1e6, command_s=wall,
-                command_cpu_s=statistics.median(c[1] for c in command),
-                decode_s=decode_wall, x_real_time=duration_s / wall, x_decode=wall / decode_wall,
+                wav_mb=wav.stat().st_size / 1e6, command_s=wall, command_cpu_s=cpu,
+                decode_s=decode_wall, decode_cpu_s=decode_cpu,
+                x_real_time=duration_s / wall, x_decode=wall / decode_wall,
+                x_real_time_cpu=duration_s / cpu, x_decode_cpu=cpu / decode_cpu,
                 peak_mb=max(c[2] for c in command), decode_peak_mb=max(d[2] for d in decode))
 
 
@@ -142,17 +144,18 @@ def main() -> int:
         if not args.no_hour:
             wavs.append(long_capture(SIM / "table1.edges.csv", ROOT / "build" / "bench" / "hour",
                                      "table1-hour", HOUR_S, HOUR_RATE_HZ))
-    print(f"{'capture':<40} {'length s':>8} {'command s':>9} {'(CPU s)':>7} {'×RT':>6} {'decode s':>8} "
-          f"{'×decode':>7} {'peak MB':>7}")
+    print(f"{'capture':<40} {'length s':>8} {'command s':>9} {'decode s':>8} {'×RT':>6} {'×decode':>7}   "
+          f"{'CPU s':>6} {'decode':>6} {'×RT':>6} {'×decode':>7}   {'peak MB':>7}")
     rows = []
     for wav in wavs:
         row = measure(wav, args.repeat)
         rows.append(row)
         print(f"{row['capture']:<40} {row['capture_s']:>8.1f} {row['command_s']:>9.2f} "
-              f"{row['command_cpu_s']:>7.2f} {row['x_real_time']:>6.1f} {row['decode_s']:>8.2f} "
-              f"{row['x_decode']:>7.2f} {row['peak_mb']:>7.0f}", flush=True)
-    print(f"command: `pintime analyze CAPTURE` in a fresh process, start-up included (wall s, median of "
-          f"{args.repeat}); ×RT = capture length / command (target ≥ {TARGET_X_REAL_TIME:g} on the 171 s "
+              f"{row['decode_s']:>8.2f} {row['x_real_time']:>6.1f} {row['x_decode']:>7.2f}   "
+              f"{row['command_cpu_s']:>6.2f} {row['decode_cpu_s']:>6.2f} {row['x_real_time_cpu']:>6.1f} "
+              f"{row['x_decode_cpu']:>7.2f}   {row['peak_mb']:>7.0f}", flush=True)
+    print(f"command: `pintime analyze CAPTURE` in a fresh process, start-up included (wall s, then CPU s = "
+          f"user + system, medians of {args.repeat}); ×RT = capture length / command (target ≥ {TARGET_X_REAL_TIME:g} on the 171 s "
           f"capture); ×decode = command / soundfile's bare decode of the same file in a fresh process "
           f"(target ≤ {TARGET_X_DECODE:g}); peak MB = the command's maximum RSS (target ≤ "
           f"{TARGET_PEAK_MB:g}, any length). {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}.")
@@ -160,7 +163,8 @@ def main() -> int:
     args.json.write_text(json.dumps(rows, indent=2) + "\n")
     if args.short:
         return check_short("bench_memory", rows, ["capture_s", "command_s", "command_cpu_s", "decode_s",
-                                                  "x_real_time", "x_decode", "peak_mb"])
+                                                  "decode_cpu_s", "x_real_time", "x_decode",
+                                                  "x_real_time_cpu", "x_decode_cpu", "peak_mb"])
     return 0
 
 
