@@ -155,8 +155,9 @@ def main() -> int:
               f"{row['command_cpu_s']:>6.2f} {row['decode_cpu_s']:>6.2f} {row['x_real_time_cpu']:>6.1f} "
               f"{row['x_decode_cpu']:>7.2f}   {row['peak_mb']:>7.0f}", flush=True)
     print(f"command: `pintime analyze CAPTURE` in a fresh process, start-up included (wall s, then CPU s = "
-          f"user + system, medians of {args.repeat}); ×RT = capture length / command (target ≥ {TARGET_X_REAL_TIME:g} on the 171 s "
-          f"capture); ×decode = command / soundfile's bare decode of the same file in a fresh process "
+          f"user + system, medians of {args.repeat}); ×RT = capture length / command (target ≥ "
+          f"{TARGET_X_REAL_TIME:g} on the 171 s capture); ×decode = command / soundfile's bare decode of "
+          f"the same file in a fresh process "
           f"(target ≤ {TARGET_X_DECODE:g}); peak MB = the command's maximum RSS (target ≤ "
           f"{TARGET_PEAK_MB:g}, any length). {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}.")
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -403,11 +403,11 @@ class _Results:
         done = 0
         while done < len(pos):
             if self.filled == RESULT_CHUNK_EDGES:
-                for chunks, dtype in zip(self.chunks, self.DTYPES):
+                for chunks, dtype in zip(self.chunks, self.DTYPES, strict=True):
                     chunks.append(_mapped(RESULT_CHUNK_EDGES, dtype))
                 self.filled = 0
             n = min(len(pos) - done, RESULT_CHUNK_EDGES - self.filled)
-            for chunks, values in zip(self.chunks, fields):
+            for chunks, values in zip(self.chunks, fields, strict=True):
                 chunks[-1][self.filled:self.filled + n] = values[done:done + n]
             self.filled += n
             done += n
@@ -417,7 +417,7 @@ class _Results:
         chunks are released as it is joined)."""
         self._finish_pending()
         joined = []
-        for chunks, dtype in zip(self.chunks, self.DTYPES):
+        for chunks, dtype in zip(self.chunks, self.DTYPES, strict=True):
             if chunks:
                 chunks[-1] = chunks[-1][:self.filled]
             joined.append(np.concatenate(chunks) if chunks else np.zeros(0, dtype))
