@@ -6,12 +6,11 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pintime import clock as clk
-from pintime.avr.symbols import firmware_revision, function_names
 from pintime.capture.edgelist import read_edge_list
 from pintime.capture.gaps import RecordingGaps, drop_near_gaps, read_gaps
 from pintime.capture.sniff import sniff
@@ -24,8 +23,10 @@ from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
 from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
 from pintime.lost_audio import LostAudio, reconcile
-from pintime.table2.table import Table2, table2_from_capture, table2_json
 from pintime.table2.visits import locate, run_files
+
+if TYPE_CHECKING:
+    from pintime.table2.table import Table2
 
 
 @dataclass(frozen=True)
@@ -124,11 +125,17 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     clk.check_rate(clock, run["f_cpu_hz"], str(path))
     polarity = -meas_polarity if decode.inverted else meas_polarity
     table = build_table1(decode.frames, meas_time, clock.us_per_unit)
-    table2 = (table2_from_capture(path, visits, run, decode.frames, meas_time, clock.us_per_unit)
-              if PROGRAMS[run["program"]] == "table2" else None)
-    user = (build_user(decode.frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
-                       None if elf is None else function_names(_same_firmware(elf, run, path)))
-            if PROGRAMS[run["program"]] == "user" else None)
+    table2 = None
+    if PROGRAMS[run["program"]] == "table2":  # its modules (block systems, cuts, CFGs) only for it
+        from pintime.table2.table import table2_from_capture
+
+        table2 = table2_from_capture(path, visits, run, decode.frames, meas_time, clock.us_per_unit)
+    user = None
+    if PROGRAMS[run["program"]] == "user":
+        from pintime.avr.symbols import function_names  # the ELF reader only for user programs
+
+        user = build_user(decode.frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
+                          None if elf is None else function_names(_same_firmware(elf, run, path)))
     ends = decode.of_kind("end")
     seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
             + lost_to_gaps)
@@ -177,14 +184,22 @@ def summary_json(a: Analysis) -> dict[str, Any]:
                    "reasons": a.decode.reasons, "polarity_inverted": a.decode.inverted},
         "recording_gaps": _gaps_json(a),
         **table1_json(a.table),
-        **({} if a.table2 is None else table2_json(a.table2)),
+        **({} if a.table2 is None else _table2_json(a.table2)),
         **({} if a.user is None else user_json(a.user)),
     }
+
+
+def _table2_json(table2: Table2) -> dict[str, Any]:
+    from pintime.table2.table import table2_json
+
+    return table2_json(table2)
 
 
 def _same_firmware(elf: str | Path, run: dict[str, int], capture: Path) -> str | Path:
     """``elf`` if it is the firmware that made the capture (its revision is the RUN frame's), else a
     PintimeError: another build's functions may be numbered otherwise, and their times would be swapped."""
+    from pintime.avr.symbols import firmware_revision
+
     revision = firmware_revision(elf)
     if revision != run["revision"]:
         raise PintimeError(f"{elf}: firmware {revision:08x}, but {capture} was made by firmware "
