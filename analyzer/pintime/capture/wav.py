@@ -282,7 +282,7 @@ class _PcmFile:
         want = len(out) * self.frame_bytes
         if len(self.raw) < want:
             self.raw = np.empty(want, dtype=np.uint8)
-        got = self.file.readinto(memoryview(self.raw)[:want]) // self.frame_bytes  # no new bytes per read
+        got = self.file.readinto(self.raw[:want].data) // self.frame_bytes  # no new bytes per read
         _pcm_kernel(self.raw, self.frame_bytes, self.sample_bytes, self.columns, out[:got])
         return out[:got]
 
