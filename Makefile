@@ -197,6 +197,7 @@ bench: deps sim
 	$(PY) bench/bench_synth.py
 	$(PY) bench/bench_edges.py --json $(BUILD)/bench/edges.json
 	$(PY) bench/bench_analyze.py --json $(BUILD)/bench/analyze.json
+	$(PY) bench/bench_memory.py --json $(BUILD)/bench/memory.json
 	$(PY) bench/bench_table2.py --json $(BUILD)/bench/table2.json
 	$(PY) bench/bench_rates.py --json $(BUILD)/bench/rates.json
 	$(PY) bench/bench_kernel.py --json $(BUILD)/bench/kernel.json
@@ -207,6 +208,7 @@ bench-short: deps sim
 	$(PY) bench/bench_synth.py --short --json $(BUILD)/bench/short/synth.json
 	$(PY) bench/bench_edges.py --short --json $(BUILD)/bench/short/edges.json
 	$(PY) bench/bench_analyze.py --short --json $(BUILD)/bench/short/analyze.json
+	$(PY) bench/bench_memory.py --short --json $(BUILD)/bench/short/memory.json
 	$(PY) bench/bench_table2.py --short --json $(BUILD)/bench/short/table2.json
 	$(PY) bench/bench_rates.py --short --json $(BUILD)/bench/short/rates.json
 	$(PY) bench/bench_kernel.py --short --json $(BUILD)/bench/short/kernel.json

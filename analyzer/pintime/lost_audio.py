@@ -91,6 +91,8 @@ def reconcile(edges: Edges, listed_s: np.ndarray, samplerate_hz: float,
     drop = np.zeros(len(edges.time), dtype=bool)
     for g in unlisted:
         drop |= (edges.time > g.start_s - guard_s) & (edges.time < g.end_s + guard_s)
+    if not drop.any():  # the edges as they are: no copy of a long capture's
+        return edges, LostAudio(detected, unlisted, unseen, 0)
     kept = Edges(edges.time[~drop], edges.channel[~drop], edges.polarity[~drop], edges.sigma[~drop],
                  edges.unit_s, edges.source)
     return kept, LostAudio(detected, unlisted, unseen, int(np.count_nonzero(drop)))

@@ -7,12 +7,11 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pintime import clock as clk
-from pintime.avr.symbols import firmware_revision
 from pintime.capture.edgelist import read_edge_list
 from pintime.capture.gaps import RecordingGaps, drop_near_gaps, read_gaps
 from pintime.capture.sniff import sniff
@@ -26,8 +25,10 @@ from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
 from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
 from pintime.lost_audio import LostAudio, reconcile
-from pintime.table2.table import Table2, table2_from_capture, table2_json
 from pintime.table2.visits import locate, run_files
+
+if TYPE_CHECKING:
+    from pintime.table2.table import Table2
 
 
 @dataclass(frozen=True)
@@ -125,21 +126,26 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     gaps_s = listed_s if lost is None else np.sort(np.concatenate([listed_s, lost.boundaries_s]))
     has_reference = bool(np.any(edges.channel == REFERENCE_CHANNEL))
     clock = clk.calibrate(edges, gaps_s) if has_reference else clk.calibrate_from_train(edges, gaps_s)
-    meas = edges.on(MEASUREMENT_CHANNEL)
-    time_us = clock.to_us(meas.time)
-    decode, lost_to_gaps = decode_between_gaps(time_us, meas.polarity, clock.to_us(gaps_s))
+    on_pin = edges.channel == MEASUREMENT_CHANNEL  # its times and polarities (not edges.on: no sigma copy)
+    meas_time, meas_polarity = edges.time[on_pin], edges.polarity[on_pin]
+    del on_pin
+    time_us = clock.to_us(meas_time)
+    decode, lost_to_gaps = decode_between_gaps(time_us, meas_polarity, clock.to_us(gaps_s))
     run = _run_fields(path, decode)
     if clock.unit_s is None:  # a cycle time base: now the MCU clock is known
         clock = clock.with_unit(1.0 / run["f_cpu_hz"])
     clk.check_rate(clock, run["f_cpu_hz"], str(path))
-    polarity = -meas.polarity if decode.inverted else meas.polarity
-    table = build_table1(decode.frames, meas.time, clock.us_per_unit)
-    table2 = (table2_from_capture(path, visits, run, decode.frames, meas.time, clock.us_per_unit)
-              if PROGRAMS[run["program"]] == "table2" else None)
-    user = (build_user(decode.frames, meas.time, clock.us_per_unit, run["f_cpu_hz"],
+    polarity = -meas_polarity if decode.inverted else meas_polarity
+    table = build_table1(decode.frames, meas_time, clock.us_per_unit)
+    table2 = None
+    if PROGRAMS[run["program"]] == "table2":  # its modules (block systems, cuts, CFGs) only for it
+        from pintime.table2.table import table2_from_capture
+
+        table2 = table2_from_capture(path, visits, run, decode.frames, meas_time, clock.us_per_unit)
+    user = (build_user(decode.frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
                        None if elf is None else _same_firmware(elf, run, path))
             if PROGRAMS[run["program"]] == "user" else None)
-    kernel = (build_kernel(decode.frames, meas.time, edges, clock.us_per_unit, run["f_cpu_hz"],
+    kernel = (build_kernel(decode.frames, meas_time, edges, clock.us_per_unit, run["f_cpu_hz"],
                            _pin_asymmetry(decode, time_us, polarity))
               if PROGRAMS[run["program"]] == "kernel" else None)
     ends = decode.of_kind("end")
@@ -190,15 +196,23 @@ def summary_json(a: Analysis) -> dict[str, Any]:
                    "reasons": a.decode.reasons, "polarity_inverted": a.decode.inverted},
         "recording_gaps": _gaps_json(a),
         **table1_json(a.table),
-        **({} if a.table2 is None else table2_json(a.table2)),
+        **({} if a.table2 is None else _table2_json(a.table2)),
         **({} if a.user is None else user_json(a.user)),
         **({} if a.kernel is None else kernel_json(a.kernel)),
     }
 
 
+def _table2_json(table2: Table2) -> dict[str, Any]:
+    from pintime.table2.table import table2_json
+
+    return table2_json(table2)
+
+
 def _same_firmware(elf: str | Path, run: dict[str, int], capture: Path) -> str | Path:
     """``elf`` if it is the firmware that made the capture (its revision is the RUN frame's), else a
     PintimeError: another build's functions may be numbered otherwise, and their times would be swapped."""
+    from pintime.avr.symbols import firmware_revision
+
     revision = firmware_revision(elf)
     if revision != run["revision"]:
         raise PintimeError(f"{elf}: firmware {revision:08x}, but {capture} was made by firmware "

@@ -266,6 +266,7 @@ class _PcmFile:
         self.offset, self.sample_bytes = info.pcm_layout
         self.frame_bytes = self.sample_bytes * info.channels
         self.columns = np.array(info.columns, dtype=np.int64)
+        self.raw = np.empty(0, dtype=np.uint8)  # the file's bytes of one read, reused from read to read
 
     def __enter__(self) -> _PcmFile:
         return self
@@ -278,9 +279,11 @@ class _PcmFile:
 
     def read(self, out: np.ndarray) -> np.ndarray:
         """Fill ``out`` (frames, columns) with the next frames; the part of it they filled."""
-        raw = np.frombuffer(self.file.read(len(out) * self.frame_bytes), dtype=np.uint8)
-        got = len(raw) // self.frame_bytes
-        _pcm_kernel(raw, self.frame_bytes, self.sample_bytes, self.columns, out[:got])
+        want = len(out) * self.frame_bytes
+        if len(self.raw) < want:
+            self.raw = np.empty(want, dtype=np.uint8)
+        got = self.file.readinto(self.raw[:want].data) // self.frame_bytes  # no new bytes per read
+        _pcm_kernel(self.raw, self.frame_bytes, self.sample_bytes, self.columns, out[:got])
         return out[:got]
 
 

@@ -6,6 +6,7 @@ import argparse
 import errno
 import os
 import sys
+from collections.abc import Callable
 from types import ModuleType
 
 from pintime.errors import PintimeError
@@ -16,33 +17,75 @@ from pintime.errors import PintimeError
 for _threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_threads, "1")
 
-from pintime.cli import analyze, cfg, edges, record, report, synth, validate  # noqa: E402
-
 OUTPUT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # stdout that cannot take what is printed
 
-# subcommand → its module, which provides ``add_arguments(parser)`` and ``run(args) -> int``
-COMMANDS: dict[str, tuple[ModuleType, str]] = {
-    "synth": (synth, "render an edge list into the WAV a sound card would record"),
-    "analyze": (analyze, "print Table 1, Table 2 or your functions' times from a capture"),
-    "validate": (validate, "compare a capture's estimates with the simavr truth"),
-    "edges": (edges, "every edge of a capture: time, channel, polarity, uncertainty"),
-    "cfg": (cfg, "basic blocks of a compiled AVR function with their cycle costs (Table 2)"),
-    "report": (report, "one Markdown report from `pintime validate --json` results"),
-    "record": (record, "record a capture from a real sound card (192 kHz, 24-bit, stereo)"),
+
+# Each subcommand's module is imported only when that subcommand runs (or its --help is asked for): the
+# sound-card model's scipy.signal, the CFG tools and the recorder are seconds of start-up `analyze` never
+# needs. Each provides ``add_arguments(parser)`` and ``run(args) -> int``.
+def _synth() -> ModuleType:
+    from pintime.cli import synth
+    return synth
+
+
+def _analyze() -> ModuleType:
+    from pintime.cli import analyze
+    return analyze
+
+
+def _validate() -> ModuleType:
+    from pintime.cli import validate
+    return validate
+
+
+def _edges() -> ModuleType:
+    from pintime.cli import edges
+    return edges
+
+
+def _cfg() -> ModuleType:
+    from pintime.cli import cfg
+    return cfg
+
+
+def _report() -> ModuleType:
+    from pintime.cli import report
+    return report
+
+
+def _record() -> ModuleType:
+    from pintime.cli import record
+    return record
+
+
+# subcommand → (its module's loader, help line)
+COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
+    "synth": (_synth, "render an edge list into the WAV a sound card would record"),
+    "analyze": (_analyze, "print Table 1, Table 2 or your functions' times from a capture"),
+    "validate": (_validate, "compare a capture's estimates with the simavr truth"),
+    "edges": (_edges, "every edge of a capture: time, channel, polarity, uncertainty"),
+    "cfg": (_cfg, "basic blocks of a compiled AVR function with their cycle costs (Table 2)"),
+    "report": (_report, "one Markdown report from `pintime validate --json` results"),
+    "record": (_record, "record a capture from a real sound card (192 kHz, 24-bit, stereo)"),
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. Only the subcommand ``argv`` names (its first word that is one) gets its
+    arguments, and only its module is imported; None: every subcommand's."""
     parser = argparse.ArgumentParser(
         prog="pintime",
         description="Measure execution times of microcontroller code to the cycle from a GPIO pin "
         "recorded by a sound card (Moreno & Fischmeister's method, and better edge timing).",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (module, help_text) in COMMANDS.items():
+    named = None if argv is None else next((a for a in argv if a in COMMANDS), "")
+    for name, (load, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
-        module.add_arguments(p)
-        p.set_defaults(run=module.run)
+        if named is None or name == named:
+            module = load()
+            module.add_arguments(p)
+            p.set_defaults(run=module.run)
     return parser
 
 
@@ -56,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a file name's undecodable bytes are printed back as they were
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="surrogateescape")
-    args = build_parser().parse_args(argv)
+    args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
     try:
         code = int(args.run(args))
         sys.stdout.flush()  # a full disk or a closed pipe is found here, not at exit

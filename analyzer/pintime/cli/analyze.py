@@ -14,7 +14,6 @@ from pintime.files import refuse_overwrite, write_text
 from pintime.frames import PROGRAMS
 from pintime.locate.capture_edges import METHODS
 from pintime.pipeline import Analysis, analyze, refuse_unused_elf, summary_json, table2_inputs
-from pintime.table2.table import format_table2
 
 
 def format_summary(a: Analysis) -> str:
@@ -37,7 +36,12 @@ def format_summary(a: Analysis) -> str:
               + ("; measurement polarity was inverted (undone)" if d.inverted else ""))
     run = (f"{a.path}: program {PROGRAMS[a.run['program']]}, F_CPU {a.run['f_cpu_hz']} Hz, "
            f"firmware {a.run['revision']:08x}")
-    table = format_table1(a.table) if a.table2 is None else format_table2(a.table2)
+    if a.table2 is None:
+        table = format_table1(a.table)
+    else:
+        from pintime.table2.table import format_table2  # only table2 captures need its modules
+
+        table = format_table2(a.table2)
     if a.user is not None:
         table = format_user(a.user)
     if a.kernel is not None:

@@ -16,6 +16,7 @@ from pintime.frames import QUIET_MIN_US, SYNC_HIGH_US, SYNC_LOW_US
 STEP_HALF_SAMPLES = 3  # h: the strength spans 2h = 6 samples, a band-limited step is ~1-4 samples wide
 NOISE_FLOOR = 30.0  # an edge must be this many noise standard deviations of the strength high
 GAUSS_ABS_DECILE = 0.12566135  # P(|z| < 0.1257) = 1/10 for a standard normal z
+VOTE_CHUNK_EDGES = 1 << 20  # capture_inverted looks at this many edges at a time
 
 
 def step_strength(x: np.ndarray) -> np.ndarray:
@@ -110,13 +111,18 @@ def capture_inverted(time_s: np.ndarray, signal_polarity: np.ndarray) -> bool | 
     (Table 2's adpcm_coder calls at 1 MHz). The reference square wave is symmetric and says nothing; both
     channels share one ADC, so the answer holds for both. Returns None when no QUIET + SYNC exists.
     """
-    gap_us = np.diff(time_s) * 1e6
-    first, high, low = gap_us[:-2], gap_us[1:-1], gap_us[2:]
-    sync = (first >= QUIET_MIN_US) & _inside(high, SYNC_HIGH_US) & _inside(low, SYNC_LOW_US)
-    after_quiet = signal_polarity[1:-2][sync]
-    if after_quiet.size == 0:
+    falling = rising = 0
+    for lo in range(0, max(len(time_s) - 3, 0), VOTE_CHUNK_EDGES):  # in slices: bounded temporaries
+        hi = lo + VOTE_CHUNK_EDGES + 3  # the quiet + SYNC patterns starting at edges lo … lo + chunk − 1
+        gap_us = np.diff(time_s[lo:hi]) * 1e6
+        first, high, low = gap_us[:-2], gap_us[1:-1], gap_us[2:]
+        sync = (first >= QUIET_MIN_US) & _inside(high, SYNC_HIGH_US) & _inside(low, SYNC_LOW_US)
+        after_quiet = signal_polarity[lo:hi][1:-2][sync]
+        falling += int(np.sum(after_quiet < 0))
+        rising += int(np.sum(after_quiet > 0))
+    if falling + rising == 0:
         return None
-    return bool(np.sum(after_quiet < 0) > np.sum(after_quiet > 0))
+    return falling > rising
 
 
 def _inside(value_us: np.ndarray, bounds_us: tuple[float, float]) -> np.ndarray:
