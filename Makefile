@@ -11,7 +11,7 @@ BUILD    := build
 VENV     := .venv
 PY       := $(VENV)/bin/python
 PINTIME  := $(VENV)/bin/pintime
-PROGRAMS := table1 table2 user_example
+PROGRAMS := table1 table2 user_example micro
 # `make USER_SRC=mine.c user`: your own functions measured by line fitting (firmware/user/pintime.h)
 USER_SRC ?=
 USER_REPS ?= 20
@@ -36,6 +36,7 @@ table1_SRCS := $(addprefix table1/,ref100.S table1.c groups.S)
 table2_SRCS := $(addprefix table2/,table2.c table2_group.S adpcm.c adpcm_input.c adpcm_pulse.S table2_cut.S)
 user_example_SRCS := $(addprefix user/,user_example.c pintime_user.c)
 user_SRCS   := user.c user/pintime_user.c
+micro_SRCS  := $(addprefix micro/,micro.c micro_groups.S) user/pintime_user.c
 # The last commit that changed a firmware source (C, header, assembler) under firmware/: commits to the
 # analyzer or to documents keep the revision (and captures valid).
 FW_REVISION := 0x$(or $(shell git log -1 --format=%H -- '$(FW_DIR)/*.[chS]' 2>/dev/null | cut -c1-8),0)
