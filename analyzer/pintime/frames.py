@@ -46,7 +46,7 @@ KINDS: dict[int, tuple[str, tuple[tuple[str, int], ...]]] = {
     9: ("user", (("function", 1), ("m", 2), ("rep", 2))),
     10: ("table2cut", (("measurement", 2), ("cuts", 1), ("per_cut", 1))),
 }
-PROGRAMS = {1: "table1", 2: "table2", 3: "user"}
+PROGRAMS = {1: "table1", 2: "table2", 3: "user", 4: "micro"}
 
 
 @dataclass(frozen=True)

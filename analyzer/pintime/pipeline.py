@@ -20,6 +20,7 @@ from pintime.capture.wav import DEFAULT_CHANNELS, Channels, open_wav
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.estimate.table1 import Table1, build_table1, table1_json
+from pintime.estimate.micro import MicroRow, build_micro, datasheet_cycles, micro_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
 from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
@@ -47,6 +48,7 @@ class Analysis:
     gaps: RecordingGaps | None = None  # a recording's gaps (its sidecar), None without any
     lost_to_gaps: int = 0  # frames cut by a recording gap (listed or found): counted, never decoded
     lost_audio: LostAudio | None = None  # WAVs: lost audio found from the data, against the listed gaps
+    micro: list[MicroRow] | None = None  # program micro (firmware/micro/): each benchmark's estimate
 
 
 def load_edges(path: str | Path, method: str | None = None, progress: bool = False,
@@ -127,6 +129,9 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     user = (build_user(decode.frames, meas.time, clock.us_per_unit, run["f_cpu_hz"],
                        None if elf is None else function_names(_same_firmware(elf, run, path)))
             if PROGRAMS[run["program"]] == "user" else None)
+    micro = (build_micro(decode.frames, meas.time, clock.us_per_unit, run["f_cpu_hz"],
+                         None if elf is None else datasheet_cycles(_same_firmware(elf, run, path)))
+             if PROGRAMS[run["program"]] == "micro" else None)
     ends = decode.of_kind("end")
     seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
             + lost_to_gaps)
@@ -135,7 +140,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     cal = _calibration_check(decode, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
     used = (method or METHODS[0]) if is_wav else "exact"
     return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user, gaps,
-                    lost_to_gaps, lost)
+                    lost_to_gaps, lost, micro)
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -177,6 +182,7 @@ def summary_json(a: Analysis) -> dict[str, Any]:
         **table1_json(a.table),
         **({} if a.table2 is None else table2_json(a.table2)),
         **({} if a.user is None else user_json(a.user)),
+        **({} if a.micro is None else micro_json(a.micro)),
     }
 
 
@@ -191,10 +197,12 @@ def _same_firmware(elf: str | Path, run: dict[str, int], capture: Path) -> str |
 
 
 def refuse_unused_elf(a: Analysis, elf: str | Path | None) -> None:
-    """PintimeError when an ELF was given for a capture that is not of a user program: never ignored."""
-    if elf is not None and a.user is None:
-        raise PintimeError(f"{a.path}: --elf names the functions of a user program (firmware/user/pintime.h);"
-                           f" this capture is of program {PROGRAMS[a.run['program']]}")
+    """PintimeError when an ELF was given for a capture that is not of a user or micro program: never
+    ignored."""
+    if elf is not None and a.user is None and a.micro is None:
+        raise PintimeError(f"{a.path}: --elf names the functions of a user program (firmware/user/pintime.h)"
+                           f" or the micro benchmarks' code; this capture is of program "
+                           f"{PROGRAMS[a.run['program']]}")
 
 
 def table2_inputs(capture: str | Path, visits: str | Path | None) -> list[Path]:
