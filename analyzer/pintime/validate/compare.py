@@ -18,6 +18,7 @@ from pintime.capture.sniff import sniff
 from pintime.capture.wav import DEFAULT_CHANNELS, Channels
 from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
+from pintime.estimate.micro import SIMAVR_DIFFERS
 from pintime.files import read_json
 from pintime.frames import PROGRAMS
 from pintime.pipeline import Analysis, summary_json
@@ -29,6 +30,7 @@ from pintime.validate.validation import (
     Compared,
     CyclesCompared,
     JointCoverage,
+    MicroBenchmark,
     Overdetermined,
     ResolvedExit,
     Table1Row,
@@ -61,9 +63,9 @@ def read_truth(path: Path) -> tuple[dict[str, Any], Path]:
 
 def truth_kind(truth: dict[str, Any]) -> str:
     """The RUN frame program (``frames.PROGRAMS``) of a truth: the harness names a run by its ELF, so
-    ``table1`` and ``table2`` are themselves and any other name (``user``, ``user_example``…) is a user
+    ``table1``, ``table2`` and ``micro`` are themselves and any other name (``user``, ``user_example``…) is a user
     program (firmware/user/pintime.h)."""
-    return truth["program"] if truth["program"] in ("table1", "table2") else "user"
+    return truth["program"] if truth["program"] in ("table1", "table2", "micro") else "user"
 
 
 def check_same_run(a: Analysis, truth: dict[str, Any], truth_path: Path) -> None:
@@ -94,8 +96,14 @@ def compare(a: Analysis, exact: Analysis, truth: Path, edges: Mapping[str, EdgeE
     truth_user = {(r["function"], r["m"]): r for r in exact_out.get("user", [])}
     user = tuple(_user_function(row, truth_user.get((row["function"], row["m"])))
                  for row in out.get("user", []))
+    truth_micro = {r["index"]: r for r in exact_out.get("micro", [])}
+    micro = tuple(_micro(row, truth_micro[row["index"]]) for row in out.get("micro", [])
+                  if row["index"] in truth_micro)
+    micro_coverage = (est.coverage(np.array([m.within_ci95 for m in micro], dtype=bool))
+                      if "micro" in out else None)
     if a.table2 is None:
-        return Validation(out, str(truth), _routine_us(a), table1, overdetermined, user, edges=edges)
+        return Validation(out, str(truth), _routine_us(a), table1, overdetermined, user, edges=edges,
+                          micro=micro, micro_coverage=micro_coverage)
     us_per_cycle = a.table2.us_per_cycle
     block, exits = (tuple(_unknown(r, r["label"], us_per_cycle, EPSILON not in r["blocks"]) for r in out[key])
                     for key in ("table2", "table2_exits"))
@@ -146,6 +154,13 @@ def _user_function(row: dict[str, Any], truth: dict[str, Any] | None) -> UserFun
                                       truth_cycles=None if truth is None else truth[part]["mean_cycles"])
                        for part in ("time", "intercept"))
     return UserFunction(row["name"], time, intercept)
+
+
+def _micro(row: dict[str, Any], truth: dict[str, Any]) -> MicroBenchmark:
+    """A ``micro`` row of the ``analyze`` JSON beside the same row of the exact edges'."""
+    return MicroBenchmark(row["name"], row["mean_us"], row["mean_cycles"], row["ci95_half_us"] or 0.0,
+                          row["ci95_half_cycles"] or 0.0, row["count"], truth["mean_us"], truth["mean_cycles"], row["datasheet_cycles"],
+                          SIMAVR_DIFFERS.get(row["kind"]))
 
 
 def _unknown(row: dict[str, Any], label: str, us_per_cycle: float, judged: bool) -> Table2Unknown:
