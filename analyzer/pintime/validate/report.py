@@ -40,7 +40,8 @@ _SHAPE_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError)
 
 def _sections(runs: list[Run]) -> list[str]:
     lines = []
-    for section in (table1_section, table2_section, user_section, edges_section, capture_section):
+    for section in (table1_section, table2_section, user_section, micro_section, edges_section,
+                    capture_section):
         lines += section(runs)
     return lines
 
@@ -133,6 +134,35 @@ def user_section(runs: list[Run]) -> list[str]:
              "Line fitting 1×–M× (paper §4): the slope's mean over the repetitions (std), in MCU cycles, "
              "CALL and RET included. Truth: the same fit on simavr's exact edges.", ""]
             + _table(header, rows) + [""])
+
+
+def micro_section(runs: list[Run]) -> list[str]:
+    """Micro-benchmarks: datasheet, simavr truth and each capture's mean ± 95 % CI, in cycles."""
+    runs = [r for r in runs if r.get("micro")]
+    if not runs:
+        return []
+    header = ["Benchmark", "datasheet", "simavr truth"] + [r["name"] for r in runs]
+    rows = []
+    for i, row in enumerate(runs[0]["micro"]):
+        datasheet = "—" if row["datasheet_cycles"] is None else str(row["datasheet_cycles"])
+        if row.get("simavr_differs_from_datasheet"):
+            datasheet += " ¹"
+        rows.append([row["name"], datasheet, f"{row['truth_cycles']:.3f}"]
+                    + [f"{r['micro'][i]['mean_cycles']:.3f} ± {r['micro'][i]['ci95_half_cycles'] or 0:.2g}"
+                       f"{' ✗' if r['micro'][i].get('within_ci95') is False else ''}" for r in runs])
+    differs = sorted({row["simavr_differs_from_datasheet"] for row in runs[0]["micro"]
+                      if row.get("simavr_differs_from_datasheet")})
+    cover = [f"- {r['name']}: {c['outside']} of {c['total']} outside their 95 % CI; chance predicts "
+             f"{c['expected']:.1f} ± {c['expected_sd']:.1f}." for r in runs if (c := r.get("micro_coverage"))]
+    return (["## Micro-benchmarks", "",
+             "Program micro (firmware/micro/MICRO.md): call overhead by argument count and type, a call "
+             "through a pointer, loop overhead per turn, interrupt round trip, entry and return; line "
+             "fitting 1×–M× (paper §4), mean ± 95 % CI over the repetitions in MCU cycles; ✗ = the truth "
+             "lies outside the CI. Datasheet: the ATmega2560's instruction cycles summed over the compiled "
+             "code. Truth: the same estimate on simavr's exact edges, in every row.", ""]
+            + _table(header, rows) + [""]
+            + [f"¹ simavr differs from the datasheet here: {'; '.join(differs)}." if differs else ""]
+            + [""] + cover + ([""] if cover else []))
 
 
 def edges_section(runs: list[Run]) -> list[str]:
