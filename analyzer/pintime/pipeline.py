@@ -19,8 +19,8 @@ from pintime.capture.vcd import read_vcd
 from pintime.capture.wav import DEFAULT_CHANNELS, Channels, open_wav
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
-from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.micro import MicroRow, build_micro, datasheet_cycles, micro_json
+from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
 from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture

@@ -46,7 +46,8 @@ def test_frames_in_run_order():
     user = [f for f in d.frames if f.kind == "user"]
     reps = len(user) // len(BENCHMARKS)
     assert reps >= 2
-    assert [f.kind for f in d.frames] == ["run", "cal"] + ["run", *["user"] * len(BENCHMARKS)] * reps + ["end"]
+    per_rep = ["run", *["user"] * len(BENCHMARKS)]
+    assert [f.kind for f in d.frames] == ["run", "cal", *per_rep * reps, "end"]
     assert [(f.fields["function"], f.fields["rep"], f.fields["m"]) for f in user] == [
         (i, r, M) for r in range(reps) for i in range(len(BENCHMARKS))]
     for f in user:

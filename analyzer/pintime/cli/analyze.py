@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from pintime.cli.args import add_channel_arguments, channels
-from pintime.estimate.table1 import format_table1
 from pintime.estimate.micro import format_micro
+from pintime.estimate.table1 import format_table1
 from pintime.estimate.user import format_user
 from pintime.files import refuse_overwrite, write_text
 from pintime.frames import PROGRAMS

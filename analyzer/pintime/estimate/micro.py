@@ -68,7 +68,8 @@ WHAT = {  # what one unit of each kind is, for the printed table
 # a pending interrupt. In cycles of the instructions micro_groups.S runs (MICRO.md §4):
 RESPONSE_CYCLES, VECTOR_JMP_CYCLES, RETI_CYCLES = 5, 3, 5
 IRQ_DATASHEET_CYCLES = {
-    "round_trip": 1 + 1 + 1 + RESPONSE_CYCLES + VECTOR_JMP_CYCLES + RETI_CYCLES + 1 + 1,  # out sei nop … nop cli
+    # out, sei, nop, the interrupt, nop, cli
+    "round_trip": 1 + 1 + 1 + RESPONSE_CYCLES + VECTOR_JMP_CYCLES + RETI_CYCLES + 1 + 1,
     "entry": 1 + 1 + RESPONSE_CYCLES + VECTOR_JMP_CYCLES,  # sei, the nop, response, the vector's JMP
     "return": RETI_CYCLES + 1,  # RETI, then the nop the interrupt came before, then the toggle
 }
@@ -148,7 +149,8 @@ def build_micro(frames: list[Frame], time: np.ndarray, us_per_unit: float, f_cpu
         elif round_trip in fits:  # entry, return: width − ε of the same repetition
             reps, fit = fits[round_trip]
             epsilon = dict(zip(reps, (r.intercept_us for r in fit.reps), strict=True))
-            latency = [float(np.mean(w)) - epsilon[rep] for rep, w in sorted(widths[i].items()) if rep in epsilon]
+            latency = [float(np.mean(w)) - epsilon[rep]
+                       for rep, w in sorted(widths[i].items()) if rep in epsilon]
             if latency:
                 rows.append(MicroRow(i, b, est.summarize(np.array(latency)), f_cpu_hz, ds, None))
     return rows
@@ -189,7 +191,8 @@ def format_micro(rows: list[MicroRow], truth_cycles: dict[int, float] | None = N
         e = r.estimate
         ds = "—" if r.datasheet_cycles is None else str(r.datasheet_cycles)
         truth = "" if truth_cycles is None else f" {_opt(truth_cycles.get(r.index)):>8}"
-        lines.append(f"{r.benchmark.label:<22} {r.cycles(e.mean_us):>10.3f} {r.cycles(r.ci95_half_us):>10.3f} "
+        lines.append(f"{r.benchmark.label:<22} {r.cycles(e.mean_us):>10.3f} "
+                     f"{r.cycles(r.ci95_half_us):>10.3f} "
                      f"{e.mean_us:>10.4f} {ds:>9}{truth} {e.count:>5}")
     lines += [f"  {kind}: {WHAT[kind]}" for kind in dict.fromkeys(r.benchmark.kind for r in rows)]
     if any(r.datasheet_cycles is None for r in rows):

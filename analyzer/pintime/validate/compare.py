@@ -63,8 +63,8 @@ def read_truth(path: Path) -> tuple[dict[str, Any], Path]:
 
 def truth_kind(truth: dict[str, Any]) -> str:
     """The RUN frame program (``frames.PROGRAMS``) of a truth: the harness names a run by its ELF, so
-    ``table1``, ``table2`` and ``micro`` are themselves and any other name (``user``, ``user_example``…) is a user
-    program (firmware/user/pintime.h)."""
+    ``table1``, ``table2`` and ``micro`` are themselves and any other name (``user``, ``user_example``…) is
+    a user program (firmware/user/pintime.h)."""
     return truth["program"] if truth["program"] in ("table1", "table2", "micro") else "user"
 
 
@@ -159,8 +159,8 @@ def _user_function(row: dict[str, Any], truth: dict[str, Any] | None) -> UserFun
 def _micro(row: dict[str, Any], truth: dict[str, Any]) -> MicroBenchmark:
     """A ``micro`` row of the ``analyze`` JSON beside the same row of the exact edges'."""
     return MicroBenchmark(row["name"], row["mean_us"], row["mean_cycles"], row["ci95_half_us"] or 0.0,
-                          row["ci95_half_cycles"] or 0.0, row["count"], truth["mean_us"], truth["mean_cycles"], row["datasheet_cycles"],
-                          SIMAVR_DIFFERS.get(row["kind"]))
+                          row["ci95_half_cycles"] or 0.0, row["count"], truth["mean_us"],
+                          truth["mean_cycles"], row["datasheet_cycles"], SIMAVR_DIFFERS.get(row["kind"]))
 
 
 def _unknown(row: dict[str, Any], label: str, us_per_cycle: float, judged: bool) -> Table2Unknown:
