@@ -38,8 +38,8 @@ pintime_user_\index\()_\name:
 ; the GAP after pulse k, none after the last; `extra` cycles of the GAP are spent elsewhere
 .macro gap k, extra=0
         .if \k < PINTIME_M
-        ldi     r24, lo8(GAP_DELAY - \extra)    ; [1]
-        ldi     r25, hi8(GAP_DELAY - \extra)    ; [1]
+        ldi     r24, lo8(GAP_DELAY - (\extra))  ; [1]
+        ldi     r25, hi8(GAP_DELAY - (\extra))  ; [1]
         call    delay_exact                     ; [n + 18]
         .endif
 .endm
@@ -127,7 +127,7 @@ pintime_user_\index\()_\name:
         nop                             ; [1]   irq_mark after one of them: falling edge, RETI
         cli                             ; [1]
         pend_int1
-        gap     micro_k, 2 + 10         ; ≈ GAP: the pend, the RETI and the rest run in it
+        gap     micro_k, 8                  ; GAP on simavr (the chip: 1 more): the handler's RETI 5, CLI, the pend 2
         .set    micro_k, micro_k + 1
         .endr
         irq_teardown
@@ -147,7 +147,7 @@ pintime_user_\index\()_\name:
         out     MEAS, r28               ; [1] falling edge
         cli                             ; [1]
         pend_int1
-        gap     micro_k, 2 + 10
+        gap     micro_k, 9                  ; GAP on simavr (the chip: 4 more): CLI, the pend 2, SEI, 2 NOP, JMP 3
         .set    micro_k, micro_k + 1
         .endr
         irq_teardown

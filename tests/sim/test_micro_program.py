@@ -24,7 +24,7 @@ pytestmark = pytest.mark.usefixtures("make_sim")
 ELF = BUILD / "firmware" / "micro.elf"
 EDGES = SIM / "micro.edges.csv"
 M = 20  # Makefile USER_M default
-GAP_US = 300  # FORMAT.md §3
+GAP_US, SETTLE_US = 300, 1000  # FORMAT.md §3
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,8 @@ def exact(tmp_path_factory) -> dict:
 
 def test_frames_in_run_order():
     """RUN (program micro), CAL, R × (RUN, one USER frame per benchmark in order), END; nothing rejected;
-    the call, loop and round-trip GAPs exact."""
+    every GAP exact; the SETTLE exact but before the interrupt groups, whose setup runs before their first
+    edge (MICRO.md §4): 4, 6 and 12 cycles longer."""
     e = read_edge_list(EDGES).on(0)
     d = decode_frames(e.time, e.polarity)  # edge times in cycles = µs at 1 MHz
     assert d.rejected == 0 and d.incomplete == 0
@@ -50,9 +51,11 @@ def test_frames_in_run_order():
     assert [f.kind for f in d.frames] == ["run", "cal", *per_rep * reps, "end"]
     assert [(f.fields["function"], f.fields["rep"], f.fields["m"]) for f in user] == [
         (i, r, M) for r in range(reps) for i in range(len(BENCHMARKS))]
+    longer = {"round_trip": 4, "entry": 6, "return": 12}
     for f in user:
-        if BENCHMARKS[f.fields["function"]].kind not in ("entry", "return"):
-            assert np.all(e.time[f.group[2::2]] - e.time[f.group[1:-1:2]] == GAP_US)
+        g = f.group
+        assert np.all(e.time[g[2::2]] - e.time[g[1:-1:2]] == GAP_US)
+        assert e.time[g[0]] - e.time[g[0] - 1] == SETTLE_US + longer.get(BENCHMARKS[f.fields["function"]].kind, 0)
 
 
 def test_exact_figures_are_their_truth(exact):
