@@ -35,3 +35,8 @@ def test_short_capture_resolves_every_benchmark(tmp_path, profile):
     assert c["total"] == len(BENCHMARKS)
     assert c["outside"] <= c["expected"] + 3 * c["expected_sd"]
     assert "micro coverage" in printed and "Micro-benchmark" in printed
+    report = tmp_path / "report.md"
+    assert main(["report", str(out), "-o", str(report)]) == 0
+    text = report.read_text()
+    assert "## Micro-benchmarks" in text and "| interrupt entry | 10 ¹ | 6.000 |" in text
+    assert f"{c['outside']} of {len(BENCHMARKS)} outside their 95 % CI" in text
