@@ -20,19 +20,20 @@
 .error "micro_groups.S: INT0/INT1 are not vectors 1/2"
 .endif
 
-.macro group_begin index, name
-        .section .text.pintime_user_\index\()_\name, "ax", @progbits
-        .global pintime_user_\index\()_\name
-        .type   pintime_user_\index\()_\name, @function
-pintime_user_\index\()_\name:
+; a group's symbol is pintime_user_<index>_<name> (pintime.h), its index in micro.c's table
+.macro group_begin group
+        .section .text.\group, "ax", @progbits
+        .global \group
+        .type   \group, @function
+\group:
         push    r28                     ; [2]
         ldi     r28, MEAS_MASK          ; [1]
 .endm
 
-.macro group_end index, name
-        pop     r28
-        ret
-        .size   pintime_user_\index\()_\name, . - pintime_user_\index\()_\name
+.macro group_end group
+        pop     r28                     ; [2]
+        ret                             ; [5]
+        .size   \group, . - \group
 .endm
 
 ; the GAP after pulse k, none after the last; `extra` cycles of the GAP are spent elsewhere
@@ -46,43 +47,43 @@ pintime_user_\index\()_\name:
 
 ; Loop groups: pulse k = one call of micro_loop_<name>(k): its width is k · (cycles per iteration) + a
 ; constant (the ldi, CALL, setup, exit, RET and ε), so the line's slope is the loop's cost per iteration.
-.macro loop_group index, name
-        group_begin \index, \name
+.macro loop_group group, loop
+        group_begin \group
         .set    micro_k, 1
         .rept   PINTIME_M
         out     MEAS, r28               ; [1] rising edge
         ldi     r24, micro_k            ; [1] n = k (8-bit loops read r24, 16-bit r25:r24)
         ldi     r25, 0                  ; [1]
-        call    micro_\name             ; [5 + …]
-        out     MEAS, r28               ; falling edge
+        call    \loop                   ; [5 + …]
+        out     MEAS, r28               ; [1] falling edge
         gap     micro_k
         .set    micro_k, micro_k + 1
         .endr
-        group_end \index, \name
+        group_end \group
 .endm
 
-        loop_group 27, loop_for8
-        loop_group 28, loop_for16
-        loop_group 29, loop_while
-        loop_group 30, loop_dowhile
-        loop_group 31, loop_down
+        loop_group pintime_user_27_loop_for8, micro_loop_for8
+        loop_group pintime_user_28_loop_for16, micro_loop_for16
+        loop_group pintime_user_29_loop_while, micro_loop_while
+        loop_group pintime_user_30_loop_dowhile, micro_loop_dowhile
+        loop_group pintime_user_31_loop_down, micro_loop_down
 
 ; Interrupt groups. INT0 (PD0) and INT1 (PD1) are outputs, any edge (micro.c): toggling the pin sets the
 ; flag. A group enables one of them in EIMSK, keeps I = 0 except in its units, and leaves EIMSK = 0 and
 ; both flags clear. The setup after the group's first 3 cycles delays its first edge by a few cycles more
 ; than pintime.h's PINTIME_GROUP_LEAD: the SETTLE before it is that much longer (FORMAT.md §2: ±2 %).
 .macro irq_setup enable
-        ldi     r24, (1 << INTF0) | (1 << INTF1)
-        out     _SFR_IO_ADDR(EIFR), r24         ; both flags clear
-        ldi     r24, \enable
-        out     _SFR_IO_ADDR(EIMSK), r24
+        ldi     r24, (1 << INTF0) | (1 << INTF1)        ; [1]
+        out     _SFR_IO_ADDR(EIFR), r24                 ; [1] both flags clear
+        ldi     r24, \enable                            ; [1]
+        out     _SFR_IO_ADDR(EIMSK), r24                ; [1]
 .endm
 
 .macro irq_teardown
-        ldi     r24, 0
-        out     _SFR_IO_ADDR(EIMSK), r24
-        ldi     r24, (1 << INTF0) | (1 << INTF1)
-        out     _SFR_IO_ADDR(EIFR), r24
+        ldi     r24, 0                                  ; [1]
+        out     _SFR_IO_ADDR(EIMSK), r24                ; [1]
+        ldi     r24, (1 << INTF0) | (1 << INTF1)        ; [1]
+        out     _SFR_IO_ADDR(EIFR), r24                 ; [1]
 .endm
 
 ; INT1 pending (its flag set by an edge on PD1), I = 0
@@ -95,7 +96,7 @@ pintime_user_\index\()_\name:
 ; after one of them (the chip runs one instruction after SEI, simavr 1.6 two: docs/design.md §9), its
 ; handler is a lone RETI, the other `nop` runs after the return, then `cli`. Either way the unit executes
 ; the same instructions; only the interrupt response differs (chip 5 cycles, simavr 0).
-        group_begin 32, irq_round_trip
+        group_begin pintime_user_32_irq_round_trip
         irq_setup 1 << INT0
         .set    micro_k, 1
         .rept   PINTIME_M
@@ -107,16 +108,16 @@ pintime_user_\index\()_\name:
         nop                             ; [1]   … response, JMP [3], RETI [5] after one of the nops
         cli                             ; [1]
         .endr
-        out     MEAS, r28               ; falling edge
+        out     MEAS, r28               ; [1] falling edge
         gap     micro_k
         .set    micro_k, micro_k + 1
         .endr
         irq_teardown
-        group_end 32, irq_round_trip
+        group_end pintime_user_32_irq_round_trip
 
 ; Entry: every pulse is one interrupt, rising edge before the trigger (`sei` with INT1 pending), falling
 ; edge the first instruction of the handler (irq_mark): width = ε + cycles from `sei` to the handler.
-        group_begin 33, irq_entry
+        group_begin pintime_user_33_irq_entry
         irq_setup 1 << INT1
         pend_int1
         .set    micro_k, 1
@@ -131,12 +132,12 @@ pintime_user_\index\()_\name:
         .set    micro_k, micro_k + 1
         .endr
         irq_teardown
-        group_end 33, irq_entry
+        group_end pintime_user_33_irq_entry
 
 ; Return: every pulse is one interrupt, rising edge the handler's last instruction before its RETI
 ; (irq_mark), falling edge the instruction the return comes back to: width = ε + RETI (+ the `nop` the chip
 ; still has to run, which simavr ran before entering).
-        group_begin 34, irq_return
+        group_begin pintime_user_34_irq_return
         irq_setup 1 << INT1
         pend_int1
         .set    micro_k, 1
@@ -151,7 +152,7 @@ pintime_user_\index\()_\name:
         .set    micro_k, micro_k + 1
         .endr
         irq_teardown
-        group_end 34, irq_return
+        group_end pintime_user_34_irq_return
 
 ; INT0: the round trip's handler, nothing but the return.
         .section .text.micro_isr, "ax", @progbits
