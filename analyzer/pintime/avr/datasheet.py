@@ -16,6 +16,7 @@ from pintime.errors import PintimeError
 
 CALL_CYCLES = {"call": 5, "rcall": 4, "icall": 4, "eicall": 4}  # 22-bit PC: three bytes pushed
 _INDIRECT_CALLS = {"icall", "eicall"}
+_SKIPS = {"cpse", "sbrc", "sbrs", "sbic", "sbis"}
 _MAX_STEPS = 10_000  # a straight-line walk this long is a loop
 
 
@@ -71,10 +72,10 @@ def _run(code: Code, address: int, indirect: str | None) -> int:
         elif i.mnemonic in ("jmp", "rjmp"):
             cycles += instruction_cycles(i)
             address = i.target()
+        elif i.mnemonic.startswith("br") or i.mnemonic in _SKIPS:
+            raise PintimeError(f"{i}: a branch in code expected to be straight-line")
         else:
-            cycles += instruction_cycles(i)  # a branch or skip has no single cost: PintimeError
-            if i.mnemonic.startswith("br") or i.mnemonic in ("cpse", "sbrc", "sbrs", "sbic", "sbis"):
-                raise PintimeError(f"{i}: a branch in code expected to be straight-line")
+            cycles += instruction_cycles(i)
             address = i.next_address
     raise PintimeError(f"{address:#x}: no RET within {_MAX_STEPS} instructions")
 
@@ -106,8 +107,8 @@ def _turn(code: Code, back: Instruction) -> int:
         i = code.instruction(address)
         if i.mnemonic in CALL_CYCLES or i.mnemonic in ("jmp", "rjmp", "ret", "reti"):
             raise PintimeError(f"{i}: a loop body with calls or jumps has no single turn cost here")
-        cycles += instruction_cycles(i)  # branches: not taken (the loop's exits); skips: PintimeError
-        if i.mnemonic in ("cpse", "sbrc", "sbrs", "sbic", "sbis"):
+        if i.mnemonic in _SKIPS:
             raise PintimeError(f"{i}: a skip in a loop body has no single turn cost here")
+        cycles += instruction_cycles(i)  # a branch: not taken (one of the loop's exits)
         address = i.next_address
     return cycles + instruction_cycles(back, taken=True)

@@ -144,7 +144,7 @@ def build_micro(frames: list[Frame], time: np.ndarray, us_per_unit: float, f_cpu
         b = BENCHMARKS[i]
         ds = (expected or {}).get(i, IRQ_DATASHEET_CYCLES.get(b.kind))
         if i in fits:
-            reps, fit = fits[i]
+            _, fit = fits[i]
             rows.append(MicroRow(i, b, fit.slope, f_cpu_hz, ds, fit))
         elif round_trip in fits:  # entry, return: width − ε of the same repetition
             reps, fit = fits[round_trip]
@@ -179,26 +179,20 @@ def micro_json(rows: list[MicroRow]) -> dict[str, Any]:
     return {"micro": out}
 
 
-def format_micro(rows: list[MicroRow], truth_cycles: dict[int, float] | None = None) -> str:
-    """Each benchmark in cycles ± 95 % CI and µs beside the datasheet (and simavr's truth, when given)."""
+def format_micro(rows: list[MicroRow]) -> str:
+    """Each benchmark in cycles ± 95 % CI and µs beside the datasheet (`pintime validate` adds the truth)."""
     if not rows:
         return "no USER frame of a micro benchmark decoded"
-    head = (f"{'Benchmark':<22} {'cycles':>10} {'± 95 % CI':>10} {'µs':>10} {'datasheet':>9}"
-            + (f" {'simavr':>8}" if truth_cycles is not None else "") + f" {'reps':>5}")
+    head = f"{'Benchmark':<22} {'cycles':>10} {'± 95 % CI':>10} {'µs':>10} {'datasheet':>9} {'reps':>5}"
     lines = ["Micro-benchmarks, line fitting 1×–M× (paper §4); cycles of the MCU clock:", head,
              "-" * len(head)]
     for r in rows:
         e = r.estimate
         ds = "—" if r.datasheet_cycles is None else str(r.datasheet_cycles)
-        truth = "" if truth_cycles is None else f" {_opt(truth_cycles.get(r.index)):>8}"
         lines.append(f"{r.benchmark.label:<22} {r.cycles(e.mean_us):>10.3f} "
                      f"{r.cycles(r.ci95_half_us):>10.3f} "
-                     f"{e.mean_us:>10.4f} {ds:>9}{truth} {e.count:>5}")
+                     f"{e.mean_us:>10.4f} {ds:>9} {e.count:>5}")
     lines += [f"  {kind}: {WHAT[kind]}" for kind in dict.fromkeys(r.benchmark.kind for r in rows)]
     if any(r.datasheet_cycles is None for r in rows):
         lines.append("datasheet — : compiled code; give the firmware's ELF (--elf) to read its cycles")
     return "\n".join(lines)
-
-
-def _opt(x: float | None) -> str:
-    return "—" if x is None else f"{x:.3f}"
