@@ -40,3 +40,27 @@ def test_short_capture_resolves_every_benchmark(tmp_path, profile):
     text = report.read_text()
     assert "## Micro-benchmarks" in text and "| interrupt entry | 10 ¹ | 6.000 |" in text
     assert f"{c['outside']} of {len(BENCHMARKS)} outside their 95 % CI" in text
+
+
+def test_pulses_too_short_for_the_locator_are_rejected_not_guessed(tmp_path):
+    """The inflection locator cannot separate the interrupt entry and return pulses' edges (6–7 µs, about
+    one sample at 192 kHz): their frames are rejected and counted, those two rows are absent, every other
+    row is still estimated, and the report shows — in their cells beside the template capture's."""
+    wav = tmp_path / "micro.wav"
+    assert main(["synth", str(SIM / "micro.edges.csv"), "-o", str(wav), "--profile", "paper",
+                 "--seed", "3", "--duration-s", "12"]) == 0
+    results = []
+    for method in ("template", "inflection"):
+        out = tmp_path / f"{method}.json"
+        code, _, lines = run_cli(["validate", wav, "--truth", SIM / "micro.json", "--method", method,
+                                  "--json", out])
+        assert code == 0, lines
+        results.append(out)
+    inflection = json.loads(results[1].read_text())
+    kinds = {r["kind"] for r in inflection["micro"]}
+    assert "entry" not in kinds and "return" not in kinds and len(inflection["micro"]) == len(BENCHMARKS) - 2
+    assert inflection["frames"]["rejected"] > 0
+    report = tmp_path / "report.md"
+    assert main(["report", *map(str, results), "-o", str(report)]) == 0
+    entry = next(line for line in report.read_text().splitlines() if line.startswith("| interrupt entry |"))
+    assert entry.endswith(" | — |") and "6.000 ±" in entry

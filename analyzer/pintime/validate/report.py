@@ -137,20 +137,22 @@ def user_section(runs: list[Run]) -> list[str]:
 
 
 def micro_section(runs: list[Run]) -> list[str]:
-    """Micro-benchmarks: datasheet, simavr truth and each capture's mean ± 95 % CI, in cycles."""
+    """Micro-benchmarks: datasheet, simavr truth and each capture's mean ± 95 % CI, in cycles; — where a
+    capture has no estimate (its frames rejected: e.g. pulses too short for its edge locator)."""
     runs = [r for r in runs if r.get("micro")]
     if not runs:
         return []
     header = ["Benchmark", "datasheet", "simavr truth"] + [r["name"] for r in runs]
+    by_index = [{row["index"]: row for row in r["micro"]} for r in runs]
+    every = {row["index"]: row for r in reversed(runs) for row in r["micro"]}
     rows = []
-    for i, row in enumerate(runs[0]["micro"]):
+    for index, row in sorted(every.items()):
         datasheet = "—" if row["datasheet_cycles"] is None else str(row["datasheet_cycles"])
         if row.get("simavr_differs_from_datasheet"):
             datasheet += " ¹"
         rows.append([row["name"], datasheet, f"{row['truth_cycles']:.3f}"]
-                    + [f"{r['micro'][i]['mean_cycles']:.3f} ± {r['micro'][i]['ci95_half_cycles'] or 0:.2g}"
-                       f"{' ✗' if r['micro'][i].get('within_ci95') is False else ''}" for r in runs])
-    differs = sorted({row["simavr_differs_from_datasheet"] for row in runs[0]["micro"]
+                    + [_micro_cell(rows_of_run.get(index)) for rows_of_run in by_index])
+    differs = sorted({row["simavr_differs_from_datasheet"] for row in every.values()
                       if row.get("simavr_differs_from_datasheet")})
     cover = [f"- {r['name']}: {c['outside']} of {c['total']} outside their 95 % CI; chance predicts "
              f"{c['expected']:.1f} ± {c['expected_sd']:.1f}." for r in runs if (c := r.get("micro_coverage"))]
@@ -163,6 +165,13 @@ def micro_section(runs: list[Run]) -> list[str]:
             + _table(header, rows) + [""]
             + [f"¹ simavr differs from the datasheet here: {'; '.join(differs)}." if differs else ""]
             + [""] + cover + ([""] if cover else []))
+
+
+def _micro_cell(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return "—"
+    return (f"{row['mean_cycles']:.3f} ± {row['ci95_half_cycles'] or 0:.2g}"
+            + (" ✗" if row.get("within_ci95") is False else ""))
 
 
 def edges_section(runs: list[Run]) -> list[str]:
