@@ -74,17 +74,6 @@ IRQ_DATASHEET_CYCLES = {
     "return": RETI_CYCLES + 1,  # RETI, then the nop the interrupt came before, then the toggle
 }
 
-# Where simavr 1.6 is known to differ from the chip (docs/design.md §9): it charges no cycles for the
-# interrupt response and runs two instructions after SEI before a pending interrupt. Every other row's
-# instructions it times as the datasheet does. The truth column is simavr's in every row.
-_SIMAVR_IRQ = "simavr 1.6 charges 0 cycles for the interrupt response (chip 5)"
-SIMAVR_DIFFERS = {
-    "round_trip": _SIMAVR_IRQ,
-    "entry": _SIMAVR_IRQ + " and runs both NOPs after SEI first (chip one)",
-    "return": "simavr 1.6 ran both NOPs after SEI before entering, so none is left after RETI (chip one)",
-}
-
-
 @dataclass(frozen=True)
 class MicroRow:
     """One benchmark's estimate (µs of the MCU clock) and its datasheet expectation (cycles)."""
