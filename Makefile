@@ -14,8 +14,7 @@ BUILD    := build
 VENV     := .venv
 PY       := $(VENV)/bin/python
 PINTIME  := $(VENV)/bin/pintime
-PROGRAMS := table1 table2 user_example
-PROGRAMS += kernel
+PROGRAMS := table1 table2 user_example micro kernel
 # `make USER_SRC=mine.c user`: your own functions measured by line fitting (firmware/user/pintime.h)
 USER_SRC ?=
 USER_REPS ?= 20
@@ -41,6 +40,7 @@ table2_SRCS := $(addprefix table2/,table2.c table2_group.S adpcm.c adpcm_input.c
 user_example_SRCS := $(addprefix user/,user_example.c pintime_user.c)
 kernel_SRCS := $(addprefix kernel/,kernel.c switch.S)
 user_SRCS   := user.c user/pintime_user.c
+micro_SRCS  := $(addprefix micro/,micro.c micro_groups.S) user/pintime_user.c
 # The last commit that changed a firmware source (C, header, assembler) under firmware/: commits to the
 # analyzer or to documents keep the revision (and captures valid).
 FW_REVISION := 0x$(or $(shell git log -1 --format=%H -- '$(FW_DIR)/*.[chS]' 2>/dev/null | cut -c1-8),0)
@@ -201,6 +201,7 @@ bench: deps sim
 	$(PY) bench/bench_table2.py --json $(BUILD)/bench/table2.json
 	$(PY) bench/bench_rates.py --json $(BUILD)/bench/rates.json
 	$(PY) bench/bench_kernel.py --json $(BUILD)/bench/kernel.json
+	$(PY) bench/bench_micro.py --json $(BUILD)/bench/micro.json
 
 # Each benchmark on a small input (seconds): checks that every figure it prints is produced.
 .PHONY: bench-short
@@ -212,6 +213,7 @@ bench-short: deps sim
 	$(PY) bench/bench_table2.py --short --json $(BUILD)/bench/short/table2.json
 	$(PY) bench/bench_rates.py --short --json $(BUILD)/bench/short/rates.json
 	$(PY) bench/bench_kernel.py --short --json $(BUILD)/bench/short/kernel.json
+	$(PY) bench/bench_micro.py --short --json $(BUILD)/bench/short/micro.json
 
 # --- reproduction: the README's main command ---------------------------------------------------------
 # simavr truth → synthesized captures → `pintime validate` per capture and edge method → out/report.md.

@@ -28,7 +28,7 @@ GUARD_S = 60  # no single command may take longer: a hang is a failure, not a st
 
 # --- `make sim` -------------------------------------------------------------------------------------------
 
-SIM_PROGRAMS = ("table1", "table2", "user_example", "kernel")  # the Makefile's PROGRAMS
+SIM_PROGRAMS = ("table1", "table2", "user_example", "micro", "kernel")  # the Makefile's PROGRAMS
 
 
 def sim_missing() -> list[str]:

@@ -47,7 +47,7 @@ KINDS: dict[int, tuple[str, tuple[tuple[str, int], ...]]] = {
     10: ("table2cut", (("measurement", 2), ("cuts", 1), ("per_cut", 1))),
     12: ("kernel", (("threads", 1), ("ticks", 2), ("rep", 2))),
 }
-PROGRAMS = {1: "table1", 2: "table2", 3: "user", 5: "kernel"}
+PROGRAMS = {1: "table1", 2: "table2", 3: "user", 4: "micro", 5: "kernel"}
 UNGAPPED = ("cal", "kernel")  # kinds whose GROUP's lows are no GAPs (FORMAT.md §4)
 
 

@@ -20,6 +20,7 @@ from pintime.capture.wav import DEFAULT_CHANNELS, Channels, open_wav
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.estimate.kernel import Kernel, build_kernel, kernel_json
+from pintime.estimate.micro import MicroRow, build_micro, datasheet_cycles, micro_json
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
@@ -51,6 +52,7 @@ class Analysis:
     lost_to_gaps: int = 0  # frames cut by a recording gap (listed or found): counted, never decoded
     lost_audio: LostAudio | None = None  # WAVs: lost audio found from the data, against the listed gaps
     kernel: Kernel | None = None  # kernel programs (firmware/kernel/KERNEL.md): the kernel's figures
+    micro: list[MicroRow] | None = None  # program micro (firmware/micro/): each benchmark's estimate
 
 
 def load_edges(path: str | Path, method: str | None = None, progress: bool = False,
@@ -148,6 +150,9 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     kernel = (build_kernel(decode.frames, meas_time, edges, clock.us_per_unit, run["f_cpu_hz"],
                            _pin_asymmetry(decode, time_us, polarity))
               if PROGRAMS[run["program"]] == "kernel" else None)
+    micro = (build_micro(decode.frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
+                         None if elf is None else datasheet_cycles(_same_firmware(elf, run, path)))
+             if PROGRAMS[run["program"]] == "micro" else None)
     ends = decode.of_kind("end")
     seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
             + lost_to_gaps)
@@ -156,7 +161,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     cal = _calibration_check(decode, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
     used = (method or METHODS[0]) if is_wav else "exact"
     return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user, gaps,
-                    lost_to_gaps, lost, kernel)
+                    lost_to_gaps, lost, kernel, micro)
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -199,6 +204,7 @@ def summary_json(a: Analysis) -> dict[str, Any]:
         **({} if a.table2 is None else _table2_json(a.table2)),
         **({} if a.user is None else user_json(a.user)),
         **({} if a.kernel is None else kernel_json(a.kernel)),
+        **({} if a.micro is None else micro_json(a.micro)),
     }
 
 
@@ -221,10 +227,12 @@ def _same_firmware(elf: str | Path, run: dict[str, int], capture: Path) -> str |
 
 
 def refuse_unused_elf(a: Analysis, elf: str | Path | None) -> None:
-    """PintimeError when an ELF was given for a capture that is not of a user program: never ignored."""
-    if elf is not None and a.user is None:
-        raise PintimeError(f"{a.path}: --elf names the functions of a user program (firmware/user/pintime.h);"
-                           f" this capture is of program {PROGRAMS[a.run['program']]}")
+    """PintimeError when an ELF was given for a capture that is not of a user or micro program: never
+    ignored."""
+    if elf is not None and a.user is None and a.micro is None:
+        raise PintimeError(f"{a.path}: --elf names the functions of a user program (firmware/user/pintime.h)"
+                           f" or the micro benchmarks' code; this capture is of program "
+                           f"{PROGRAMS[a.run['program']]}")
 
 
 def table2_inputs(capture: str | Path, visits: str | Path | None) -> list[Path]:

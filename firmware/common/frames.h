@@ -25,7 +25,8 @@ enum frame_kind {
 	FRAME_KERNEL = 12,
 };
 
-enum program_id { PROGRAM_TABLE1 = 1, PROGRAM_TABLE2 = 2, PROGRAM_USER = 3, PROGRAM_KERNEL = 5 };
+enum program_id { PROGRAM_TABLE1 = 1, PROGRAM_TABLE2 = 2, PROGRAM_USER = 3, PROGRAM_MICRO = 4,
+	PROGRAM_KERNEL = 5 };
 
 void frame_run(uint8_t program);
 /* CAL with the calibration train: CAL_COUNT edges CAL_PERIOD_US apart (FORMAT.md §6). */

@@ -25,6 +25,7 @@
 
 #include <stdint.h>
 
+#include "frames.h"
 #include "pins.h"
 #include "timing.h"
 
@@ -49,6 +50,7 @@
 typedef void (*pintime_group)(void);
 extern const pintime_group pintime_user_groups[];
 extern const uint8_t pintime_user_count;
+extern const uint8_t pintime_user_program;	/* the RUN frame's program: PROGRAM_USER (micro: PROGRAM_MICRO) */
 
 #define PINTIME_STR_(x) #x
 #define PINTIME_STR(x) PINTIME_STR_(x)
@@ -110,6 +112,7 @@ extern const uint8_t pintime_user_count;
 	const pintime_group pintime_user_groups[] = {					\
 		PINTIME_EACH(PINTIME_COUNT(__VA_ARGS__))(PINTIME_ENTRY_, __VA_ARGS__)	\
 	};										\
-	const uint8_t pintime_user_count = PINTIME_COUNT(__VA_ARGS__)
+	const uint8_t pintime_user_count = PINTIME_COUNT(__VA_ARGS__);		\
+	const uint8_t pintime_user_program = PROGRAM_USER
 
 #endif

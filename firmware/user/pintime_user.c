@@ -24,10 +24,10 @@ int main(void)
 	MEAS_DDR |= MEAS_MASK;
 	reference_start();
 
-	frame_run(PROGRAM_USER);
+	frame_run(pintime_user_program);
 	frame_cal();
 	for (uint16_t rep = 0; rep < PINTIME_REPS; rep++) {
-		frame_run(PROGRAM_USER);
+		frame_run(pintime_user_program);
 		for (uint8_t i = 0; i < pintime_user_count; i++)
 			frame_user(i, PINTIME_M, rep, pintime_user_groups[i], PINTIME_GROUP_LEAD);
 	}

@@ -68,3 +68,12 @@ def test_clock_adev_steady_clock_and_short_capture():
     t, err, pol, crlb, ch, bias, wander = synthetic(3, 20.0, 0.0)
     assert clock_adev(t, err, ch) < 1e-9  # only the edges' own error, ≈ √3·σ / 1 s
     assert clock_adev(t[t < 1.5], err[t < 1.5], ch[t < 1.5]) is None
+
+
+def test_locator_error_with_an_unbounded_edge_is_nan_not_zero():
+    """An edge with no finite bound (a locator that gave it no amplitude) makes the structure function's
+    scale infinite: the RMS and its standard error are both NaN, never an RMS of 0 without its error."""
+    t, err, pol, crlb, ch, _, _ = synthetic(2, 2.0, 0.0)
+    crlb[len(crlb) // 2] = np.inf
+    own = locator_error(t, err, pol, crlb, ch, FS_HZ)
+    assert np.isnan(own.rms_s) and np.isnan(own.rms_se_s)

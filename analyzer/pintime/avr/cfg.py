@@ -173,17 +173,22 @@ def instruction_cycles(instruction: Instruction, taken: bool = False, skipped_si
 def disassemble(elf: str | Path, function: str) -> list[Instruction]:
     """The instructions of ``function`` in ``elf`` (via ``avr-nm`` and ``avr-objdump``)."""
     address, size = code_symbol(elf, function)
-    listing = binutils(["avr-objdump", "-d", "-z", f"--start-address={address:#x}",
-                     f"--stop-address={address + size:#x}", str(elf)])
+    instructions = parse_listing(binutils(["avr-objdump", "-d", "-z", f"--start-address={address:#x}",
+                                           f"--stop-address={address + size:#x}", str(elf)]))
+    covered = sum(i.size_bytes for i in instructions)
+    if covered != size:
+        raise PintimeError(f"{function}: disassembly covers {covered} of its {size} bytes")
+    return instructions
+
+
+def parse_listing(listing: str) -> list[Instruction]:
+    """The instructions of an ``avr-objdump -d`` listing, in its order."""
     instructions = []
     for line in listing.splitlines():
         match = _LINE.match(line)
         if match:
             addr, raw, mnemonic, operands = match.groups()
             instructions.append(Instruction(int(addr, 16), len(raw.split()), mnemonic, operands.strip()))
-    covered = sum(i.size_bytes for i in instructions)
-    if covered != size:
-        raise PintimeError(f"{function}: disassembly covers {covered} of its {size} bytes")
     return instructions
 
 

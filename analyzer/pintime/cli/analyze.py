@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pintime.cli.args import add_channel_arguments, channels
 from pintime.estimate.kernel import format_kernel
+from pintime.estimate.micro import format_micro
 from pintime.estimate.table1 import format_table1
 from pintime.estimate.user import format_user
 from pintime.files import refuse_overwrite, write_text
@@ -46,6 +47,8 @@ def format_summary(a: Analysis) -> str:
         table = format_user(a.user)
     if a.kernel is not None:
         table = format_kernel(a.kernel)
+    if a.micro is not None:
+        table = format_micro(a.micro)
     return "\n".join([run, ppm, frames, "", table])
 
 
@@ -75,7 +78,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--visits", metavar="FILE", default=None,
                         help="table2: simavr per-pulse visits (default: PREFIX.visits.csv beside the edges)")
     parser.add_argument("--elf", metavar="FILE", default=None,
-                        help="user programs: the firmware ELF, to name the measured functions")
+                        help="user programs: the firmware ELF, to name the measured functions; "
+                        "micro: to read the compiled benchmarks' datasheet cycles")
     add_channel_arguments(parser)
 
 

@@ -65,6 +65,7 @@ def format_validation(v: Validation) -> str:
                   + ("—" if fn.time.truth_cycles is None else f"{fn.time.truth_cycles:.6f}")
                   + f", expected {_expected(row)})"
                   for fn, row in zip(v.user, v.summary.get("user") or [{}] * len(v.user), strict=True)]
+    lines += _micro_lines(v)
     gaps = v.summary.get("recording_gaps")
     if gaps is not None:
         beside = "/".join(sorted({str(e.beside_gaps) for e in v.edges.values()}))
@@ -133,6 +134,23 @@ def _kernel_lines(v: Validation) -> list[str]:
     return lines
 
 
+def _micro_lines(v: Validation) -> list[str]:
+    """The micro-benchmarks in cycles beside the datasheet and simavr (the truth), and their coverage."""
+    if v.micro_coverage is None:
+        return []
+    lines = [f"{'Micro-benchmark':<22} {'cycles':>10} {'± 95 % CI':>10} {'datasheet':>9} {'simavr':>10} "
+             f"{'error (µs)':>12} in CI"]
+    for m in v.micro:
+        ds = "—" if m.datasheet_cycles is None else str(m.datasheet_cycles)
+        lines.append(f"{m.name:<22} {m.mean_cycles:>10.3f} {m.ci95_half_cycles:>10.3f} "
+                     f"{ds:>9} {m.truth_cycles:>10.3f} {m.error_us:>+12.2e} {IN_CI[m.within_ci95]:>5}"
+                     + ("" if m.simavr_differs is None else f"  (truth simavr's: {m.simavr_differs})"))
+    c = v.micro_coverage
+    lines.append(f"micro coverage: {c.outside} of {c.total} outside their 95 % CI; chance predicts "
+                 f"{c.expected:.1f} ± {c.expected_sd:.1f} (binomial)")
+    return lines
+
+
 def _resolved_lines(columns: tuple[ResolvedExit, ...]) -> list[str]:
     """Table 2's exits resolved by the cut measurements (pintime.table2.cuts), each against its truth."""
     if not columns:
@@ -160,7 +178,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="table2: simavr per-pulse visits (default: PREFIX.visits.csv beside the truth)")
     parser.add_argument("--plots", metavar="DIR", help="also write the paper's figures from this capture")
     parser.add_argument("--elf", metavar="FILE", default=None,
-                        help="user programs: the ELF naming the functions (default: the truth's elf)")
+                        help="user programs: the ELF naming the functions; micro: the ELF whose "
+                        "benchmarks' datasheet cycles to read (default: the truth's elf)")
     add_channel_arguments(parser)
 
 
@@ -169,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
     truth, exact_edges = read_truth(truth_path)
     visits = args.visits or (exact_edges.with_name(truth_path.name.removesuffix(".json") + ".visits.csv")
                              if truth["program"] == "table2" else None)
-    elf = args.elf or (truth.get("elf") if truth_kind(truth) == "user" else None)
+    elf = args.elf or (truth.get("elf") if truth_kind(truth) in ("user", "micro") else None)
     if elf is not None and not (isinstance(elf, str) and Path(elf).is_file()):
         raise PintimeError(f"{elf}: the ELF naming the functions is not found (give --elf FILE)")
     refuse_overwrite([args.json, args.plots],

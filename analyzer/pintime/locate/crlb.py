@@ -40,6 +40,8 @@ def quiet_noise_rms(x: np.ndarray, edge_pos: np.ndarray, guard_samples: int) -> 
 
 def crlb_samples(template: Template, amp: np.ndarray, tau_samples: np.ndarray,
                  noise_rms: float | np.ndarray) -> np.ndarray:
-    """Cramér–Rao bound (1-sigma, samples) of edges of amplitudes ``amp`` at positions ``tau_samples``."""
+    """Cramér–Rao bound (1-sigma, samples) of edges of amplitudes ``amp`` at positions ``tau_samples``;
+    infinite for an edge of no amplitude (it carries no timing information)."""
     frac = np.asarray(tau_samples) - np.floor(tau_samples)
-    return noise_rms / (np.abs(amp) * np.sqrt(template.energy(frac)))
+    with np.errstate(divide="ignore"):
+        return noise_rms / (np.abs(amp) * np.sqrt(template.energy(frac)))

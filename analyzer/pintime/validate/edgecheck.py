@@ -104,7 +104,11 @@ def errors_of(result: CaptureEdges, truth: Edges, gaps: RecordingGaps | None = N
     offset = np.bincount(group, err, 4) / np.maximum(count, 1)
     scatter = err - offset[group]
     time_s, crlb_s = located.time[idx], result.crlb_s[idx]
-    own = locator_error(time_s, scatter, pol, crlb_s, channel, result.info.samplerate_hz, stretch)
+    # an edge the locator gave no amplitude (two edges within a sample, split by the inflection or
+    # threshold locator) has no finite bound: it says nothing of the locator's random error
+    bounded = np.isfinite(crlb_s)
+    own = locator_error(time_s[bounded], scatter[bounded], pol[bounded], crlb_s[bounded], channel[bounded],
+                        result.info.samplerate_hz, stretch[bounded])
     raw = about_lines(truth.time[jdx].astype(np.float64), time_s, stretch) - offset[group]
     adev = clock_adev(time_s, raw, channel, stretch=stretch)
     skew = float((np.mean(err[channel == 1]) - np.mean(err[channel == 0])) * 1e9) if count[2:].any() else None
@@ -119,7 +123,7 @@ def errors_of(result: CaptureEdges, truth: Edges, gaps: RecordingGaps | None = N
         bias_fall_ns=float(offset[1]) * 1e9,
         right_skew_ns=skew,
         max_ns=float(np.max(np.abs(scatter)) * 1e9),
-        crlb_ns=float(np.sqrt(np.mean(result.crlb_s[idx] ** 2)) * 1e9),
+        crlb_ns=float(np.sqrt(np.mean(crlb_s[bounded] ** 2)) * 1e9),
         matched=int(len(idx)),
         located=int(len(located.time)),
         exact=int(len(truth.time)),
@@ -163,7 +167,8 @@ def locator_error(time_s: np.ndarray, err_s: np.ndarray, polarity: np.ndarray, c
     function (module docstring) fitted by weighted least squares once with the wander's linear term and
     once with linear and quadratic terms: their mean is the estimate and half their difference, added in
     quadrature to the jackknife standard error, its uncertainty. The RMS and its standard error are NaN
-    with fewer than 10 pairs of measurement-channel edges 0.1-1 ms apart. ``stretch`` labels the stretches
+    with fewer than 10 pairs of measurement-channel edges 0.1-1 ms apart, or with an edge whose bound is
+    not finite. ``stretch`` labels the stretches
     between recording gaps (default: one): no pair spans a gap, whose lost audio the file times do not show.
     """
     b = phase_bias(time_s, err_s, polarity, samplerate_hz)
@@ -173,7 +178,7 @@ def locator_error(time_s: np.ndarray, err_s: np.ndarray, polarity: np.ndarray, c
     same = np.zeros(len(time_s), np.int64) if stretch is None else stretch
     first, tau, d2, cc = _pairs(time_s[ch0], (err_s - b)[ch0], crlb_s[ch0] ** 2, same[ch0])
     nan = float("nan")
-    if len(tau) < 10:
+    if len(tau) < 10 or not np.all(np.isfinite(cc)):  # an unbounded edge: no scale for the fit
         return LocatorError(nan, nan, float(np.sqrt(b_var)))
 
     block = first * JACKKNIFE_BLOCKS // int(ch0.sum())  # pairs grouped by their first edge's block

@@ -109,6 +109,38 @@ class KernelFigure:
 
 
 @dataclass(frozen=True)
+class MicroBenchmark:
+    """A micro-benchmark (program micro) beside the same estimate on the exact edges: simavr's truth."""
+
+    name: str
+    mean_us: float  # the mean over the repetitions
+    mean_cycles: float  # ``mean_us`` in cycles of the MCU clock
+    ci95_half_us: float  # half-width of its 95 % CI (0 on exact edges)
+    ci95_half_cycles: float  # the same in cycles
+    count: int  # repetitions
+    truth_us: float  # simavr's: the same estimate on the exact edges
+    truth_cycles: float
+    datasheet_cycles: int | None  # the chip's expectation (None: compiled code, no ELF)
+    simavr_differs: str | None  # why simavr is known to differ from the datasheet here (None: it does not)
+
+    @property
+    def error_us(self) -> float:
+        """The estimate less its truth."""
+        return self.mean_us - self.truth_us
+
+    @property
+    def within_ci95(self) -> bool:
+        """Whether the truth lies within the 95 % CI (float rounding of an exact fit counts as within)."""
+        return abs(self.error_us) <= self.ci95_half_us + FLOAT_US
+
+    def to_json(self) -> dict[str, Any]:
+        """The keys added to the row's ``analyze`` JSON: the truth is simavr's in every row."""
+        return {"truth_us": self.truth_us, "truth_cycles": self.truth_cycles, "error_us": self.error_us,
+                "within_ci95": self.within_ci95, "truth_source": "simavr",
+                "simavr_differs_from_datasheet": self.simavr_differs}
+
+
+@dataclass(frozen=True)
 class Table2Unknown:
     """An unknown of Table 2 (block, CFG edge or resolved exit) beside its exact cost from the CFG."""
 
@@ -197,6 +229,8 @@ class Validation:
     coverage: Table2Coverage | None = None  # None: not a table2 capture
     edges: Mapping[str, EdgeErrors] = field(default_factory=dict)  # per edge locator; empty: exact edges
     kernel: tuple[KernelFigure, ...] = ()  # kernel programs: every figure beside its truth
+    micro: tuple[MicroBenchmark, ...] = ()  # program micro: each benchmark beside simavr's truth
+    micro_coverage: Coverage | None = None  # None: not a micro capture
 
     @property
     def kernel_coverage(self) -> Coverage:
@@ -224,6 +258,10 @@ class Validation:
             out["table2_coverage"] = self.coverage.to_json()
         if self.kernel:
             out["kernel_coverage"] = asdict(self.kernel_coverage)
+        for row, m in zip(out.get("micro", []), self.micro, strict=True):
+            row.update(m.to_json())
+        if self.micro_coverage is not None:
+            out["micro_coverage"] = asdict(self.micro_coverage)
         if (o := self.overdetermined) is not None:
             for name, estimate in (("t_e", o.t_e), ("t_i", o.t_i), ("epsilon", o.epsilon)):
                 out["overdetermined"][name].update(estimate.to_json())
