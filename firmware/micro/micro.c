@@ -4,7 +4,7 @@
  * overhead per iteration for five loop shapes, and interrupt round trip, entry and return latency.
  *
  * Every benchmark is a group of the pintime.h runtime (pintime_user.c: RUN, CAL, then per repetition one
- * USER frame per benchmark, FORMAT.md §8, §9), measured by line fitting (paper §4): pulse k holds k
+ * USER frame per benchmark, FORMAT.md §8, §10), measured by line fitting (paper §4): pulse k holds k
  * repetitions of the benchmark's unit. The call benchmarks use pintime.h's own groups (pulse k = k
  * `call` instructions of a wrapper that makes the call under test); the loop and interrupt groups are in
  * micro_groups.S. The index of each benchmark in `pintime_user_groups` is the contract with the analyzer
