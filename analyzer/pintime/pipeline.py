@@ -19,6 +19,7 @@ from pintime.capture.vcd import read_vcd
 from pintime.capture.wav import DEFAULT_CHANNELS, Channels, open_wav
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
+from pintime.estimate.slowclock import SlowClock, slow_clock, slow_clock_json
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
@@ -47,6 +48,7 @@ class Analysis:
     gaps: RecordingGaps | None = None  # a recording's gaps (its sidecar), None without any
     lost_to_gaps: int = 0  # frames cut by a recording gap (listed or found): counted, never decoded
     lost_audio: LostAudio | None = None  # WAVs: lost audio found from the data, against the listed gaps
+    slow_clock: SlowClock | None = None  # --method count: the slow-clock model beside every estimate
 
 
 def load_edges(path: str | Path, method: str | None = None, progress: bool = False,
@@ -134,8 +136,10 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     # the train checks a clock it did not give (it would agree with itself by construction)
     cal = _calibration_check(decode, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
     used = (method or METHODS[0]) if is_wav else "exact"
+    slow = (slow_clock(edges, clock, decode, gaps_s, open_wav(path, *channels).samplerate_hz, table, user)
+            if used == "count" else None)
     return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user, gaps,
-                    lost_to_gaps, lost)
+                    lost_to_gaps, lost, slow)
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -177,6 +181,7 @@ def summary_json(a: Analysis) -> dict[str, Any]:
         **table1_json(a.table),
         **({} if a.table2 is None else table2_json(a.table2)),
         **({} if a.user is None else user_json(a.user)),
+        **({} if a.slow_clock is None else {"slow_clock": slow_clock_json(a.slow_clock)}),
     }
 
 

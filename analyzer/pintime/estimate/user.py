@@ -16,7 +16,7 @@ import numpy as np
 
 from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
-from pintime.estimate.table1 import pulse_widths_us
+from pintime.estimate.table1 import pulse_edges_us
 from pintime.frames import Frame
 
 
@@ -29,6 +29,7 @@ class UserRow:
     m: int  # pulses per frame: 1 … m calls
     fit: est.LineFit
     f_cpu_hz: int
+    pulse_edges_us: np.ndarray  # (repetitions, 2 m): each repetition's edges from its first, µs
 
     def cycles(self, us: float) -> float:
         """A duration in MCU cycles."""
@@ -42,17 +43,18 @@ def build_user(frames: list[Frame], time: np.ndarray, us_per_unit: float, f_cpu_
     ``time`` are the measurement-channel edge times (source time base) the frames' groups index into,
     ``us_per_unit`` converts them to MCU µs; ``names`` maps function indices to names (else "function i").
     """
-    widths: dict[tuple[int, int], list[np.ndarray]] = defaultdict(list)
+    edges: dict[tuple[int, int], list[np.ndarray]] = defaultdict(list)
     for frame in frames:
         if frame.kind == "user":
             key = (frame.fields["function"], frame.fields["m"])
-            widths[key].append(pulse_widths_us(time, frame.group, us_per_unit))
+            edges[key].append(pulse_edges_us(time, frame.group, us_per_unit))
     rows = []
-    for function, m in sorted(widths):
+    for function, m in sorted(edges):
         if m < 2:
             raise PintimeError(f"USER frames of function {function} have m = {m}: a line needs 2 points")
         name = (names or {}).get(function, f"function {function}")
-        rows.append(UserRow(function, name, m, est.line_fit(np.array(widths[(function, m)])), f_cpu_hz))
+        e = np.array(edges[(function, m)])
+        rows.append(UserRow(function, name, m, est.line_fit(e[:, 1::2] - e[:, 0::2]), f_cpu_hz, e))
     return rows
 
 

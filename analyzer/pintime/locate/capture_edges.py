@@ -31,13 +31,14 @@ from pintime.capture.wav import DEFAULT_REFERENCE, Block, WavInfo, iter_blocks, 
 from pintime.edges import Edges
 from pintime.errors import PintimeError
 from pintime.locate import detect, train
+from pintime.locate.count import locate_count
 from pintime.locate.crlb import crlb_samples, quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
 from pintime.locate.inflection import locate_inflection
 from pintime.locate.template import Template
 from pintime.locate.threshold import locate_threshold
 
-METHODS = ("template", "inflection", "threshold")
+METHODS = ("template", "inflection", "threshold", "count")
 # An edge's location uses samples up to the template's half-support on either side (its own window, or
 # its neighbours' in a joint fit): edges this close to a recording gap may see the jump, and are dropped.
 GAP_GUARD_SAMPLES = 2 * train.TEMPLATE_HALF_SAMPLES
@@ -267,6 +268,9 @@ def locate_single(method: str, table: TemplateTable, noise: float, y_simple: np.
     if method == "inflection":
         phase, sigma = locate_inflection(y_simple, noise)
         return phase - SIMPLE_HALF, sigma, amp
+    if method == "count":
+        phase, sigma = locate_count(y_simple, noise)
+        return phase - SIMPLE_HALF, sigma, amp
     fit = fit_isolated(table, y_fit, _seeds(y_simple, noise), noise)
     return fit.phase, fit.sigma, fit.amp
 
@@ -348,7 +352,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     if train_data:
         rms, own_sigma = _method_rms(method, table, noise[0], train_data)
         method_rms = rms / info.samplerate_hz
-        sigma = np.sqrt(sigma ** 2 + max(0.0, rms ** 2 - own_sigma ** 2))  # the bias the train revealed
+        if method != "count":  # the count method's sigma is its quantization model's (locate/count.py)
+            sigma = np.sqrt(sigma ** 2 + max(0.0, rms ** 2 - own_sigma ** 2))  # the bias the train revealed
     fs = info.samplerate_hz
     on0 = channel == 0
     inverted = detect.capture_inverted(pos[on0] / fs, sign[on0])
