@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pintime.estimate.slowclock import (count_variance_ticks2, design, model_std_us, phase_test,
-                                        sawtooth_covariance)
+from pintime.estimate.slowclock import (beilner_std_us, count_variance_ticks2, design, phase_test,
+                                        sawtooth_covariance, shared_phase_std_us)
 
 RNG_SEED = 20261123
 
@@ -41,8 +41,8 @@ def test_two_edges_errors_covary_as_the_sawtooth_model_says():
                                          ("line_fit", 10)])
 def test_model_std_is_the_spread_of_simulated_repetitions(technique, n):
     """Pulses at fixed offsets within a repetition (so their phases are related), a uniform phase per
-    repetition: the estimate's std over repetitions is the model's with covariances, not always the
-    independent-widths one."""
+    repetition: the estimate's std over repetitions is the shared-phase model's; Beilner's independent
+    widths give it for one pulse."""
     rng = np.random.default_rng(RNG_SEED + n)
     x = design(technique, n)
     true_params = np.array([19.37, 0.21])[:x.shape[1]]  # ticks: a 100 µs routine at 192 kHz, ε
@@ -53,7 +53,7 @@ def test_model_std_is_the_spread_of_simulated_repetitions(technique, n):
     c = _counts(edges, rng.uniform(size=20_000))
     c -= c[:, :1]
     estimates = (np.linalg.pinv(x) @ (c[:, 1::2] - c[:, 0::2]).T)[0]
-    shared, independent = model_std_us(x, c, 1.0)
+    shared, independent = shared_phase_std_us(x, c, 1.0), beilner_std_us(x, c, 1.0)
     assert np.mean(estimates) == pytest.approx(true_params[0], abs=4 * shared[0] / np.sqrt(len(c)) + 1e-12)
     assert np.std(estimates, ddof=1) == pytest.approx(shared[0], rel=0.05)
     if technique in ("direct", "executing"):  # one pulse: the two models are Beilner's (10a)

@@ -9,9 +9,11 @@ repetition — the least-squares solution of a design ``X`` (widths = X · param
 Executing N× ``[N]``, Differential (1-call ``[0, 1]`` and 2-call ``[1, 1]`` rows), Line fit ``[k, 1]``,
 the §5 system ``[N_k, M_k, 1]`` — so a parameter's variance per repetition is ``Σ_j P[i, j]² · V_j`` with
 ``P = X⁺`` and ``V_j = tick² f_j (1 − f_j)``, f_j from the widths the fit expects (``X · P · mean
-widths``). The widths of one repetition are taken as independent (Beilner's eq. 7c); when they are not —
-pulses at fixed offsets from one another within a repetition see related phases (his eq. 11) — the model
-is pessimistic in his experience and in ours (docs/results.md), and the spread over repetitions shows it.
+widths``): a prediction from the durations alone, valid for any number of repetitions, even two. It takes
+the widths of one repetition as independent (Beilner's eq. 7c). They are not: the pulses of a repetition
+lie at fixed offsets from one another and share its phase (his eq. 11), so their errors cancel (line fits
+and differentials: the model is pessimistic, as he found) or add up (the §5 system). The spread over
+repetitions holds those covariances; both CIs are reported (docs/results.md has their coverage).
 
 The phases must be uniform: a card clock locked to the MCU's puts every repetition at the same phase and the
 count's mean is then biased by up to a tick. :func:`phase_test` checks it on the data: the edges that
@@ -64,14 +66,28 @@ def sawtooth_covariance(t_ticks: np.ndarray) -> np.ndarray:
     return 1.0 / 12.0 - g * (1.0 - g) / 2.0
 
 
-def model_std_us(x: np.ndarray, pulse_edges_us: np.ndarray, tick_us: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per-repetition standard deviation (µs) of each parameter of the fit ``widths = x · params``: with
-    the covariances of the edges of one repetition (they share its phase; Beilner's eq. 11), and with its
-    widths taken as independent (his eq. 10a).
+def beilner_std_us(x: np.ndarray, pulse_edges_us: np.ndarray, tick_us: float) -> np.ndarray:
+    """Per-repetition standard deviation (µs) of each parameter of the fit ``widths = x · params``, the
+    widths taken as independent (Beilner's eq. 10a), each with the variance of the width the fit expects.
 
-    ``pulse_edges_us`` (repetitions, 2 · pulses) are each repetition's edges from its first, rising then
-    falling edge of every pulse; their mean offsets (in ticks) give the edges' relative phases, unbiased
-    when the phase is uniform.
+    ``pulse_edges_us`` (repetitions, 2 · pulses): each repetition's edges from its first, rising then
+    falling edge of every pulse.
+    """
+    e = np.atleast_2d(pulse_edges_us) / tick_us
+    p = np.linalg.pinv(x)
+    expected = x @ (p @ np.mean(e[:, 1::2] - e[:, 0::2], axis=0))
+    return tick_us * np.sqrt((p ** 2) @ count_variance_ticks2(expected))
+
+
+def shared_phase_std_us(x: np.ndarray, pulse_edges_us: np.ndarray, tick_us: float) -> np.ndarray:
+    """As :func:`beilner_std_us`, with the covariances of the edges of one repetition, which share its phase
+    (Beilner's eq. 11): edges t ticks apart have errors of covariance :func:`sawtooth_covariance` (t).
+
+    The offsets come from the mean of ``pulse_edges_us`` (unbiased at uniform phases). With offsets so
+    estimated from the same counts, this is exactly the population std of the repetitions' estimates
+    whenever the count between any two edges takes two adjacent values (the estimate is a contrast of edge
+    counts, whose variance the pairwise differences' variances fix): it adds no information to the
+    repetitions, but it carries their spread over to another number of repetitions (``pintime plan``).
     """
     e = np.atleast_2d(pulse_edges_us) / tick_us
     p = np.linalg.pinv(x)
@@ -79,10 +95,7 @@ def model_std_us(x: np.ndarray, pulse_edges_us: np.ndarray, tick_us: float) -> t
     coef[:, 0::2], coef[:, 1::2] = -p, p  # width j = falling − rising edge
     offset = np.mean(e, axis=0)
     cov = sawtooth_covariance(offset[:, None] - offset[None, :])
-    shared = np.einsum("pi,ij,pj->p", coef, cov, coef)
-    expected = x @ (p @ np.mean(e[:, 1::2] - e[:, 0::2], axis=0))
-    independent = (p ** 2) @ count_variance_ticks2(expected)
-    return tick_us * np.sqrt(np.maximum(shared, 0.0)), tick_us * np.sqrt(independent)
+    return tick_us * np.sqrt(np.maximum(np.einsum("pi,ij,pj->p", coef, cov, coef), 0.0))
 
 
 @dataclass(frozen=True)
@@ -90,13 +103,13 @@ class ModelEstimate:
     """An estimate beside the slow-clock model's prediction of its spread."""
 
     estimate: est.Estimate  # from the repetitions (mean, std, Student-t CI)
-    model_std_us: float  # per repetition, predicted by the model (edges of a repetition share its phase)
-    independent_std_us: float  # the same with the widths taken as independent (Beilner's eq. 10a)
+    model_std_us: float  # per repetition, predicted by Beilner's model (:func:`beilner_std_us`)
     model_ci95_us: tuple[float, float]  # mean ± z · model std / √R
 
     @property
     def std_ratio(self) -> float:
-        """The repetitions' std over the model's (≈ 1 when the model holds; < 1: the model is pessimistic)."""
+        """The repetitions' std over the model's (1 for one pulse; below 1 when the widths' errors within a
+        repetition cancel, above 1 when they add up or more than quantization varies)."""
         return self.estimate.std_us / self.model_std_us if self.model_std_us > 0 else float("nan")
 
     @property
@@ -109,11 +122,11 @@ class ModelEstimate:
         return min(cdf, 1 - cdf) < DIFFER_P / 2
 
 
-def model_estimate(e: est.Estimate, std_us: tuple[np.ndarray, np.ndarray], i: int = 0) -> ModelEstimate:
-    """``e`` beside parameter ``i`` of :func:`model_std_us`'s result."""
-    std, independent = float(std_us[0][i]), float(std_us[1][i])
+def model_estimate(e: est.Estimate, std_us: np.ndarray, i: int = 0) -> ModelEstimate:
+    """``e`` beside parameter ``i`` of :func:`beilner_std_us`'s result."""
+    std = float(std_us[i])
     half = Z95 * std / np.sqrt(e.count)
-    return ModelEstimate(e, std, independent, (e.mean_us - half, e.mean_us + half))
+    return ModelEstimate(e, std, (e.mean_us - half, e.mean_us + half))
 
 
 @dataclass(frozen=True)
@@ -177,8 +190,8 @@ def slow_clock(edges: Edges, clock: Clock, decode: FrameDecode, gaps: np.ndarray
     """The model beside every estimate of a count-method capture, and its phase test."""
     tick_us = clock.us_per_unit / rate_hz
     rows, over = table1_models(table, tick_us)
-    users = [(u.name, model_estimate(u.fit.slope, model_std_us(design("line_fit", u.m), u.pulse_edges_us,
-                                                                tick_us))) for u in user or []]
+    users = [(u.name, model_estimate(u.fit.slope, beilner_std_us(design("line_fit", u.m), u.pulse_edges_us,
+                                                                  tick_us))) for u in user or []]
     return SlowClock(tick_us, phase_test(clock_edge_samples(edges, clock, decode, gaps, rate_hz)), rows, over,
                      users)
 
@@ -189,12 +202,12 @@ def table1_models(table: Table1, tick_us: float) -> tuple[list[tuple[str, int, s
     rows = []
     for row in table.rows:
         edges = table.pulse_edges_us[(row.technique, row.n)]
-        std = model_std_us(design(row.technique, row.n), edges, tick_us)
+        std = beilner_std_us(design(row.technique, row.n), edges, tick_us)
         rows.append((row.technique, row.n, row.label, model_estimate(row.estimate, std)))
     over: dict[str, ModelEstimate] = {}
     o, m = table.overdetermined, table.overdetermined_m
     if o is not None and m is not None:
-        std = model_std_us(overdetermined_design(m), table.pulse_edges_us[("overdet", m)], tick_us)
+        std = beilner_std_us(overdetermined_design(m), table.pulse_edges_us[("overdet", m)], tick_us)
         over = {"t_e": model_estimate(o.t_e, std), "t_i": model_estimate(o.t_i, std, 1),
                 "epsilon": model_estimate(o.epsilon, std, 2)}
     return rows, over
@@ -209,7 +222,6 @@ def overdetermined_design(m: int) -> np.ndarray:
 def _json(m: ModelEstimate) -> dict[str, Any]:
     e = m.estimate
     return {"mean_us": e.mean_us, "model_std_us": m.model_std_us, "model_ci95_us": list(m.model_ci95_us),
-            "independent_std_us": m.independent_std_us,
             "std_us": None if np.isnan(e.std_us) else e.std_us,
             "ci95_us": [None if np.isnan(x) else x for x in e.ci95_us], "count": e.count,
             "std_ratio": None if np.isnan(m.std_ratio) else m.std_ratio, "differs": m.differs}
@@ -237,7 +249,7 @@ def format_slow_clock(s: SlowClock) -> str:
                      "the MCU's, so the count method's means may be biased by up to a tick and its model "
                      "CIs do not hold")
     head = (f"{'Estimate':<26} {'mean (µs)':>11} {'model σ':>9} {'model 95 % CI (µs)':>23} {'reps σ':>9} "
-            f"{'ratio':>6} {'indep. σ':>9}")
+            f"{'reps 95 % CI (µs)':>23} {'ratio':>6}")
     lines += [head, "-" * len(head)]
     named = [(label, m) for _, _, label, m in s.table1] + [(f"§5 system {k}", m)
                                                          for k, m in s.overdetermined.items()]
@@ -245,10 +257,11 @@ def format_slow_clock(s: SlowClock) -> str:
     for label, m in named:
         lo, hi = m.model_ci95_us
         flag = "  differs" if m.differs else ""
+        rlo, rhi = m.estimate.ci95_us
         lines.append(f"{label:<26} {m.estimate.mean_us:>11.4f} {m.model_std_us:>9.4f} "
-                     f"{f'[{lo:.4f}, {hi:.4f}]':>23} {m.estimate.std_us:>9.4f} {m.std_ratio:>6.2f} "
-                     f"{m.independent_std_us:>9.4f}{flag}")
+                     f"{f'[{lo:.4f}, {hi:.4f}]':>23} {m.estimate.std_us:>9.4f} "
+                     f"{f'[{rlo:.4f}, {rhi:.4f}]':>23} {m.std_ratio:>6.2f}{flag}")
     if any(m.differs for _, m in named):
-        lines.append("  differs: the spread over repetitions is not the model's (χ², 1 %): below 1, the "
-                     "phases are not uniform; above 1, more than quantization varies (noise, code)")
+        lines.append("  differs: the repetitions' spread is not the model's (χ², 1 %): the widths of a "
+                     "repetition share its phase, so their errors cancel (< 1) or add up (> 1)")
     return "\n".join(lines)
