@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pintime.estimate.slowclock import (beilner_std_us, count_variance_ticks2, design, phase_test,
-                                        sawtooth_covariance, shared_phase_std_us)
+from pintime.estimate.slowclock import (
+    beilner_std_us,
+    count_variance_ticks2,
+    design,
+    phase_test,
+    sawtooth_covariance,
+    shared_phase_std_us,
+)
 
 RNG_SEED = 20261123
 
