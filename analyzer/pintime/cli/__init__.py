@@ -16,7 +16,7 @@ from pintime.errors import PintimeError
 for _threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_threads, "1")
 
-from pintime.cli import analyze, cfg, edges, record, report, synth, validate  # noqa: E402
+from pintime.cli import analyze, cfg, edges, plan, record, report, synth, validate  # noqa: E402
 
 OUTPUT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # stdout that cannot take what is printed
 
@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[ModuleType, str]] = {
     "analyze": (analyze, "print Table 1, Table 2 or your functions' times from a capture"),
     "validate": (validate, "compare a capture's estimates with the simavr truth"),
     "edges": (edges, "every edge of a capture: time, channel, polarity, uncertainty"),
+    "plan": (plan, "repetitions each technique needs for a wanted CI, and the MCU time they take"),
     "cfg": (cfg, "basic blocks of a compiled AVR function with their cycle costs (Table 2)"),
     "report": (report, "one Markdown report from `pintime validate --json` results"),
     "record": (record, "record a capture from a real sound card (192 kHz, 24-bit, stereo)"),
