@@ -23,7 +23,7 @@ from pintime.estimate.plan import Card, Technique, format_plan, plan, plan_json
 from pintime.estimate.slowclock import design, overdetermined_design
 from pintime.estimate.table1 import PAPER_TABLE1
 from pintime.files import refuse_overwrite, write_text
-from pintime.pipeline import Analysis, analyze
+from pintime.pipeline import Analysis, analyze, refuse_unused_elf
 from pintime.soundcard.formats import with_format
 from pintime.soundcard.model import PROFILES, get_profile, step_response
 
@@ -49,6 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument("--target-cycles", metavar="X", help="wanted 95 %% CI half-width in MCU cycles")
     target.add_argument("--resolve-cycle", action="store_true",
                         help="a 95 %% CI of ±0.5 cycle: the estimate rounds to its whole number of cycles")
+    parser.add_argument("--elf", metavar="FILE", default=None,
+                        help="user programs: the firmware ELF, to name the measured functions")
     parser.add_argument("--json", metavar="FILE", help="also write the plan as JSON")
     add_channel_arguments(parser)
 
@@ -56,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if (args.capture is None) == (args.profile is None):
         raise PintimeError("plan needs a WAV capture or --profile NAME (one of them)")
-    refuse_overwrite([args.json], [args.capture])
+    refuse_overwrite([args.json], [args.capture, args.elf])
     if args.capture is not None:
         if args.rate is not None:
             raise PintimeError("--rate applies to --profile: a capture has its own rate")
@@ -83,8 +85,9 @@ def from_capture(args: argparse.Namespace) -> tuple[list[Technique], Card, float
     if sniff(args.capture) != "wav":
         raise PintimeError(f"{args.capture}: plan needs a WAV capture (a sound card's edges and rate), or "
                            "--profile for a card not yet recorded")
-    template = analyze(args.capture, "template", elf=None, channels=channels(args))
-    count = analyze(args.capture, "count", elf=None, channels=channels(args))
+    template = analyze(args.capture, "template", elf=args.elf, channels=channels(args))
+    count = analyze(args.capture, "count", elf=args.elf, channels=channels(args))
+    refuse_unused_elf(count, args.elf)
     assert count.slow_clock is not None  # the count method always has its model
     meas = template.edges.on(MEASUREMENT_CHANNEL)
     card = Card(float(np.median(meas.sigma)) * template.clock.us_per_unit, count.slow_clock.tick_us,
@@ -114,7 +117,8 @@ def frame_spans_us(a: Analysis) -> dict[tuple[str, int], float]:
     spans: dict[tuple[str, int], list[float]] = defaultdict(list)
     frames = a.decode.frames
     for i, f in enumerate(frames):
-        end = a.time_us[frames[i + 1].start] if i + 1 < len(frames) else a.time_us[f.group[-1]]
+        last = frames[i + 1].start if i + 1 < len(frames) else (f.group[-1] if len(f.group) else f.start)
+        end = a.time_us[last]
         if f.kind == "user":
             key = ("user", f.fields["function"])
         else:
