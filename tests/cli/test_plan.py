@@ -65,7 +65,8 @@ def test_plan_for_your_functions(tmp_path):
     wav = tmp_path / "user.wav"
     assert main(["synth", str(SIM / "user_example.edges.csv"), "-o", str(wav), "--seed", "1"]) == 0
     elf = SIM.parent / "firmware" / "user_example.elf"
-    _check_rows(_plan(tmp_path, wav, "--target-ns", "2", "--elf", elf), ["mac16 per call", "crc8_step per call"])
+    plan = _plan(tmp_path, wav, "--target-ns", "2", "--elf", elf)
+    _check_rows(plan, ["mac16 per call", "crc8_step per call"])
 
 
 def test_plan_from_a_profile_uses_beilners_variance(tmp_path):
