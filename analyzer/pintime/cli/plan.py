@@ -1,10 +1,12 @@
 """``pintime plan CAPTURE|--profile P``: repetitions each technique needs for a wanted 95 % CI, with the
 template and the count methods, and the MCU time they take (:mod:`pintime.estimate.plan`).
 
-From a WAV capture: its template edges' σ, its sample tick and its own techniques (Table 1, the §5 system,
-your functions, Table 2's unknowns), each repetition's MCU time measured from frame to frame. From a
-card profile: the profile's Cramér–Rao bound times the template locator's measured efficiency, the
-nominal tick, and the paper's Table 1 techniques around a routine of ``--routine-cycles``.
+From a WAV capture: the template method's edge noise and clock wander measured from its techniques'
+spreads, its sample tick and its own techniques (Table 1, the §5 system, your functions, Table 2's
+unknowns), each repetition's MCU time measured from frame to frame. From a card profile: the profile's
+Cramér–Rao bound times the template locator's measured efficiency, its clock's Allan deviation (white
+frequency noise: q = σ_y(1 s)² · 1 s), the nominal tick, and the paper's Table 1 techniques around a routine
+of ``--routine-cycles``.
 """
 
 from __future__ import annotations
@@ -17,9 +19,17 @@ import numpy as np
 
 from pintime.capture.sniff import sniff
 from pintime.cli.args import add_channel_arguments, channels, number
-from pintime.edges import MEASUREMENT_CHANNEL
 from pintime.errors import PintimeError
-from pintime.estimate.plan import Card, Technique, format_plan, plan, plan_json
+from pintime.estimate.estimators import Estimate
+from pintime.estimate.plan import (
+    Card,
+    Technique,
+    format_plan,
+    measure_template_noise,
+    plan,
+    plan_json,
+    template_terms,
+)
 from pintime.estimate.slowclock import design, overdetermined_design
 from pintime.estimate.table1 import PAPER_TABLE1
 from pintime.files import refuse_overwrite, write_text
@@ -88,26 +98,40 @@ def from_capture(args: argparse.Namespace) -> tuple[list[Technique], Card, float
     template = analyze(args.capture, "template", elf=args.elf, channels=channels(args))
     count = analyze(args.capture, "count", elf=args.elf, channels=channels(args))
     refuse_unused_elf(count, args.elf)
+    return techniques_of(template, count)
+
+
+def techniques_of(template: Analysis, count: Analysis) -> tuple[list[Technique], Card, float]:
+    """The plan's card and techniques from one capture analysed by both methods: the template's edge noise
+    and clock wander measured from its techniques' spreads, the count method's tick and edge offsets."""
     assert count.slow_clock is not None  # the count method always has its model
-    meas = template.edges.on(MEASUREMENT_CHANNEL)
-    card = Card(float(np.median(meas.sigma)) * template.clock.us_per_unit, count.slow_clock.tick_us,
-                f"capture {args.capture}")
+    measured = linear_estimates(template)
+    if not measured:
+        raise PintimeError(f"{count.path}: no technique's frames decoded: nothing to plan")
+    sigma, wander = measure_template_noise([template_terms(x, e) for _, _, _, x, e, _ in measured],
+                                           [est.std_us for *_, est in measured],
+                                           [est.count for *_, est in measured])
+    card = Card(sigma, wander, count.slow_clock.tick_us, f"capture {count.path}")
     spans = frame_spans_us(count)
-    techniques = [Technique(row.label, row.technique, spans[(row.technique, row.n)],
-                            design(row.technique, row.n), count.table.pulse_edges_us[(row.technique, row.n)])
-                  for row in count.table.rows]
-    m = count.table.overdetermined_m
-    if m is not None:
-        techniques.append(Technique("§5 system T_e", "overdetermined", spans[("overdet", m)],
-                                    overdetermined_design(m), count.table.pulse_edges_us[("overdet", m)]))
-    for u in count.user or []:
-        techniques.append(Technique(f"{u.name} per call", "user", spans[("user", u.function)],
-                                    design("line_fit", u.m), u.pulse_edges_us))
+    techniques = [Technique(label, technique, spans[key], x, edges)
+                  for label, technique, key, x, edges, _ in linear_estimates(count)]
     if template.table2 is not None and count.table2 is not None:
         techniques += table2_techniques(template, count)
-    if not techniques:
-        raise PintimeError(f"{args.capture}: no technique's frames decoded: nothing to plan")
     return techniques, card, float(count.run["f_cpu_hz"])
+
+
+def linear_estimates(a: Analysis) -> list[tuple[str, str, tuple[str, int], np.ndarray, np.ndarray, Estimate]]:
+    """Every linear per-repetition estimate of a capture: label, technique, its frames' key (as
+    :func:`frame_spans_us` has them), design, repetitions' edges (µs from each one's first) and estimate."""
+    out = [(row.label, row.technique, (row.technique, row.n), design(row.technique, row.n),
+            a.table.pulse_edges_us[(row.technique, row.n)], row.estimate) for row in a.table.rows]
+    m, o = a.table.overdetermined_m, a.table.overdetermined
+    if m is not None and o is not None:
+        out.append(("§5 system T_e", "overdetermined", ("overdet", m), overdetermined_design(m),
+                    a.table.pulse_edges_us[("overdet", m)], o.t_e))
+    out += [(f"{u.name} per call", "user", ("user", u.function), design("line_fit", u.m), u.pulse_edges_us,
+             u.fit.slope) for u in a.user or []]
+    return out
 
 
 def frame_spans_us(a: Analysis) -> dict[tuple[str, int], float]:
@@ -150,7 +174,7 @@ def from_profile(args: argparse.Namespace) -> tuple[list[Technique], Card, float
     if not f_cpu_hz > 0 or not routine > 0:
         raise PintimeError("--f-cpu-hz and --routine-cycles must be positive")
     fs = profile.samplerate_hz
-    card = Card(TEMPLATE_OVER_CRLB * crlb_s(profile) * 1e6, 1e6 / fs,
+    card = Card(TEMPLATE_OVER_CRLB * crlb_s(profile) * 1e6, profile.wander_adev_1s ** 2 * 1e6, 1e6 / fs,
                 f"profile {profile.name} at {fs} Hz, {profile.bits}-bit")
     t, eps = routine * 1e6 / f_cpu_hz, EPSILON_CYCLES * 1e6 / f_cpu_hz
     techniques = []

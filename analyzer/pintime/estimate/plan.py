@@ -6,8 +6,12 @@ Every technique's estimate is the mean over R repetitions of a per-repetition es
 σ, so its 95 % CI half-width is t(R − 1) · σ / √R (:func:`pintime.estimate.estimators.summarize`); the plan
 is the smallest R that brings it to the target. σ per method:
 
-- ``template``: the edges' own 1-sigma σₑ, independent from edge to edge, through the technique's linear
-  estimator: σ = σₑ · √(Σ coef²), two edges per pulse (:func:`edge_std_us`);
+- ``template``: each edge has an error of its own, σₑ, and the card's clock wanders against the MCU's, a
+  random walk of the time map that adds q · t to the variance of two edges t apart (white frequency noise:
+  q = σ_y(1 s)² · 1 s); through the technique's linear estimator, σ² = σₑ² Σ cᵢ² + q Σ cᵢ cₖ min(tᵢ, tₖ)
+  over its edges (:func:`template_terms`). A capture measures σₑ and q from the repetitions' spreads of
+  all its techniques (:func:`measure_template_noise`: short pulses tell σₑ, long ones q); a profile states
+  them (Cramér–Rao bound, Allan deviation).
 - ``count``: the slow-clock model (:mod:`pintime.estimate.slowclock`): with the edges' offsets within a
   repetition measured (a capture), the shared-phase model, which reproduces the repetitions' spread; with
   only the widths known (a card profile), Beilner's independent widths.
@@ -50,7 +54,8 @@ class Technique:
 class Card:
     """What a method's uncertainty depends on: the template locator's per-edge σ and the sample tick."""
 
-    edge_sigma_us: float  # MCU µs, 1-sigma of one edge located by the template method
+    edge_sigma_us: float  # MCU µs, 1-sigma of one edge located by the template method, its own error
+    wander_us2_per_us: float  # q: variance the clock's wander adds to two edges per µs between them
     tick_us: float  # one sample in MCU µs
     source: str
 
@@ -93,10 +98,33 @@ def half_width_us(std_us: float, r: int) -> float:
     return float(t95(r - 1)) * std_us / np.sqrt(r)
 
 
-def edge_std_us(design: np.ndarray, edge_sigma_us: float) -> np.ndarray:
-    """Per-repetition std of each parameter from independent edges of 1-sigma ``edge_sigma_us``."""
-    p = np.linalg.pinv(design)
-    return edge_sigma_us * np.sqrt(2.0 * np.sum(p ** 2, axis=1))
+def template_terms(design: np.ndarray, pulse_edges_us: np.ndarray) -> tuple[float, float]:
+    """(Σ cᵢ², Σ cᵢ cₖ min(tᵢ, tₖ) in µs) of the first parameter's estimator over one repetition's edges at
+    their mean offsets tᵢ: its variance is σₑ² times the first plus q times the second."""
+    p = np.linalg.pinv(design)[0]
+    coef = np.zeros(2 * len(p))
+    coef[0::2], coef[1::2] = -p, p
+    t = np.mean(np.atleast_2d(pulse_edges_us), axis=0)
+    return float(np.sum(coef ** 2)), float(coef @ np.minimum(t[:, None], t[None, :]) @ coef)
+
+
+def measure_template_noise(terms: list[tuple[float, float]], std_us: list[float],
+                           counts: list[int]) -> tuple[float, float]:
+    """σₑ (µs) and q (µs²/µs) fitted to per-repetition spreads ``std_us`` of techniques with
+    :func:`template_terms` ``terms`` (non-negative least squares, each variance weighted by its relative
+    error √(2/(R − 1)))."""
+    import scipy.optimize  # only here: slow to import for every command
+
+    a = np.array(terms, dtype=np.float64)
+    y = np.array(std_us, dtype=np.float64) ** 2
+    keep = (y > 0) & (np.array(counts) >= 3)
+    if not keep.any():
+        raise PintimeError("no technique with 3 repetitions or more to measure the template's noise from")
+    w = np.sqrt((np.array(counts)[keep] - 1) / 2.0) / y[keep]
+    scale = np.max(a[keep], axis=0)
+    scale[scale == 0] = 1.0
+    x = scipy.optimize.nnls(a[keep] / scale * w[:, None], y[keep] * w)[0] / scale
+    return float(np.sqrt(x[0])), float(x[1])
 
 
 def technique_std_us(t: Technique, method: str, card: Card) -> float:
@@ -106,7 +134,8 @@ def technique_std_us(t: Technique, method: str, card: Card) -> float:
             raise PintimeError(f"{t.label}: no spread measured for the {method} method")
         return t.std_us[method]
     if method == "template":
-        return float(edge_std_us(t.design, card.edge_sigma_us)[0])
+        white, wander = template_terms(t.design, t.pulse_edges_us)
+        return float(np.sqrt(card.edge_sigma_us ** 2 * white + card.wander_us2_per_us * wander))
     model = shared_phase_std_us if t.offsets_measured else beilner_std_us
     return float(model(t.design, t.pulse_edges_us, card.tick_us)[0])
 
@@ -127,7 +156,8 @@ def plan_json(rows: list[PlanRow], card: Card, target_half_us: float, f_cpu_hz: 
     """The ``pintime plan --json`` object (docs/design.md §6)."""
     cycles_per_us = f_cpu_hz / 1e6
     return {"source": card.source, "f_cpu_hz": f_cpu_hz, "tick_us": card.tick_us,
-            "edge_sigma_us": card.edge_sigma_us, "target_ci95_half_us": target_half_us,
+            "edge_sigma_us": card.edge_sigma_us, "wander_us2_per_us": card.wander_us2_per_us,
+            "target_ci95_half_us": target_half_us,
             "target_ci95_half_cycles": target_half_us * cycles_per_us,
             "rows": [{"label": r.label, "technique": r.technique, "method": r.method,
                       "std_us": r.std_us, "std_cycles": r.std_us * cycles_per_us,
@@ -147,7 +177,8 @@ def format_plan(rows: list[PlanRow], card: Card, target_half_us: float, f_cpu_hz
     """The plan as a table: per technique and method, σ per repetition, repetitions, CI, MCU time."""
     lines = [f"Plan for a 95 % CI of ±{target_half_us * 1e3:.4g} ns (±{target_half_us * f_cpu_hz / 1e6:.4g} "
              f"cycles at {f_cpu_hz:g} Hz) from {card.source}: template edge σ {card.edge_sigma_us * 1e3:.4g} "
-             f"ns, tick {card.tick_us:.4f} µs (count edge σ {card.tick_us / np.sqrt(12) * 1e3:.4g} ns)"]
+             f"ns and clock wander {np.sqrt(card.wander_us2_per_us * 1e4) * 1e3:.3g} ns over 10 ms; tick "
+             f"{card.tick_us:.4f} µs (count edge σ {card.tick_us / np.sqrt(12) * 1e3:.4g} ns)"]
     head = (f"{'Technique':<26} {'method':<9} {'σ/rep (ns)':>12} {'repetitions':>14} {'95 % CI (ns)':>13} "
             f"{'MCU time':>11}")
     lines += [head, "-" * len(head)]
