@@ -41,8 +41,7 @@ SHORT_DURATION_S = 30.0
 
 def render(seed: int, duration_s: float | None) -> Path:
     wav = OUT / f"table1-default-{seed}-{duration_s or 'all'}.wav"
-    if not wav.exists():
-        synthesize(SIM / "table1.edges.csv", wav, get_profile("default"), seed, None, duration_s, force=True)
+    synthesize(SIM / "table1.edges.csv", wav, get_profile("default"), seed, None, duration_s, force=True)
     return wav
 
 

@@ -94,3 +94,9 @@ def test_bad_input_is_one_line(argv, names):
 
 def test_rate_is_the_captures_own(capture):
     assert_fails(["plan", capture, "--rate", "48000", "--target-ns", "1"], "--rate")
+
+
+def test_a_capture_of_two_repetitions_is_too_short_to_plan_from():
+    """The example capture holds 2 repetitions per technique: no spread can be measured from it."""
+    assert_fails(["plan", SIM.parents[1] / "captures" / "table1-default.wav", "--target-ns", "1"],
+                 "10 repetitions")

@@ -42,6 +42,7 @@ from pintime.soundcard.model import PROFILES, get_profile, step_response
 TEMPLATE_OVER_CRLB = 1.54
 EPSILON_CYCLES = 1  # every pulse's constant: the edges' one-cycle `out` (docs/design.md §5)
 INIT_CYCLES = 37  # the §5 system's init routine (firmware/FORMAT.md)
+MIN_REPETITIONS = 10  # a technique's spread is measured from this many repetitions at least
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -105,16 +106,18 @@ def techniques_of(template: Analysis, count: Analysis) -> tuple[list[Technique],
     """The plan's card and techniques from one capture analysed by both methods: the template's edge noise
     and clock wander measured from its techniques' spreads, the count method's tick and edge offsets."""
     assert count.slow_clock is not None  # the count method always has its model
-    measured = linear_estimates(template)
+    measured = [m for m in linear_estimates(template) if m[-1].count >= MIN_REPETITIONS]
     if not measured:
-        raise PintimeError(f"{count.path}: no technique's frames decoded: nothing to plan")
+        raise PintimeError(f"{count.path}: no technique with {MIN_REPETITIONS} repetitions or more decoded: "
+                           "too few to measure a spread from (plan from a longer capture, or --profile)")
     sigma, wander = measure_template_noise([template_terms(x, e) for _, _, _, x, e, _ in measured],
                                            [est.std_us for *_, est in measured],
                                            [est.count for *_, est in measured])
     card = Card(sigma, wander, count.slow_clock.tick_us, f"capture {count.path}")
     spans = frame_spans_us(count)
     techniques = [Technique(label, technique, spans[key], x, edges)
-                  for label, technique, key, x, edges, _ in linear_estimates(count)]
+                  for label, technique, key, x, edges, e in linear_estimates(count)
+                  if e.count >= MIN_REPETITIONS]
     if template.table2 is not None and count.table2 is not None:
         techniques += table2_techniques(template, count)
     return techniques, card, float(count.run["f_cpu_hz"])
@@ -161,7 +164,8 @@ def table2_techniques(template: Analysis, count: Analysis) -> list[Technique]:
     rep_us = span / max(1, len({f.fields["measurement"] for f in frames}))
     return [Technique(f"Table 2 {u.label}", "table2", rep_us,
                       std_us={"template": u.estimate.std_us, "count": v.estimate.std_us})
-            for u, v in zip(t2.block.unknowns, c2.block.unknowns, strict=True)]
+            for u, v in zip(t2.block.unknowns, c2.block.unknowns, strict=True)
+            if min(u.estimate.count, v.estimate.count) >= MIN_REPETITIONS]
 
 
 def from_profile(args: argparse.Namespace) -> tuple[list[Technique], Card, float]:

@@ -117,9 +117,9 @@ def measure_template_noise(terms: list[tuple[float, float]], std_us: list[float]
 
     a = np.array(terms, dtype=np.float64)
     y = np.array(std_us, dtype=np.float64) ** 2
-    keep = (y > 0) & (np.array(counts) >= 3)
+    keep = (y > 0) & (np.array(counts) >= 2)
     if not keep.any():
-        raise PintimeError("no technique with 3 repetitions or more to measure the template's noise from")
+        raise PintimeError("no technique with 2 repetitions or more to measure the template's noise from")
     w = np.sqrt((np.array(counts)[keep] - 1) / 2.0) / y[keep]
     scale = np.max(a[keep], axis=0)
     scale[scale == 0] = 1.0
