@@ -30,8 +30,8 @@ from pintime.estimate.plan import (
     plan_json,
     template_terms,
 )
-from pintime.estimate.slowclock import design, overdetermined_design
-from pintime.estimate.table1 import PAPER_TABLE1
+from pintime.estimate.slowclock import design
+from pintime.estimate.table1 import PAPER_TABLE1, overdetermined_design
 from pintime.files import refuse_overwrite, write_text
 from pintime.pipeline import Analysis, analyze, refuse_unused_elf
 from pintime.soundcard.formats import with_format

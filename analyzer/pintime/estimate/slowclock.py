@@ -32,7 +32,7 @@ import scipy.special
 from pintime.clock import Clock
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.estimate import estimators as est
-from pintime.estimate.table1 import Table1
+from pintime.estimate.table1 import Table1, overdetermined_design
 from pintime.estimate.user import UserRow
 from pintime.frames import FrameDecode
 
@@ -211,12 +211,6 @@ def table1_models(table: Table1, tick_us: float) -> tuple[list[tuple[str, int, s
         over = {"t_e": model_estimate(o.t_e, std), "t_i": model_estimate(o.t_i, std, 1),
                 "epsilon": model_estimate(o.epsilon, std, 2)}
     return rows, over
-
-
-def overdetermined_design(m: int) -> np.ndarray:
-    """The §5 system's design for K = m pulses (FORMAT.md §4: N_k = k, M_1 = 1, M_k = k + 1)."""
-    k = np.arange(1, m + 1)
-    return np.column_stack([k, np.where(k == 1, 1, k + 1), np.ones(m)]).astype(np.float64)
 
 
 def _json(m: ModelEstimate) -> dict[str, Any]:

@@ -62,6 +62,13 @@ def pulse_widths_us(time: np.ndarray, group: np.ndarray, us_per_unit: float) -> 
     return (time[group[1::2]] - time[group[0::2]]) * us_per_unit
 
 
+def overdetermined_design(m: int) -> np.ndarray:
+    """The §5 system's matrix A (eq. 7) for K = m pulses: columns N_k = k, M_k (FORMAT.md §4: M_1 = 1,
+    M_k = k + 1) and ε's ones."""
+    k = np.arange(1, m + 1)
+    return np.column_stack([k, np.where(k == 1, 1, k + 1), np.ones(m)]).astype(np.float64)
+
+
 def pulse_edges_us(time: np.ndarray, group: np.ndarray, us_per_unit: float) -> np.ndarray:
     """A group's edge times from its first edge, in µs (differences in the source time base first)."""
     return (time[group] - time[group[0]]) * us_per_unit
@@ -125,9 +132,8 @@ def build_table1(frames: list[Frame], time: np.ndarray, us_per_unit: float) -> T
     overdet = None
     overdet_m = max((n for t, n in widths if t == "overdet"), default=None)
     if overdet_m is not None:
-        k = np.arange(1, overdet_m + 1)
-        m_calls = np.where(k == 1, 1, k + 1)  # FORMAT.md §4: M_1 = 1, M_k = k + 1 (paper eq. 6–7)
-        overdet = est.overdetermined(np.array(widths[("overdet", overdet_m)]), k, m_calls)
+        a = overdetermined_design(overdet_m)
+        overdet = est.overdetermined(np.array(widths[("overdet", overdet_m)]), a[:, 0], a[:, 1])
     pulse_edges = {k: np.array(v) for k, v in edges.items()}
     return Table1(rows, line_fits, line_points, overdet, overdet_m, pulse_edges)
 
