@@ -4,7 +4,7 @@ functions). ``pintime analyze``, ``pintime validate`` and the benchmarks all cal
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
 from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
 from pintime.lost_audio import LostAudio, reconcile
+from pintime.table2.countmodel import table2_models
 from pintime.table2.table import Table2, table2_from_capture, table2_json
 from pintime.table2.visits import locate, run_files
 
@@ -138,6 +139,8 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     used = (method or METHODS[0]) if is_wav else "exact"
     slow = (slow_clock(edges, clock, decode, gaps_s, open_wav(path, *channels).samplerate_hz, table, user)
             if used == "count" else None)
+    if slow is not None and table2 is not None:
+        slow = replace(slow, table2=table2_models(table2, slow.tick_us))
     return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user, gaps,
                     lost_to_gaps, lost, slow)
 

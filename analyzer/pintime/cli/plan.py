@@ -107,12 +107,11 @@ def techniques_of(template: Analysis, count: Analysis) -> tuple[list[Technique],
     and clock wander measured from its techniques' spreads, the count method's tick and edge offsets."""
     assert count.slow_clock is not None  # the count method always has its model
     measured = [m for m in linear_estimates(template) if m[-1].count >= MIN_REPETITIONS]
-    if not measured:
-        raise PintimeError(f"{count.path}: no technique with {MIN_REPETITIONS} repetitions or more decoded: "
-                           "too few to measure a spread from (plan from a longer capture, or --profile)")
-    sigma, wander = measure_template_noise([template_terms(x, e) for _, _, _, x, e, _ in measured],
-                                           [est.std_us for *_, est in measured],
-                                           [est.count for *_, est in measured])
+    sigma, wander = float("nan"), float("nan")  # a Table 2 capture plans from measured spreads alone
+    if measured:
+        sigma, wander = measure_template_noise([template_terms(x, e) for _, _, _, x, e, _ in measured],
+                                               [est.std_us for *_, est in measured],
+                                               [est.count for *_, est in measured])
     card = Card(sigma, wander, count.slow_clock.tick_us, f"capture {count.path}")
     spans = frame_spans_us(count)
     techniques = [Technique(label, technique, spans[key], x, edges)
@@ -120,6 +119,9 @@ def techniques_of(template: Analysis, count: Analysis) -> tuple[list[Technique],
                   if e.count >= MIN_REPETITIONS]
     if template.table2 is not None and count.table2 is not None:
         techniques += table2_techniques(template, count)
+    if not techniques:
+        raise PintimeError(f"{count.path}: no technique with {MIN_REPETITIONS} repetitions or more decoded: "
+                           "too few to measure a spread from (plan from a longer capture, or --profile)")
     return techniques, card, float(count.run["f_cpu_hz"])
 
 

@@ -156,7 +156,7 @@ def plan_json(rows: list[PlanRow], card: Card, target_half_us: float, f_cpu_hz: 
     """The ``pintime plan --json`` object (docs/design.md §6)."""
     cycles_per_us = f_cpu_hz / 1e6
     return {"source": card.source, "f_cpu_hz": f_cpu_hz, "tick_us": card.tick_us,
-            "edge_sigma_us": card.edge_sigma_us, "wander_us2_per_us": card.wander_us2_per_us,
+            "edge_sigma_us": _num(card.edge_sigma_us), "wander_us2_per_us": _num(card.wander_us2_per_us),
             "target_ci95_half_us": target_half_us,
             "target_ci95_half_cycles": target_half_us * cycles_per_us,
             "rows": [{"label": r.label, "technique": r.technique, "method": r.method,
@@ -164,6 +164,10 @@ def plan_json(rows: list[PlanRow], card: Card, target_half_us: float, f_cpu_hz: 
                       "repetitions": r.repetitions, "ci95_half_us": r.ci95_half_us,
                       "ci95_half_cycles": r.ci95_half_us * cycles_per_us, "mcu_s": r.mcu_s,
                       "mcu_s_pulses_only": r.mcu_is_pulses} for r in rows]}
+
+
+def _num(x: float) -> float | None:
+    return None if np.isnan(x) else float(x)
 
 
 def _duration(s: float) -> str:

@@ -23,7 +23,7 @@ positions from the clock line, and their fractional parts must be uniform (Kolmo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -163,6 +163,7 @@ class SlowClock:
     table1: list[tuple[str, int, str, ModelEstimate]]  # technique, n, label, estimate
     overdetermined: dict[str, ModelEstimate]  # t_e, t_i, epsilon
     user: list[tuple[str, ModelEstimate]]  # function name, time per call
+    table2: list[tuple[str, ModelEstimate]] = field(default_factory=list)  # Table 2's unknowns by label
 
 
 def clock_edge_samples(edges: Edges, clock: Clock, decode: FrameDecode, gaps: np.ndarray,
@@ -229,7 +230,8 @@ def slow_clock_json(s: SlowClock) -> dict[str, Any]:
                        "p_value": None if np.isnan(p.p_value) else p.p_value, "uniform": p.uniform},
             "table1": [{"technique": t, "n": n, "label": label, **_json(m)} for t, n, label, m in s.table1],
             "overdetermined": {k: _json(m) for k, m in s.overdetermined.items()} or None,
-            "user": [{"name": name, **_json(m)} for name, m in s.user]}
+            "user": [{"name": name, **_json(m)} for name, m in s.user],
+            "table2": [{"label": label, **_json(m)} for label, m in s.table2]}
 
 
 def format_slow_clock(s: SlowClock) -> str:
@@ -247,7 +249,7 @@ def format_slow_clock(s: SlowClock) -> str:
     lines += [head, "-" * len(head)]
     named = [(label, m) for _, _, label, m in s.table1] + [(f"§5 system {k}", m)
                                                          for k, m in s.overdetermined.items()]
-    named += [(f"{name} per call", m) for name, m in s.user]
+    named += [(f"{name} per call", m) for name, m in s.user] + [(f"Table 2 {k}", m) for k, m in s.table2]
     for label, m in named:
         lo, hi = m.model_ci95_us
         flag = "  differs" if m.differs else ""

@@ -89,6 +89,7 @@ class Table2:
     same_span: bool  # block and exit count columns span the same space: both models fit identically
     resolved: Resolved | None  # every exit from the cut measurements (pintime.table2.cuts), if any
     resolved_note: str | None  # why there is none (no cut copies in the firmware, cut frames lost, …)
+    fitted: Rounds | None = None  # the rounds the models were fitted to (for the count method's model)
 
 
 def epsilon_cycles(cfg: Cfg, exit_counts: np.ndarray, width_cycles: np.ndarray) -> int:
@@ -162,7 +163,7 @@ def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float) -> Table2:
         except PintimeError as err:
             note = str(err)
     return Table2(cfg.function, us_per_cycle, eps, len(rounds.width_us), block, exit_,
-                  capture_epsilon(exact, eps, us_per_cycle), same_span, resolved, note)
+                  capture_epsilon(exact, eps, us_per_cycle), same_span, resolved, note, rounds)
 
 
 def table2_from_capture(capture: Path, visits: str | Path | None, run: dict[str, int], frames: list[Frame],
