@@ -85,3 +85,17 @@ def test_user_functions_by_counting_samples(tmp_path):
         assert abs(rows[name]["mean_us"] - cycles) < 4 * _se(rows[name])
         assert np.isclose(rows[name]["mean_us"], next(u for u in result["user"] if u["name"] == name)
                           ["time"]["mean_us"])
+
+
+def test_table2_unknowns_by_counting_samples(tmp_path):
+    """Table 2 from whole-sample edges: every block-model unknown (ε apart) within 4 model SE of its simavr
+    cycles, the model beside each."""
+    wav = _synth(tmp_path, "table2", 5, "--duration-s", "40")
+    result = summary_json(analyze(wav, "count"))
+    model = {r["label"]: r for r in result["slow_clock"]["table2"]}
+    assert len(model) == len(result["table2"]) >= 5
+    for row in result["table2"]:
+        m = model[row["label"]]
+        assert m["mean_us"] == pytest.approx(row["mean_us"]) and m["model_std_us"] > 0
+        if "ε" not in row["label"]:  # ε holds the modelled pin's fall-minus-rise asymmetry too
+            assert abs(m["mean_us"] - row["truth_cycles"]) < 4 * _se(m), row["label"]
