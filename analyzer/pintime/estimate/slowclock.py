@@ -38,6 +38,7 @@ from pintime.frames import FrameDecode
 
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile: the model's sigma is known, not estimated
 PHASE_P_MIN = 1e-3  # phases whose KS p-value falls below this are not uniform (the model is refused)
+MIN_COUNTS = 10  # counts per fitted parameter below which a width's fraction is not estimated (eq. 10b)
 DIFFER_P = 0.01  # the repetitions' spread and the model's differ when a two-sided χ² test rejects at this
 
 
@@ -71,12 +72,17 @@ def beilner_std_us(x: np.ndarray, pulse_edges_us: np.ndarray, tick_us: float) ->
     widths taken as independent (Beilner's eq. 10a), each with the variance of the width the fit expects.
 
     ``pulse_edges_us`` (repetitions, 2 · pulses): each repetition's edges from its first, rising then
-    falling edge of every pulse.
+    falling edge of every pulse. The expected widths rest on the counts of R repetitions of K pulses with
+    p parameters; below ``MIN_COUNTS`` counts per parameter (R K / p: a Direct row of 2 repetitions whose
+    counts agree would give frac 0 and no variance at all) every width takes Beilner's bound 1/4 (eq. 10b).
     """
     e = np.atleast_2d(pulse_edges_us) / tick_us
     p = np.linalg.pinv(x)
     expected = x @ (p @ np.mean(e[:, 1::2] - e[:, 0::2], axis=0))
-    return tick_us * np.sqrt((p ** 2) @ count_variance_ticks2(expected))
+    variance = count_variance_ticks2(expected)
+    if len(e) * x.shape[0] / x.shape[1] < MIN_COUNTS:  # the widths' fractions are not known: the bound
+        variance = np.full_like(variance, 0.25)
+    return tick_us * np.sqrt((p ** 2) @ variance)
 
 
 def shared_phase_std_us(x: np.ndarray, pulse_edges_us: np.ndarray, tick_us: float) -> np.ndarray:
