@@ -136,8 +136,9 @@ def technique_std_us(t: Technique, method: str, card: Card) -> float:
     if method == "template":
         white, wander = template_terms(t.design, t.pulse_edges_us)
         return float(np.sqrt(card.edge_sigma_us ** 2 * white + card.wander_us2_per_us * wander))
-    model = shared_phase_std_us if t.offsets_measured else beilner_std_us
-    return float(model(t.design, t.pulse_edges_us, card.tick_us)[0])
+    if t.offsets_measured:
+        return float(shared_phase_std_us(t.design, t.pulse_edges_us, card.tick_us)[0])
+    return float(beilner_std_us(t.design, t.pulse_edges_us, card.tick_us, exact_widths=True)[0])
 
 
 def plan(techniques: list[Technique], card: Card, target_half_us: float) -> list[PlanRow]:

@@ -67,20 +67,22 @@ def sawtooth_covariance(t_ticks: np.ndarray) -> np.ndarray:
     return 1.0 / 12.0 - g * (1.0 - g) / 2.0
 
 
-def beilner_std_us(x: np.ndarray, pulse_edges_us: np.ndarray, tick_us: float) -> np.ndarray:
+def beilner_std_us(x: np.ndarray, pulse_edges_us: np.ndarray, tick_us: float,
+                   exact_widths: bool = False) -> np.ndarray:
     """Per-repetition standard deviation (µs) of each parameter of the fit ``widths = x · params``, the
     widths taken as independent (Beilner's eq. 10a), each with the variance of the width the fit expects.
 
     ``pulse_edges_us`` (repetitions, 2 · pulses): each repetition's edges from its first, rising then
     falling edge of every pulse. The expected widths rest on the counts of R repetitions of K pulses with
     p parameters; below ``MIN_COUNTS`` counts per parameter (R K / p: a Direct row of 2 repetitions whose
-    counts agree would give frac 0 and no variance at all) every width takes Beilner's bound 1/4 (eq. 10b).
+    counts agree would give frac 0 and no variance at all) every width takes Beilner's bound 1/4 (eq. 10b),
+    unless the widths are ``exact_widths`` (nominal ones, not counted).
     """
     e = np.atleast_2d(pulse_edges_us) / tick_us
     p = np.linalg.pinv(x)
     expected = x @ (p @ np.mean(e[:, 1::2] - e[:, 0::2], axis=0))
     variance = count_variance_ticks2(expected)
-    if len(e) * x.shape[0] / x.shape[1] < MIN_COUNTS:  # the widths' fractions are not known: the bound
+    if not exact_widths and len(e) * x.shape[0] / x.shape[1] < MIN_COUNTS:  # fractions unknown: the bound
         variance = np.full_like(variance, 0.25)
     return tick_us * np.sqrt((p ** 2) @ variance)
 
