@@ -1,9 +1,10 @@
 """``pintime plan CAPTURE|--profile P``: repetitions each technique needs for a wanted 95 % CI, with the
 template and the count methods, and the MCU time they take (:mod:`pintime.estimate.plan`).
 
-From a WAV capture: the template method's edge noise and clock wander measured from its techniques'
-spreads, its sample tick and its own techniques (Table 1, the §5 system, your functions, Table 2's
-unknowns), each repetition's MCU time measured from frame to frame. From a card profile: the profile's
+From a WAV capture: its own techniques (Table 1, the §5 system, your functions, Table 2's unknowns), each
+with its spread over its repetitions with the template method (the edge noise and clock wander fitted to
+them are reported) and the count method's model at the capture's tick, each repetition's MCU time
+measured from frame to frame. From a card profile: the profile's
 Cramér–Rao bound times the template locator's measured efficiency, its clock's Allan deviation (white
 frequency noise: q = σ_y(1 s)² · 1 s), the nominal tick, and the paper's Table 1 techniques around a routine
 of ``--routine-cycles``.
@@ -114,9 +115,10 @@ def techniques_of(template: Analysis, count: Analysis) -> tuple[list[Technique],
                                                [est.count for *_, est in measured])
     card = Card(sigma, wander, count.slow_clock.tick_us, f"capture {count.path}")
     spans = frame_spans_us(count)
-    techniques = [Technique(label, technique, spans[key], x, edges)
+    template_std = {label: e.std_us for label, *_, e in measured}
+    techniques = [Technique(label, technique, spans[key], x, edges, std_us={"template": template_std[label]})
                   for label, technique, key, x, edges, e in linear_estimates(count)
-                  if e.count >= MIN_REPETITIONS]
+                  if e.count >= MIN_REPETITIONS and label in template_std]
     if template.table2 is not None and count.table2 is not None:
         techniques += table2_techniques(template, count)
     if not techniques:

@@ -6,18 +6,19 @@ Every technique's estimate is the mean over R repetitions of a per-repetition es
 σ, so its 95 % CI half-width is t(R − 1) · σ / √R (:func:`pintime.estimate.estimators.summarize`); the plan
 is the smallest R that brings it to the target. σ per method:
 
-- ``template``: each edge has an error of its own, σₑ, and the card's clock wanders against the MCU's, a
-  random walk of the time map that adds q · t to the variance of two edges t apart (white frequency noise:
-  q = σ_y(1 s)² · 1 s); through the technique's linear estimator, σ² = σₑ² Σ cᵢ² + q Σ cᵢ cₖ min(tᵢ, tₖ)
-  over its edges (:func:`template_terms`). A capture measures σₑ and q from the repetitions' spreads of
-  all its techniques (:func:`measure_template_noise`: short pulses tell σₑ, long ones q); a profile states
-  them (Cramér–Rao bound, Allan deviation).
+- ``template``: from a capture, each technique's own spread over its repetitions. From a profile, a model:
+  each edge has an error of its own, σₑ, and the card's clock wanders against the MCU's, a random walk of
+  the time map that adds q · t to the variance of two edges t apart (white frequency noise: q = σ_y(1 s)² ·
+  1 s); through the technique's linear estimator, σ² = σₑ² Σ cᵢ² + q Σ cᵢ cₖ min(tᵢ, tₖ) over its edges
+  (:func:`template_terms`). A capture's σₑ and q are fitted to its techniques' spreads
+  (:func:`measure_template_noise`) and reported, but the model does not predict each technique within
+  ±25 %: an edge's error depends on its neighbours (a Direct pulse's two edges are 19 samples apart) and
+  on the phase pattern of the schedule (docs/results.md).
 - ``count``: the slow-clock model (:mod:`pintime.estimate.slowclock`): with the edges' offsets within a
   repetition measured (a capture), the shared-phase model, which reproduces the repetitions' spread; with
   only the widths known (a card profile), Beilner's independent widths.
 
-Other estimates (Table 2's unknowns, per measurement) come with σ measured as their spread over
-repetitions.
+Table 2's unknowns (per measurement) come with both methods' spreads measured.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class Technique:
     design: np.ndarray | None = None  # pulses × parameters (pintime.estimate.slowclock.design); None: std_us
     pulse_edges_us: np.ndarray | None = None  # (repetitions, 2 · pulses), each from its first edge
     offsets_measured: bool = True  # the offsets between pulses are measured (else only the widths are known)
-    std_us: dict[str, float] | None = None  # per method, the measured per-repetition std (no design)
+    std_us: dict[str, float] | None = None  # per method, the measured per-repetition std (before any model)
     rep_is_pulses: bool = False  # rep_us counts the pulses only (a profile's plan: frames unknown)
 
 
@@ -129,10 +130,10 @@ def measure_template_noise(terms: list[tuple[float, float]], std_us: list[float]
 
 def technique_std_us(t: Technique, method: str, card: Card) -> float:
     """Per-repetition std of the technique's estimate (its first parameter) with ``method``."""
-    if t.design is None or t.pulse_edges_us is None:
-        if t.std_us is None or method not in t.std_us:
-            raise PintimeError(f"{t.label}: no spread measured for the {method} method")
+    if t.std_us is not None and method in t.std_us:
         return t.std_us[method]
+    if t.design is None or t.pulse_edges_us is None:
+        raise PintimeError(f"{t.label}: no spread measured for the {method} method")
     if method == "template":
         white, wander = template_terms(t.design, t.pulse_edges_us)
         return float(np.sqrt(card.edge_sigma_us ** 2 * white + card.wander_us2_per_us * wander))
