@@ -7,8 +7,9 @@ truth). Per row: how often the truth lies in the model's 95 % CI (Beilner's inde
 repetitions' Student-t CI; the std ratio (repetitions / model). Target: line fit 1×–20× inside its CI, the
 CIs' coverage 95 ± 3 %.
 
-(b) **Plan agreement.** Each seed's capture is planned from (``pintime plan``'s template and count σ per
-technique) with a target that needs ``--plan-reps`` repetitions; the plan is followed on the next seed's
+(b) **Plan agreement.** Each seed's capture is planned from (``pintime plan``'s σ per technique: the
+template method's measured spread, the count method's slow-clock model) with a target that needs
+``--plan-reps`` repetitions; the plan is followed on the next seed's
 capture: its first R repetitions of the technique give a Student-t CI (the per-repetition estimate by
 least squares on the technique's design, as the estimators compute it), whose half-width is compared with
 the planned one. Target: within ±25 %. Beside it, what a plan from the ``default`` profile alone (Beilner's
