@@ -5,7 +5,7 @@ functions, the kernel). ``pintime analyze``, ``pintime validate`` and the benchm
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.estimate.kernel import Kernel, build_kernel, kernel_json
 from pintime.estimate.micro import MicroRow, build_micro, datasheet_cycles, micro_json
+from pintime.estimate.slowclock import SlowClock, slow_clock, slow_clock_json
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
@@ -53,6 +54,7 @@ class Analysis:
     lost_audio: LostAudio | None = None  # WAVs: lost audio found from the data, against the listed gaps
     kernel: Kernel | None = None  # kernel programs (firmware/kernel/KERNEL.md): the kernel's figures
     micro: list[MicroRow] | None = None  # program micro (firmware/micro/): each benchmark's estimate
+    slow_clock: SlowClock | None = None  # --method count: the slow-clock model beside every estimate
 
 
 def load_edges(path: str | Path, method: str | None = None, progress: bool = False,
@@ -160,8 +162,14 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     # the train checks a clock it did not give (it would agree with itself by construction)
     cal = _calibration_check(decode, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
     used = (method or METHODS[0]) if is_wav else "exact"
+    slow = (slow_clock(edges, clock, decode, gaps_s, open_wav(path, *channels).samplerate_hz, table, user)
+            if used == "count" else None)
+    if slow is not None and table2 is not None:
+        from pintime.table2.countmodel import table2_models
+
+        slow = replace(slow, table2=table2_models(table2, slow.tick_us))
     return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user, gaps,
-                    lost_to_gaps, lost, kernel, micro)
+                    lost_to_gaps, lost, kernel, micro, slow)
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -205,6 +213,7 @@ def summary_json(a: Analysis) -> dict[str, Any]:
         **({} if a.user is None else user_json(a.user)),
         **({} if a.kernel is None else kernel_json(a.kernel)),
         **({} if a.micro is None else micro_json(a.micro)),
+        **({} if a.slow_clock is None else {"slow_clock": slow_clock_json(a.slow_clock)}),
     }
 
 

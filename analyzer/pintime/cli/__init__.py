@@ -48,6 +48,11 @@ def _cfg() -> ModuleType:
     return cfg
 
 
+def _plan() -> ModuleType:
+    from pintime.cli import plan
+    return plan
+
+
 def _report() -> ModuleType:
     from pintime.cli import report
     return report
@@ -64,6 +69,7 @@ COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
     "analyze": (_analyze, "print Table 1, Table 2 or your functions' times from a capture"),
     "validate": (_validate, "compare a capture's estimates with the simavr truth"),
     "edges": (_edges, "every edge of a capture: time, channel, polarity, uncertainty"),
+    "plan": (_plan, "repetitions each technique needs for a wanted CI, and the MCU time they take"),
     "cfg": (_cfg, "basic blocks of a compiled AVR function with their cycle costs (Table 2)"),
     "report": (_report, "one Markdown report from `pintime validate --json` results"),
     "record": (_record, "record a capture from a real sound card (192 kHz, 24-bit, stereo)"),

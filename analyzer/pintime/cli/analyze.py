@@ -9,6 +9,7 @@ from pathlib import Path
 from pintime.cli.args import add_channel_arguments, channels
 from pintime.estimate.kernel import format_kernel
 from pintime.estimate.micro import format_micro
+from pintime.estimate.slowclock import format_slow_clock
 from pintime.estimate.table1 import format_table1
 from pintime.estimate.user import format_user
 from pintime.files import refuse_overwrite, write_text
@@ -49,7 +50,8 @@ def format_summary(a: Analysis) -> str:
         table = format_kernel(a.kernel)
     if a.micro is not None:
         table = format_micro(a.micro)
-    return "\n".join([run, ppm, frames, "", table])
+    slow = [] if a.slow_clock is None else ["", format_slow_clock(a.slow_clock)]
+    return "\n".join([run, ppm, frames, "", table, *slow])
 
 
 def _found_text(a: Analysis) -> str:
@@ -74,7 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     parser.add_argument("--plots", metavar="DIR", help="write the paper's figures from this capture")
     parser.add_argument("--method", choices=METHODS, default=None,
-                        help="edge locator for WAV captures (default: template)")
+                        help="edge locator for WAV captures (default: template; count: whole samples only, "
+                             "the slow-clock model of Beilner 1988)")
     parser.add_argument("--visits", metavar="FILE", default=None,
                         help="table2: simavr per-pulse visits (default: PREFIX.visits.csv beside the edges)")
     parser.add_argument("--elf", metavar="FILE", default=None,

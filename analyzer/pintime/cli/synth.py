@@ -34,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="MCU clock; default: f_cpu_hz from the simulation JSON next to EDGES.csv")
     parser.add_argument("--duration-s", metavar="S", default=None,
                         help="record only the first S seconds (default: the whole run)")
+    parser.add_argument("--locked-clock", action="store_true",
+                        help="the card's clock locked to the MCU's: exactly nominal rate, no wander")
     parser.add_argument("--force", action="store_true",
                         help="overwrite an existing CAPTURE.wav and its sidecar")
     parser.add_argument("--plot", metavar="DIR", default=None,
@@ -43,6 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     rate_hz = None if args.rate is None else number(args.rate, "--rate", int)
     profile = with_format(get_profile(args.profile), rate_hz, args.bits, args.channels)
+    if args.locked_clock:
+        profile = profile.locked()
     seed = number(args.seed, "--seed", int)
     f_cpu_hz = None if args.f_cpu_hz is None else number(args.f_cpu_hz, "--f-cpu-hz", float)
     duration_s = None if args.duration_s is None else number(args.duration_s, "--duration-s", float)

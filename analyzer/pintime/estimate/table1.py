@@ -50,6 +50,8 @@ class Table1:
     line_points: dict[int, np.ndarray]  # by M: pulse widths (R, M) the line fits were made from, µs
     overdetermined: est.Overdetermined | None
     overdetermined_m: int | None
+    # by (technique, n) and ("overdet", m): each repetition's edges from its first, (R, 2 · pulses), µs
+    pulse_edges_us: dict[tuple[str, int], np.ndarray]
 
 
 def pulse_widths_us(time: np.ndarray, group: np.ndarray, us_per_unit: float) -> np.ndarray:
@@ -58,6 +60,18 @@ def pulse_widths_us(time: np.ndarray, group: np.ndarray, us_per_unit: float) -> 
     The difference is taken in the source time base first, so large absolute times add no rounding.
     """
     return (time[group[1::2]] - time[group[0::2]]) * us_per_unit
+
+
+def overdetermined_design(m: int) -> np.ndarray:
+    """The §5 system's matrix A (eq. 7) for K = m pulses: columns N_k = k, M_k (FORMAT.md §4: M_1 = 1,
+    M_k = k + 1) and ε's ones."""
+    k = np.arange(1, m + 1)
+    return np.column_stack([k, np.where(k == 1, 1, k + 1), np.ones(m)]).astype(np.float64)
+
+
+def pulse_edges_us(time: np.ndarray, group: np.ndarray, us_per_unit: float) -> np.ndarray:
+    """A group's edge times from its first edge, in µs (differences in the source time base first)."""
+    return (time[group] - time[group[0]]) * us_per_unit
 
 
 def _label(technique: str, n: int) -> str:
@@ -92,12 +106,14 @@ def build_table1(frames: list[Frame], time: np.ndarray, us_per_unit: float) -> T
     ``us_per_unit`` converts them to MCU µs (from the clock calibration).
     """
     widths: dict[tuple[str, int], list[np.ndarray]] = defaultdict(list)
+    edges: dict[tuple[str, int], list[np.ndarray]] = defaultdict(list)
     technique_of = {"direct": "direct", "executing": "executing", "differential": "differential",
                     "line": "line_fit", "overdet": "overdet"}
     for frame in frames:
         if frame.kind in technique_of:
             n = frame.fields.get("n", frame.fields.get("m", 1))
             widths[(technique_of[frame.kind], n)].append(pulse_widths_us(time, frame.group, us_per_unit))
+            edges[(technique_of[frame.kind], n)].append(pulse_edges_us(time, frame.group, us_per_unit))
     paper = {(t, n): (mean, std) for t, n, _, mean, std in PAPER_TABLE1}
     paper_keys = [(t, n) for t, n, *_ in PAPER_TABLE1]
     keys = [k for k in widths if k[0] != "overdet"]
@@ -116,10 +132,10 @@ def build_table1(frames: list[Frame], time: np.ndarray, us_per_unit: float) -> T
     overdet = None
     overdet_m = max((n for t, n in widths if t == "overdet"), default=None)
     if overdet_m is not None:
-        k = np.arange(1, overdet_m + 1)
-        m_calls = np.where(k == 1, 1, k + 1)  # FORMAT.md §4: M_1 = 1, M_k = k + 1 (paper eq. 6–7)
-        overdet = est.overdetermined(np.array(widths[("overdet", overdet_m)]), k, m_calls)
-    return Table1(rows, line_fits, line_points, overdet, overdet_m)
+        a = overdetermined_design(overdet_m)
+        overdet = est.overdetermined(np.array(widths[("overdet", overdet_m)]), a[:, 0], a[:, 1])
+    pulse_edges = {k: np.array(v) for k, v in edges.items()}
+    return Table1(rows, line_fits, line_points, overdet, overdet_m, pulse_edges)
 
 
 def _estimate_json(e: est.Estimate) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from pintime.avr.expect import Expectation, expect_call, range_text
 from pintime.avr.symbols import function_names
 from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
-from pintime.estimate.table1 import pulse_widths_us
+from pintime.estimate.table1 import pulse_edges_us
 from pintime.frames import Frame
 
 
@@ -35,6 +35,7 @@ class UserRow:
     m: int  # pulses per frame: 1 … m calls
     fit: est.LineFit
     f_cpu_hz: int
+    pulse_edges_us: np.ndarray  # (repetitions, 2 m): each repetition's edges from its first, µs
     expected: Expectation | None = None  # from the listing (needs the ELF), cycles per call
 
     def cycles(self, us: float) -> float:
@@ -61,19 +62,19 @@ def build_user(frames: list[Frame], time: np.ndarray, us_per_unit: float, f_cpu_
     (else "function i") and gives each the cycles its listing expects.
     """
     names = {} if elf is None else function_names(elf)
-    widths: dict[tuple[int, int], list[np.ndarray]] = defaultdict(list)
+    edges: dict[tuple[int, int], list[np.ndarray]] = defaultdict(list)
     for frame in frames:
         if frame.kind == "user":
             key = (frame.fields["function"], frame.fields["m"])
-            widths[key].append(pulse_widths_us(time, frame.group, us_per_unit))
+            edges[key].append(pulse_edges_us(time, frame.group, us_per_unit))
     rows = []
-    for function, m in sorted(widths):
+    for function, m in sorted(edges):
         if m < 2:
             raise PintimeError(f"USER frames of function {function} have m = {m}: a line needs 2 points")
         name = names.get(function, f"function {function}")
         expected = expect_call(elf, name) if elf is not None and function in names else None
-        rows.append(UserRow(function, name, m, est.line_fit(np.array(widths[(function, m)])), f_cpu_hz,
-                            expected))
+        e = np.array(edges[(function, m)])
+        rows.append(UserRow(function, name, m, est.line_fit(e[:, 1::2] - e[:, 0::2]), f_cpu_hz, e, expected))
     return rows
 
 

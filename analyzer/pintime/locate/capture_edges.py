@@ -32,13 +32,14 @@ from pintime.capture.wav import DEFAULT_REFERENCE, Block, WavInfo, iter_blocks, 
 from pintime.edges import Edges
 from pintime.errors import PintimeError
 from pintime.locate import detect, train
+from pintime.locate.count import locate_count
 from pintime.locate.crlb import crlb_samples, quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
 from pintime.locate.inflection import locate_inflection
 from pintime.locate.template import Template
 from pintime.locate.threshold import locate_threshold
 
-METHODS = ("template", "inflection", "threshold")
+METHODS = ("template", "inflection", "threshold", "count")
 # An edge's location uses samples up to the template's half-support on either side (its own window, or
 # its neighbours' in a joint fit): edges this close to a recording gap may see the jump, and are dropped.
 GAP_GUARD_SAMPLES = 2 * train.TEMPLATE_HALF_SAMPLES
@@ -269,6 +270,9 @@ def locate_single(method: str, table: TemplateTable, noise: float, y_simple: np.
     if method == "inflection":
         phase, sigma = locate_inflection(y_simple, noise)
         return phase - SIMPLE_HALF, sigma, amp
+    if method == "count":
+        phase, sigma = locate_count(y_simple, noise)
+        return phase - SIMPLE_HALF, sigma, amp
     fit = fit_isolated(table, y_fit, _seeds(y_simple, noise), noise)
     return fit.phase, fit.sigma, fit.amp
 
@@ -336,7 +340,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     # the method's error on the train (known before locating), so that each block's edges are final at once
     rms, own_sigma = _method_rms(method, table, noise[0], train_data) if train_data else (None, 0.0)
     det = _Detector(len(info.columns))
-    results = _Results(template, noise, rms, own_sigma, info.samplerate_hz)
+    # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
+    results = _Results(template, noise, None if method == "count" else rms, own_sigma, info.samplerate_hz)
     blocks = iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES)
     if progress:
         from tqdm import tqdm  # only for long runs on a terminal

@@ -16,7 +16,7 @@ from pintime.locate import capture_edges as locate  # noqa: E402
 from pintime.locate.fit import TemplateTable  # noqa: E402
 
 SHOW_HALF = 10  # samples either side of the edge in the figure
-COLOURS = {"template": "tab:green", "inflection": "tab:red", "threshold": "tab:orange"}
+COLOURS = {"template": "tab:green", "inflection": "tab:red", "threshold": "tab:orange", "count": "tab:purple"}
 
 
 def fig6_edge(capture: str | Path, out: Path) -> Path:

@@ -129,6 +129,10 @@ class Profile:
         """Fall-minus-rise delay of the pin's step midpoints (delay + half ramp); ε's hardware part."""
         return (self.fall_delay_s + self.fall_time_s / 2) - (self.rise_delay_s + self.rise_time_s / 2)
 
+    def locked(self) -> Profile:
+        """The card clocked from the MCU's crystal (nominal rate, no wander): edge phases fixed by cycles."""
+        return replace(self, clock_ppm=0.0, wander_adev_1s=0.0)
+
     def quiet(self) -> Profile:
         """The same card without any random or additive effect (for tests and plots)."""
         return replace(self, wander_adev_1s=0.0, jitter_rms_s=0.0, noise_dbfs=None, hum_hz=None,

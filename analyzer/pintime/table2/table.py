@@ -103,6 +103,7 @@ class Table2:
     resolved: Resolved | None  # every exit from the cut measurements (pintime.table2.cuts), if any
     resolved_note: str | None  # why there is none (no cut copies in the firmware, cut frames lost, …)
     listing_cycles: dict[str, int]  # each CFG exit's cost in the listing, and the pulse's ε, by column name
+    fitted: Rounds | None = None  # the rounds the models were fitted to (for the count method's model)
 
 
 def epsilon_cycles(cfg: Cfg, exit_counts: np.ndarray, width_cycles: np.ndarray) -> int:
@@ -185,7 +186,7 @@ def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float) -> Table2:
     listing = {name: e.cycles for name, e in zip(exit_names(cfg), cfg.exits, strict=True)}
     return Table2(cfg.function, us_per_cycle, eps, len(rounds.width_us), block, exit_,
                   capture_epsilon(exact, eps, us_per_cycle), same_span, resolved, note,
-                  listing | {EPSILON: PULSE_EPSILON_CYCLES})
+                  listing | {EPSILON: PULSE_EPSILON_CYCLES}, rounds)
 
 
 def table2_from_capture(capture: Path, visits: str | Path | None, run: dict[str, int], frames: list[Frame],
