@@ -66,7 +66,7 @@ def test_plan_for_your_functions(tmp_path):
     assert main(["synth", str(SIM / "user_example.edges.csv"), "-o", str(wav), "--seed", "1"]) == 0
     elf = SIM.parent / "firmware" / "user_example.elf"
     plan = _plan(tmp_path, wav, "--target-ns", "2", "--elf", elf)
-    _check_rows(plan, ["mac16 per call", "crc8_step per call"])
+    _check_rows(plan, ["mac16 per call", "crc8_step per call", "crc8_branchy per call"])
 
 
 def test_plan_from_a_profile_uses_beilners_variance(tmp_path):
