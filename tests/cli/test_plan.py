@@ -23,7 +23,7 @@ def _plan(tmp_path, *argv) -> dict:
     return json.loads(out.read_text())
 
 
-def _check_rows(plan: dict, labels: list[str]) -> None:
+def _check_rows(plan: dict, labels: list[str], data_dependent: tuple[str, ...] = ()) -> None:
     """A row per technique and method; each the fewest repetitions reaching the target."""
     rows = {(r["label"], r["method"]): r for r in plan["rows"]}
     assert set(rows) == {(label, m) for label in labels for m in ("template", "count")}
@@ -33,7 +33,9 @@ def _check_rows(plan: dict, labels: list[str]) -> None:
         assert r["ci95_half_us"] <= target * (1 + 1e-12) and r["mcu_s"] > 0
         assert r["ci95_half_us"] == pytest.approx(half_width_us(r["std_us"], reps))
         assert reps == 2 or half_width_us(r["std_us"], reps - 1) > target
-    for label in labels:  # the count method needs far more: a tick is 5.2 µs, a template edge < 1 ns
+    # the count method needs far more: a tick is 5.2 µs, a template edge < 1 ns (unless the code's own time
+    # varies from call to call more than a tick does)
+    for label in set(labels) - set(data_dependent):
         assert rows[(label, "count")]["std_us"] > 100 * rows[(label, "template")]["std_us"]
 
 
@@ -66,7 +68,8 @@ def test_plan_for_your_functions(tmp_path):
     assert main(["synth", str(SIM / "user_example.edges.csv"), "-o", str(wav), "--seed", "1"]) == 0
     elf = SIM.parent / "firmware" / "user_example.elf"
     plan = _plan(tmp_path, wav, "--target-ns", "2", "--elf", elf)
-    _check_rows(plan, ["mac16 per call", "crc8_step per call", "crc8_branchy per call"])
+    _check_rows(plan, ["mac16 per call", "crc8_step per call", "crc8_branchy per call"],
+                data_dependent=("crc8_branchy per call",))
 
 
 def test_plan_from_a_profile_uses_beilners_variance(tmp_path):
