@@ -49,7 +49,7 @@ def _found_text(a: Analysis) -> str:
     lost = a.lost_audio
     if lost is None:
         return ""
-    found = ", ".join(_gap_text(g, g in lost.unlisted) for g in lost.detected)
+    found = ", ".join(gap_text(g, g in lost.unlisted) for g in lost.detected)
     cut = "" if a.gaps is not None else f", {a.lost_to_gaps} frame(s) cut by them"
     checked = (("the reference's phase and " if lost.reference_checked else "")
                + f"the frames' timing ({lost.frames_checked_fraction:.1%} of the capture checked)")
@@ -66,7 +66,7 @@ def _found_text(a: Analysis) -> str:
     return text
 
 
-def _gap_text(g: DetectedGap, unlisted: bool) -> str:
+def gap_text(g: DetectedGap, unlisted: bool) -> str:
     """One discontinuity: how much, where, found by what."""
     size = ("lost or inserted (size unknown: frames lost with it)" if g.jump_s is None
             else f"{g.jump_s * 1e6:+.2f} µs" + (" (this or its twin in another repetition)" if g.ambiguous
