@@ -258,17 +258,20 @@ def _merge(reference: list[DetectedGap], frames: list[DetectedGap], referenced: 
     return sorted(merged, key=lambda g: g.start_s)
 
 
-def reconcile(edges: Edges, listed_s: np.ndarray, samplerate_hz: float,
-              guard_s: float) -> tuple[Edges, LostAudio]:
-    """Find the discontinuities of ``edges`` (capture seconds) and set them against the listed gaps.
+def reconcile(edges: Edges, listed_s: np.ndarray, samplerate_hz: float, guard_s: float,
+              located: Edges | None = None) -> tuple[Edges, LostAudio]:
+    """Find the discontinuities of the ``located`` edges (capture seconds; default ``edges``) and set them
+    against the listed gaps; ``edges`` are those kept (without the edges beside a listed gap: their frames
+    would not decode, and the gap would be found only as a break, not placed within one interval).
 
     A discontinuity with a listed gap between its two edges (or within ``guard_s`` of them) is that gap
     (the sidecar says where). One without is lost audio nobody listed: it lies somewhere between the two
     edges, so every edge from one to the other (and within ``guard_s`` of them) is dropped, and the capture
     is cut at both ends.
     """
-    frames = check_frames(edges, samplerate_hz, listed_s, guard_s)
-    referenced = int(np.count_nonzero(edges.channel == REFERENCE_CHANNEL)) >= 3
+    found_in = edges if located is None else located
+    frames = check_frames(found_in, samplerate_hz, listed_s, guard_s)
+    referenced = int(np.count_nonzero(found_in.channel == REFERENCE_CHANNEL)) >= 3
     detected = _merge(find_jumps(edges, samplerate_hz), frames.jumps + frames.breaks, referenced)
     listed = np.asarray(listed_s, dtype=np.float64)
     unlisted = [g for g in detected

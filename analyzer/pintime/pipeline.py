@@ -110,7 +110,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     if is_wav:  # lost audio found from the data, listed or not (exact sources lose none)
         rate_hz = open_wav(path, *channels).samplerate_hz
         guard_s = gap_guard_s(rate_hz)
-        edges, lost = reconcile(edges, listed_s, rate_hz, guard_s)
+        edges, lost = reconcile(edges, listed_s, rate_hz, guard_s, raw)
     gaps_s = listed_s if lost is None else np.sort(np.concatenate([listed_s, lost.boundaries_s]))
     has_reference = bool(np.any(edges.channel == REFERENCE_CHANNEL))
     clock = (clk.calibrate(edges, gaps_s) if has_reference
