@@ -245,13 +245,17 @@ class LostAudio:
 
 def _merge(reference: list[DetectedGap], frames: list[DetectedGap], referenced: bool) -> list[DetectedGap]:
     """One list of discontinuities: a reference jump with frame discontinuities between its two edges is
-    those (placed within one interval, measured exactly), found by both; the rest as each check found,
+    those, found by both: a frame jump placed within its interval and measured whole, a break placed where
+    it and the jump's half second overlap and measured by the reference; the rest as each check found,
     but for an ambiguous frame jump the checked reference (``referenced``) shows no jump around: the other
     of its pair lost the audio."""
     merged, used = [], {n for n, h in enumerate(frames) if h.ambiguous and referenced}
     for g in reference:
         inside = [n for n, h in enumerate(frames) if h.end_s >= g.start_s and h.start_s <= g.end_s]
-        both = [replace(frames[n], found_by=("reference", "frames"), ambiguous=False) for n in inside]
+        both = [replace(h, start_s=max(g.start_s, h.start_s), end_s=min(g.end_s, h.end_s),
+                        jump_s=g.jump_s if h.jump_s is None else h.jump_s, z=g.z if h.z is None else h.z,
+                        found_by=("reference", "frames"), ambiguous=False)
+                for h in map(frames.__getitem__, inside)]
         merged += both or [g]
         used.update(inside)
     merged += [h for n, h in enumerate(frames) if n not in used]

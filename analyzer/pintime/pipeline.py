@@ -22,7 +22,7 @@ from pintime.errors import PintimeError
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
-from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
+from pintime.locate.capture_edges import LEARN_MAX_S, METHODS, gap_guard_s, locate_capture
 from pintime.lost_audio import LostAudio, cut_spans, reconcile
 from pintime.table2.table import Table2, table2_from_capture, table2_json
 from pintime.table2.visits import locate, run_files
@@ -96,6 +96,17 @@ def _calibration_check(decode: FrameDecode, time_us: np.ndarray, polarity: np.nd
     return clk.calibration_train_ppm(time_us[g], polarity[g], train.fields["period_cycles"], f_cpu_hz)
 
 
+def _lost_audio(raw: Edges, gaps: RecordingGaps | None,
+                rate_hz: float) -> tuple[Edges, RecordingGaps | None, LostAudio]:
+    """A WAV's edges without those beside its listed ``gaps`` and beside lost audio found in the data."""
+    edges, guard_s = raw, gap_guard_s(rate_hz)
+    if gaps is not None:
+        edges, gaps = drop_near_gaps(raw, gaps, guard_s)
+    listed_s = np.zeros(0) if gaps is None else gaps.times_s
+    edges, lost = reconcile(edges, listed_s, rate_hz, guard_s, raw)
+    return edges, gaps, lost
+
+
 def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
             elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS) -> Analysis:
     """Run the whole pipeline on one capture (WAV, VCD or edge list)."""
@@ -103,14 +114,15 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     is_wav = sniff(path) == "wav"
     gaps = read_gaps(path) if is_wav else None
     edges = raw = load_edges(path, method, sys.stderr.isatty(), channels)  # the only long step: WAV edges
-    if gaps is not None:
-        edges, gaps = drop_near_gaps(edges, gaps, gap_guard_s(gaps.samplerate_hz))
     listed_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
     lost, guard_s = None, 0.0
     if is_wav:  # lost audio found from the data, listed or not (exact sources lose none)
         rate_hz = open_wav(path, *channels).samplerate_hz
         guard_s = gap_guard_s(rate_hz)
-        edges, lost = reconcile(edges, listed_s, rate_hz, guard_s, raw)
+        edges, gaps, lost = _lost_audio(raw, gaps, rate_hz)
+        if any(g.start_s < LEARN_MAX_S for g in lost.unlisted):  # the edge shape was learned across it
+            raw = locate_capture(path, method, False, *channels, cut_spans(np.zeros(0), lost)).edges
+            edges, gaps, lost = _lost_audio(raw, gaps, rate_hz)
     gaps_s = listed_s if lost is None else np.sort(np.concatenate([listed_s, lost.boundaries_s]))
     has_reference = bool(np.any(edges.channel == REFERENCE_CHANNEL))
     clock = (clk.calibrate(edges, gaps_s) if has_reference
