@@ -22,7 +22,7 @@ as ``pintime record`` writes it. Figures per case:
 
 Target (docs/design.md §12): every cut found, no result shifted beyond its CI.
 
-Usage: ``python bench/bench_gaps.py [--duration-s 20] [--trials 10] [--json FILE] [--short]``
+Usage: ``python bench/bench_gaps.py [--duration-s 12] [--trials 6] [--json FILE] [--short]``
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ SEED = 1
 RATE_HZ = 48000
 MAX_LOST_SAMPLES = 100_000
 MAX_INSERTED_SAMPLES = 1000
-INSERTED_FRACTION = 0.25  # of the cuts, audio inserted rather than lost
+INSERTED_EVERY = 3  # every third cut inserts audio rather than losing it
 MARGIN_S = 0.3  # cuts start at least this far from either end of the capture
 SHORT_DURATION_S, SHORT_TRIALS = 8.0, 1
 VARIANTS = (("stereo", False), ("stereo", True), ("mono", False), ("mono", True))  # (channels, sidecar)
@@ -71,8 +71,8 @@ def base_capture(duration_s: float) -> Path:
 def draw_cuts(rng: np.random.Generator, frames: int, trials: int) -> list[tuple[int, int]]:
     """(file frame, samples): lost (> 0) or inserted (< 0) audio at a seeded random place."""
     cuts = []
-    for _ in range(trials):
-        inserted = rng.random() < INSERTED_FRACTION
+    for n in range(trials):
+        inserted = n % INSERTED_EVERY == INSERTED_EVERY - 1
         largest = MAX_INSERTED_SAMPLES if inserted else MAX_LOST_SAMPLES
         size = int(round(10 ** rng.uniform(0, np.log10(largest))))
         margin = int(MARGIN_S * RATE_HZ)
@@ -192,8 +192,8 @@ def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration-s", type=float, default=20.0, help="length of the capture (default 20)")
-    parser.add_argument("--trials", type=int, default=10, help="cuts (default 10), each in every variant")
+    parser.add_argument("--duration-s", type=float, default=12.0, help="length of the capture (default 12)")
+    parser.add_argument("--trials", type=int, default=6, help="cuts (default 6), each in every variant")
     parser.add_argument("--json", type=Path, default=ROOT / "build" / "bench" / "gaps.json")
     parser.add_argument("--short", action="store_true", help=f"{SHORT_TRIALS} cuts of an "
                         f"{SHORT_DURATION_S:g} s capture (checks figures)")

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
-from pintime.frames import BIT1_HIGH_US, Frame, decode_frames, frame_end, header_edge_count
+from pintime.frames import BIT1_HIGH_US, QUIET_MIN_US, Frame, decode_frames, frame_end, header_edge_count
 
 Z_LIMIT = 8.0  # a jump is this many standard deviations of a spacing's own noise, at least
 WANDER_S = 100e-9  # the card's clock wander over half a second, at most (Allan deviation 5e-8 at 1 s: 25 ns)
@@ -194,10 +194,9 @@ def check_frames(edges: Edges, samplerate_hz: float, listed_s: np.ndarray | None
     decode = decode_frames(time_us, meas.polarity)
     rows, after = _intervals(time_us, decode.frames)
     listed_s = np.zeros(0) if listed_s is None else np.asarray(listed_s, dtype=np.float64)
-    breaks = [DetectedGap(float(t[frame_end(decode.frames[i])]), float(t[decode.frames[i + 1].start]), None,
-                          None, ("frames",)) for i in after]
+    spans = [(frame_end(decode.frames[i]), decode.frames[i + 1].start) for i in after]
     if not rows:
-        return FrameTiming([], breaks, 0.0, span_s)
+        return FrameTiming([], [_break(t, a, b) for a, b in spans], 0.0, span_s)
     first = np.array([r[0] for r in rows])
     keys = {key: n for n, key in enumerate(dict.fromkeys(r[1] for r in rows))}
     cls = np.array([keys[r[1]] for r in rows])
@@ -215,9 +214,35 @@ def check_frames(edges: Edges, samplerate_hz: float, listed_s: np.ndarray | None
     noise = np.sqrt(meas.sigma[first] ** 2 + meas.sigma[first + 1] ** 2 + spread ** 2)
     noise = np.maximum(noise, np.finfo(np.float64).tiny)
     jump = _steps(deviation, noise, np.diff(first) == 1, samplerate_hz)
+    found = zip(first[jump], deviation[jump], noise[jump], pair[jump], strict=True)
     jumps = [DetectedGap(float(t[j]), float(t[j + 1]), float(-d), float(d / s), ("frames",), bool(p))
-             for j, d, s, p in zip(first[jump], deviation[jump], noise[jump], pair[jump], strict=True)]
+             for j, d, s, p in found]
+    typical = np.sort([np.median(duration[cls == c]) for c in np.unique(cls)
+                       if np.count_nonzero(cls == c) > 1])
+    quiet_s = QUIET_MIN_US * 1e-6 / edges.unit_s
+    breaks = [_break(t, a, b, (typical, meas.sigma, samplerate_hz, quiet_s)) for a, b in spans]
     return FrameTiming(jumps, breaks, float(np.sum(t[first + 1] - t[first])), span_s)
+
+
+def _break(t: np.ndarray, a: int, b: int,
+           classes: tuple[np.ndarray, np.ndarray, float, float] | None = None) -> DetectedGap:
+    """A break between edges ``a`` and ``b`` of ``t``, narrowed to the intervals in it shorter than a QUIET
+    that last like no class of the capture: the cut lies among those (when none is odd, whole frames went
+    with it: the break is all of it). ``classes``: the classes' medians (ascending), the edges' sigmas,
+    the sample rate and the shortest QUIET, all in the edges' time unit (a QUIET's length varies with the
+    header after it: no class median holds it)."""
+    if classes is not None and len(classes[0]) and b - a > 1:
+        typical, sigma, samplerate_hz, quiet_s = classes
+        d = np.diff(t[a:b + 1])
+        k = np.clip(np.searchsorted(typical, d), 1, len(typical) - 1)
+        off = np.minimum(np.abs(d - typical[k - 1]), np.abs(d - typical[k])) if len(typical) > 1 \
+            else np.abs(d - typical[0])
+        noise = np.sqrt(sigma[a:b] ** 2 + sigma[a + 1:b + 1] ** 2)
+        odd = np.flatnonzero((off > Z_LIMIT * noise) & (off >= MIN_JUMP_SAMPLES / samplerate_hz)
+                             & (d < quiet_s))
+        if len(odd):
+            a, b = a + int(odd[0]), a + int(odd[-1]) + 1
+    return DetectedGap(float(t[a]), float(t[b]), None, None, ("frames",))
 
 
 @dataclass(frozen=True)
