@@ -29,7 +29,6 @@ gap, and is not reported as one.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
 
@@ -105,73 +104,98 @@ def _frame_key(f: Frame) -> Hashable:
     return f.kind, tuple(sorted((k, v) for k, v in f.fields.items() if k != "rep"))
 
 
-def _intervals(time_us: np.ndarray, frames: list[Frame]) -> tuple[list[tuple[int, Hashable, int]], list[int]]:
-    """Every interval of the decoded ``frames`` as (its first edge, its class, the 1 bits of the header it
-    precedes: QUIETs only), and the frames after which edges lie that no frame explains (breaks)."""
-    rows: list[tuple[int, Hashable, int]] = []
-    breaks: list[int] = []
-    ones = [int(np.count_nonzero(np.diff(time_us[f.start + 2:f.start + header_edge_count(f.kind)])[::2]
-                                 >= BIT1_HIGH_US[0])) for f in frames]
+HEADER_CLASSES = 6  # class numbers 0-5: SYNC high, SYNC low, 0 bit's high, 1 bit's high, bit's low, SETTLE
+CAL_CLASS = 6  # the calibration train's period; group and QUIET classes are numbered from 7 on
+
+
+def _intervals(time_us: np.ndarray,
+               frames: list[Frame]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
+    """Every interval of the decoded ``frames``: its first edge, its class number, and the 1 bits of the
+    header it precedes (QUIETs only, else 0); and the frames after which edges lie that no frame explains
+    (breaks)."""
+    first, cls, ones, breaks = [], [], [], []
+    numbers: dict[Hashable, int] = {}
     for i, f in enumerate(frames):
-        n_head, end = header_edge_count(f.kind), frame_end(f)
-        for j in range(f.start, end):
-            k = j - f.start
-            if k < n_head - 1:
-                bit = "bit1" if time_us[j + 1] - time_us[j] >= BIT1_HIGH_US[0] else "bit0"
-                cls: Hashable = ("sync high", "sync low")[k] if k < 2 else (bit if k % 2 == 0 else "bit low")
-            elif k == n_head - 1:
-                cls = "settle"
-            else:
-                cls = "cal" if f.kind == "cal" else (_frame_key(f), k - n_head)
-            rows.append((j, cls, 0))
+        n_head, end, key = header_edge_count(f.kind), frame_end(f), _frame_key(f)
+        head = np.arange(f.start, min(f.start + n_head - 1, end))  # edge → edge inside the header
+        k = head - f.start
+        high = np.diff(time_us[f.start:f.start + n_head])[:len(head)] >= BIT1_HIGH_US[0]
+        code = np.where(k < 2, k, np.where(k % 2 == 0, 2 + high, 4))
+        group = np.arange(f.start + n_head - 1, end)  # the SETTLE, then the group's own intervals
+        if f.kind == "cal":
+            gcode = np.full(len(group), CAL_CLASS)
+        else:
+            base = numbers.setdefault(key, HEADER_CLASSES + 1 + len(numbers) * 2 ** 20)
+            gcode = base + np.arange(len(group))
+        if len(group):
+            gcode[0] = 5
+        first += [head, group]
+        cls += [code, gcode]
+        ones.append(np.zeros(len(head) + len(group)))
         if i + 1 < len(frames):
             following = frames[i + 1]
             if following.start == end + 1:
-                rows.append((end, ("quiet", _frame_key(f), _frame_key(following)), ones[i + 1]))
+                pair = numbers.setdefault(("quiet", key, _frame_key(following)),
+                                          HEADER_CLASSES + 1 + len(numbers) * 2 ** 20)
+                header = time_us[following.start + 2:following.start + header_edge_count(following.kind)]
+                bits = np.diff(header)
+                first.append(np.array([end]))
+                cls.append(np.array([-pair]))  # QUIET classes are negative
+                ones.append(np.array([np.count_nonzero(bits[::2] >= BIT1_HIGH_US[0])], dtype=np.float64))
             else:
                 breaks.append(i)
-    return rows, breaks
+    if not first:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), breaks
+    return (np.concatenate(first).astype(np.int64), np.concatenate(cls).astype(np.int64),
+            np.concatenate(ones), breaks)
 
 
-def _quiet_slope(duration: np.ndarray, cls: np.ndarray, ones: np.ndarray, quiet: np.ndarray) -> float:
+def _medians(values: np.ndarray, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """The median of ``values`` in each group (numbered 0 … n_groups − 1; NaN for an empty one), and the
+    groups' sizes."""
+    count = np.bincount(group, minlength=n_groups)
+    if not len(values):
+        return np.full(n_groups, np.nan), count
+    v = values[np.lexsort((values, group))]
+    start = np.cumsum(count) - count
+    lo, hi = start + np.maximum(count - 1, 0) // 2, start + count // 2
+    top = len(v) - 1
+    return np.where(count > 0, 0.5 * (v[np.minimum(lo, top)] + v[np.minimum(hi, top)]), np.nan), count
+
+
+def _quiet_slope(duration: np.ndarray, cls: np.ndarray, ones: np.ndarray) -> float:
     """How much a QUIET shortens per 1 bit of the next header: the median slope between the median QUIETs
     of one pair of frame kinds with different numbers of 1 bits, pooled over the pairs (0 without any)."""
-    slopes = []
+    quiet = np.flatnonzero(cls < 0)
+    slopes: list[float] = []
     for c in np.unique(cls[quiet]):
-        sel = quiet & (cls == c)
+        sel = quiet[cls[quiet] == c]
         values = np.unique(ones[sel])
-        medians = np.array([np.median(duration[sel & (ones == v)]) for v in values])
+        medians = np.array([np.median(duration[sel][ones[sel] == v]) for v in values])
         for a in range(len(values)):
             slopes += list((medians[a + 1:] - medians[a]) / (values[a + 1:] - values[a]))
     return float(np.median(slopes)) if slopes else 0.0
 
 
-def _class_deviation(duration: np.ndarray, cls: np.ndarray,
+def _class_deviation(duration: np.ndarray, group: np.ndarray,
                      listed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each interval's deviation from its class (NaN: not checked), the class's own spread, and whether it
-    is one of a class of two (ambiguous).
+    """Each interval's deviation from its class (``group``: numbered 0 …; NaN: not checked), the class's
+    own spread, and whether it is one of a class of two (ambiguous).
 
     Intervals with a listed gap in them (``listed``) are compared with their class but not part of it.
     The class is the median of three clean members or more; of two, each is compared with the other (when
     they disagree, either may have lost audio: both are suspect) and the listed ones with their mean; of
     one, only the listed ones are compared with it.
     """
-    deviation, spread = np.full(len(duration), np.nan), np.zeros(len(duration))
-    pair = np.zeros(len(duration), dtype=bool)
-    members: dict[int, list[int]] = defaultdict(list)
-    for n, c in enumerate(cls):
-        members[int(c)].append(n)
-    for sel in map(np.array, members.values()):
-        clean, gapped = sel[~listed[sel]], sel[listed[sel]]
-        d = duration[clean]
-        if len(clean) == 2:
-            deviation[clean] = d - d[::-1]
-            pair[clean] = True
-        if len(clean) > 2:
-            deviation[clean] = d - np.median(d)
-            spread[sel] = MAD_SIGMA * np.median(np.abs(deviation[clean]))
-        if len(clean):
-            deviation[gapped] = duration[gapped] - np.median(d)
+    n = int(group.max()) + 1
+    clean = ~listed
+    median, count = _medians(duration[clean], group[clean], n)
+    off = duration - median[group]
+    size = count[group]
+    mad, _ = _medians(np.abs(off[clean]), group[clean], n)
+    pair = clean & (size == 2)
+    deviation = np.where(pair, 2.0 * off, np.where((size > 2) | (listed & (size > 0)), off, np.nan))
+    spread = np.where(size > 2, MAD_SIGMA * mad[group], 0.0)
     return deviation, spread, pair
 
 
@@ -192,22 +216,17 @@ def check_frames(edges: Edges, samplerate_hz: float, listed_s: np.ndarray | None
         return FrameTiming([], [], 0.0, span_s)
     time_us = t * (edges.unit_s * 1e6)
     decode = decode_frames(time_us, meas.polarity)
-    rows, after = _intervals(time_us, decode.frames)
-    listed_s = np.zeros(0) if listed_s is None else np.asarray(listed_s, dtype=np.float64)
+    first, cls, ones, after = _intervals(time_us, decode.frames)
+    listed_s = np.zeros(0) if listed_s is None else np.sort(np.asarray(listed_s, dtype=np.float64))
     spans = [(frame_end(decode.frames[i]), decode.frames[i + 1].start) for i in after]
-    if not rows:
+    if not len(first):
         return FrameTiming([], [_break(t, a, b) for a, b in spans], 0.0, span_s)
-    first = np.array([r[0] for r in rows])
-    keys = {key: n for n, key in enumerate(dict.fromkeys(r[1] for r in rows))}
-    cls = np.array([keys[r[1]] for r in rows])
-    ones = np.array([r[2] for r in rows], dtype=np.float64)
-    quiet = np.array([isinstance(r[1], tuple) and r[1][0] == "quiet" for r in rows])
     duration = t[first + 1] - t[first]
-    duration = duration - _quiet_slope(duration, cls, ones, quiet) * ones
-    listed_s = np.sort(listed_s)
+    duration = duration - _quiet_slope(duration, cls, ones) * ones
     listed = (np.searchsorted(listed_s, t[first + 1] + guard_s, "right")
               > np.searchsorted(listed_s, t[first] - guard_s, "left"))
-    deviation, spread, pair = _class_deviation(duration, cls, listed)
+    _, group = np.unique(cls, return_inverse=True)
+    deviation, spread, pair = _class_deviation(duration, group, listed)
     checked = ~np.isnan(deviation)
     order = np.flatnonzero(checked)[np.argsort(first[checked])]
     first, deviation, spread, pair = first[order], deviation[order], spread[order], pair[order]
@@ -217,8 +236,8 @@ def check_frames(edges: Edges, samplerate_hz: float, listed_s: np.ndarray | None
     found = zip(first[jump], deviation[jump], noise[jump], pair[jump], strict=True)
     jumps = [DetectedGap(float(t[j]), float(t[j + 1]), float(-d), float(d / s), ("frames",), bool(p))
              for j, d, s, p in found]
-    typical = np.sort([np.median(duration[cls == c]) for c in np.unique(cls)
-                       if np.count_nonzero(cls == c) > 1])
+    medians, count = _medians(duration, group, int(group.max()) + 1)
+    typical = np.sort(medians[count > 1])
     quiet_s = QUIET_MIN_US * 1e-6 / edges.unit_s
     breaks = [_break(t, a, b, (typical, meas.sigma, samplerate_hz, quiet_s)) for a, b in spans]
     return FrameTiming(jumps, breaks, float(np.sum(t[first + 1] - t[first])), span_s)
