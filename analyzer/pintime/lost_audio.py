@@ -18,9 +18,9 @@ bit (its length falls by a fixed time per 1 bit; the slope is fitted, pooled ove
 off its class's median (over three or more members; two that disagree are both suspect) is a jump, placed
 within that one interval (200 µs to 12 ms). Audio lost across a frame leaves it rejected: edges between
 two decoded frames that no frame explains are a *break*, where audio may be lost or inserted by an amount
-the frames cannot measure, narrowed to its intervals that last like no class of the capture. Intervals of a single class member (table2's input-dependent pulses and QUIETs,
-the QUIETs around the CAL and END frames) and everything outside decoded frames is not checked: the
-fraction checked is reported.
+the frames cannot measure, narrowed to its intervals that last like no class of the capture. Intervals
+of a single class member (table2's input-dependent pulses and QUIETs, the QUIETs around the CAL and END
+frames) and everything outside decoded frames is not checked: the fraction checked is reported.
 
 Either way a jump is a spacing off by more than ``Z_LIMIT`` standard deviations of its own noise and by at
 least ``MIN_JUMP_SAMPLES``. An edge located wrongly makes two opposite jumps on its either side: that is no

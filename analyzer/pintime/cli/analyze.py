@@ -47,15 +47,16 @@ def _found_text(a: Analysis) -> str:
     """What the data says of lost audio (pintime.lost_audio): discontinuities of the reference's phase and
     the frames' timing, listed or not, how the two checks agree, and listed gaps with none around."""
     lost = a.lost_audio
-    if lost is None:
+    if lost is None or not (lost.detected or lost.unseen_s):
         return ""
     found = ", ".join(gap_text(g, g in lost.unlisted) for g in lost.detected)
     cut = "" if a.gaps is not None else f", {a.lost_to_gaps} frame(s) cut by them"
     checked = (("the reference's phase and " if lost.reference_checked else "")
                + f"the frames' timing ({lost.frames_checked_fraction:.1%} of the capture checked)")
-    text = f"; lost audio found in the data: {found}{cut}" if found else f"; no lost audio found in {checked}"
+    text = ""
     if found:
         agree = lost.agreement()
+        text = f"; lost audio found in the data: {found}{cut}"
         text += (f" (checked: {checked}" + (f"; found by both {agree['both']}, reference only "
                                             f"{agree['reference_only']}, frames only {agree['frames_only']}"
                                             if lost.reference_checked else "") + ")")
