@@ -43,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
         if gaps is not None:
             edges, gaps = drop_near_gaps(edges, gaps, guard_s)
         kept, lost = reconcile(edges, np.zeros(0) if gaps is None else gaps.times_s,
-                               result.info.samplerate_hz, guard_s)
+                               result.info.samplerate_hz, guard_s, result.edges)
+        if lost.frames_checked_fraction > 0:  # a pintime capture: its frames (and reference) were checked
+            edges = kept
         noise = "/".join(f"{rms:.3g}" for rms in result.noise_rms)
         print(f"{len(edges.time)} edges, method {result.method}, polarity {inverted[result.inverted]}, "
               f"template {learned}, noise {noise} FS, "
@@ -52,8 +54,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{len(gaps.gaps)} recording gap(s) listed in {gaps.sidecar} at "
                   f"{', '.join(f'{t:.6f}' for t in gaps.times_s)} s: {gaps.edges_dropped} edges beside them "
                   "dropped; times after a gap are file times, short of the audio it lost", file=sys.stderr)
-        if lost.frames_checked_fraction > 0:  # a pintime capture: its frames (and reference) were checked
-            edges = kept
+        if lost.frames_checked_fraction > 0:
             print(_found(lost), file=sys.stderr)
         else:
             print("no pintime frame decoded: lost or inserted audio not checked (only a pintime capture's "
