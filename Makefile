@@ -203,6 +203,7 @@ bench: deps sim
 	$(PY) bench/bench_kernel.py --json $(BUILD)/bench/kernel.json
 	$(PY) bench/bench_micro.py --json $(BUILD)/bench/micro.json
 	$(PY) bench/bench_count.py --json $(BUILD)/bench/count.json
+	$(PY) bench/bench_gaps.py --json $(BUILD)/bench/gaps.json
 
 # Each benchmark on a small input (seconds): checks that every figure it prints is produced.
 .PHONY: bench-short
@@ -216,6 +217,7 @@ bench-short: deps sim
 	$(PY) bench/bench_kernel.py --short --json $(BUILD)/bench/short/kernel.json
 	$(PY) bench/bench_micro.py --short --json $(BUILD)/bench/short/micro.json
 	$(PY) bench/bench_count.py --short --json $(BUILD)/bench/short/count.json
+	$(PY) bench/bench_gaps.py --short --json $(BUILD)/bench/short/gaps.json
 
 # --- reproduction: the README's main command ---------------------------------------------------------
 # simavr truth → synthesized captures → `pintime validate` per capture and edge method → out/report.md.

@@ -21,7 +21,8 @@ import numpy as np
 
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
-from pintime.frames import decode_between_gaps
+from pintime.frames import decode_frames
+from pintime.lost_audio import near_spans
 
 # Beyond this the capture's time base is wrong, not its clock: sound cards are within ±50 ppm
 # (docs/design.md §10) and the MCU's clock within ±0.5 % even on a ceramic resonator (±1 % on a
@@ -183,12 +184,14 @@ def calibrate(edges: Edges, gaps: np.ndarray | None = None) -> Clock:
                  unit_s=edges.unit_s)
 
 
-def calibrate_from_train(edges: Edges, gaps: np.ndarray | None = None) -> Clock:
+def calibrate_from_train(edges: Edges, cuts_s: np.ndarray | None = None, guard_s: float = 0.0) -> Clock:
     """The clock from the measurement pin's first calibration train, for captures without a reference.
 
     The frames are decoded in nominal µs first (every tolerance of the format is far wider than a card's
-    clock error, FORMAT.md §2), which finds the CAL frame and the RUN frame's F_CPU; ``gaps`` as for
-    :func:`calibrate` (a CAL frame a gap cuts is not decoded, so the train is gap-free).
+    clock error, FORMAT.md §2), which finds the CAL frame and the RUN frame's F_CPU. ``cuts_s`` (rows of
+    (start, end), ascending, :func:`pintime.lost_audio.cut_spans`) are where the capture lost or gained
+    audio: a train they cross is fitted stretch by stretch, each with an offset of its own, without its
+    edges inside a cut or within ``guard_s`` of one; a train whose edges a gap took is not decoded at all.
 
     Raises
     ------
@@ -200,17 +203,20 @@ def calibrate_from_train(edges: Edges, gaps: np.ndarray | None = None) -> Clock:
         raise PintimeError(f"{edges.source}: no reference channel, and the time unit is unknown: the MCU "
                            "clock cannot be calibrated")
     meas = edges.on(MEASUREMENT_CHANNEL)
-    us_per_unit = edges.unit_s * 1e6
-    gaps_us = np.zeros(0) if gaps is None else np.asarray(gaps) * us_per_unit
-    decode, _ = decode_between_gaps(meas.time * us_per_unit, meas.polarity, gaps_us)
+    decode = decode_frames(meas.time * (edges.unit_s * 1e6), meas.polarity)
     runs, train = decode.of_kind("run"), decode.calibration_train()
+    cuts = np.zeros((0, 2)) if cuts_s is None else np.asarray(cuts_s, dtype=np.float64).reshape(-1, 2)
     if not runs or train is None:
+        cut = f" (lost audio at {', '.join(f'{a:.4f}' for a, _ in cuts)} s may cut it)" if len(cuts) else ""
         raise PintimeError(f"{edges.source}: no reference channel (right / channel 1) and no "
-                           f"{'RUN frame' if not runs else 'calibration train'} decoded: the MCU clock "
+                           f"{'RUN frame' if not runs else 'calibration train'} decoded{cut}: the MCU clock "
                            "cannot be calibrated")
     f_cpu_hz, g = runs[0].fields["f_cpu_hz"], train.group
+    time = meas.time[g]
+    keep = ~near_spans(time, cuts, guard_s)
     falling = (-meas.polarity[g] if decode.inverted else meas.polarity[g]) < 0
-    fit = fit_edge_line(meas.time[g], np.arange(len(g)), falling, meas.sigma[g])
+    fit = fit_edge_line(time[keep], np.arange(len(g))[keep], falling[keep], meas.sigma[g][keep],
+                        np.searchsorted(cuts[:, 1], time[keep]))
     cycles_per_s = f_cpu_hz / train.fields["period_cycles"]  # fitted steps per MCU second
     return Clock(units_per_mcu_s=fit.step * cycles_per_s, units_per_mcu_s_sigma=fit.step_sigma * cycles_per_s,
                  fit=fit, unit_s=edges.unit_s, source="calibration train")

@@ -110,6 +110,18 @@ def group_edge_count(kind: str, fields: dict[str, int]) -> int:
     return 2 * fields["m"]  # line, overdet, user
 
 
+def header_edge_count(kind: str) -> int:
+    """Edges from a frame's SYNC rise to its last header bit's fall (FORMAT.md §3–§4): the SYNC's two and
+    two per bit of the kind byte, the payload and the CRC."""
+    layout = next(fields for name, fields in KINDS.values() if name == kind)
+    return 2 + 2 * 8 * (3 + sum(size for _, size in layout))
+
+
+def frame_end(frame: Frame) -> int:
+    """Index of a frame's last edge: its group's last, or its header's last bit's fall without a group."""
+    return int(frame.group[-1]) if len(frame.group) else frame.start + header_edge_count(frame.kind) - 1
+
+
 def decode_frames(time_us: np.ndarray, polarity: np.ndarray, start_us: float | None = 0.0) -> FrameDecode:
     """Decode every frame of the measurement channel.
 

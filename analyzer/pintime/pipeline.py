@@ -25,8 +25,8 @@ from pintime.estimate.slowclock import SlowClock, slow_clock, slow_clock_json
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
-from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
-from pintime.lost_audio import LostAudio, reconcile
+from pintime.locate.capture_edges import LEARN_MAX_S, METHODS, gap_guard_s, locate_capture
+from pintime.lost_audio import LostAudio, cut_spans, reconcile
 from pintime.table2.visits import locate, run_files
 
 if TYPE_CHECKING:
@@ -113,23 +113,37 @@ def _pin_asymmetry(decode: FrameDecode, time_us: np.ndarray,
                                                                      polarity[train.group])
 
 
+def _lost_audio(raw: Edges, gaps: RecordingGaps | None,
+                rate_hz: float) -> tuple[Edges, RecordingGaps | None, LostAudio]:
+    """A WAV's edges without those beside its listed ``gaps`` and beside lost audio found in the data."""
+    edges, guard_s = raw, gap_guard_s(rate_hz)
+    if gaps is not None:
+        edges, gaps = drop_near_gaps(raw, gaps, guard_s)
+    listed_s = np.zeros(0) if gaps is None else gaps.times_s
+    edges, lost = reconcile(edges, listed_s, rate_hz, guard_s, raw)
+    return edges, gaps, lost
+
+
 def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
             elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS) -> Analysis:
     """Run the whole pipeline on one capture (WAV, VCD or edge list)."""
     path = Path(path)
     is_wav = sniff(path) == "wav"
     gaps = read_gaps(path) if is_wav else None
-    edges = load_edges(path, method, sys.stderr.isatty(), channels)  # the only long step: WAV edges
-    if gaps is not None:
-        edges, gaps = drop_near_gaps(edges, gaps, gap_guard_s(gaps.samplerate_hz))
+    edges = raw = load_edges(path, method, sys.stderr.isatty(), channels)  # the only long step: WAV edges
     listed_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
-    lost = None
+    lost, guard_s = None, 0.0
     if is_wav:  # lost audio found from the data, listed or not (exact sources lose none)
         rate_hz = open_wav(path, *channels).samplerate_hz
-        edges, lost = reconcile(edges, listed_s, rate_hz, gap_guard_s(rate_hz))
+        guard_s = gap_guard_s(rate_hz)
+        edges, gaps, lost = _lost_audio(raw, gaps, rate_hz)
+        if any(g.start_s < LEARN_MAX_S for g in lost.unlisted):  # the edge shape was learned across it
+            raw = locate_capture(path, method, False, *channels, cut_spans(np.zeros(0), lost)).edges
+            edges, gaps, lost = _lost_audio(raw, gaps, rate_hz)
     gaps_s = listed_s if lost is None else np.sort(np.concatenate([listed_s, lost.boundaries_s]))
     has_reference = bool(np.any(edges.channel == REFERENCE_CHANNEL))
-    clock = clk.calibrate(edges, gaps_s) if has_reference else clk.calibrate_from_train(edges, gaps_s)
+    clock = (clk.calibrate(edges, gaps_s) if has_reference
+             else clk.calibrate_from_train(raw, cut_spans(listed_s, lost), guard_s))
     on_pin = edges.channel == MEASUREMENT_CHANNEL  # its times and polarities (not edges.on: no sigma copy)
     meas_time, meas_polarity = edges.time[on_pin], edges.polarity[on_pin]
     del on_pin
@@ -184,9 +198,14 @@ def _gaps_json(a: Analysis) -> dict[str, Any] | None:
             + (0 if lost is None else lost.edges_dropped),
             "frames_cut": a.lost_to_gaps,
             "found_in_data": [] if lost is None else [
-                {"start_s": g.start_s, "end_s": g.end_s, "lost_us": g.jump_s * 1e6, "z": g.z,
-                 "listed": g not in lost.unlisted} for g in lost.detected],
-            "listed_not_seen_s": [] if lost is None else lost.unseen_s}
+                {"start_s": g.start_s, "end_s": g.end_s,
+                 "lost_us": None if g.jump_s is None else g.jump_s * 1e6, "z": g.z,
+                 "found_by": list(g.found_by), "ambiguous": g.ambiguous, "listed": g not in lost.unlisted}
+                for g in lost.detected],
+            "listed_not_seen_s": [] if lost is None else lost.unseen_s,
+            "checked": None if lost is None else {
+                "reference": lost.reference_checked, "frames_fraction": lost.frames_checked_fraction,
+                **lost.agreement()}}
 
 
 def summary_json(a: Analysis) -> dict[str, Any]:

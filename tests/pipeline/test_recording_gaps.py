@@ -23,6 +23,7 @@ from pintime.errors import PintimeError
 from pintime.frames import QUIET_MIN_US
 from pintime.locate import capture_edges as locate
 from pintime.locate.capture_edges import GAP_GUARD_SAMPLES, CaptureEdges, learn_capture, locate_capture
+from pintime.lost_audio import cut_spans
 from pintime.pipeline import analyze, load_edges, summary_json
 from pintime.validate.edgematch import match_stretches
 from support import EXAMPLE_WAV as SOURCE_WAV
@@ -225,7 +226,8 @@ def test_edges_and_validate_say_so(cut_pulse, tmp_path):
     if code == 2 and "revision" in lines[0]:
         pytest.skip("build/sim/table1 is not the firmware of the committed captures")
     assert code == 0, lines
-    assert ("recording gaps: 1, 1 frame(s) cut by them, not decoded; per-edge errors stretch by stretch"
+    assert ("recording gaps: 1 listed, 1 found in the data, 1 frame(s) cut by them, not decoded; per-edge "
+            "errors stretch by stretch"
             in printed)
     result = json.loads(out.read_text())
     assert all(r["truth_us"] is not None for r in result["table1"])
@@ -263,7 +265,8 @@ def test_each_stretch_is_placed_on_the_exact_edges(truth_edges, uncut_located, u
     wav = record_with_gap(tmp_path, block, lost)
     gaps = read_gaps(wav)
     cut = locate_capture(wav, "template")
-    m_cut = match_stretches(cut.edges, truth_edges, gaps)
+    m_cut = match_stretches(cut.edges, truth_edges, cut_spans(gaps.times_s, None),
+                            GAP_GUARD_SAMPLES / rec.SAMPLE_RATE_HZ)
     gap_s = block * rec.BLOCK_FRAMES / rec.SAMPLE_RATE_HZ
     time_cut = cut.edges.time[m_cut.idx]
     twin_s = time_cut + np.where(time_cut > gap_s, lost / rec.SAMPLE_RATE_HZ, 0.0)  # its uncut time

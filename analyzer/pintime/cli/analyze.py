@@ -15,6 +15,7 @@ from pintime.estimate.user import format_user
 from pintime.files import refuse_overwrite, write_text
 from pintime.frames import PROGRAMS
 from pintime.locate.capture_edges import METHODS
+from pintime.lost_audio import DetectedGap
 from pintime.pipeline import Analysis, analyze, refuse_unused_elf, summary_json, table2_inputs
 
 
@@ -55,20 +56,36 @@ def format_summary(a: Analysis) -> str:
 
 
 def _found_text(a: Analysis) -> str:
-    """What the data says of lost audio (pintime.lost_audio): jumps of the reference's phase, listed or
-    not, and listed gaps it shows no jump at."""
+    """What the data says of lost audio (pintime.lost_audio): discontinuities of the reference's phase and
+    the frames' timing, listed or not, how the two checks agree, and listed gaps with none around."""
     lost = a.lost_audio
     if lost is None or not (lost.detected or lost.unseen_s):
         return ""
-    jumps = ", ".join(f"{g.jump_s * 1e6:+.2f} µs between {g.start_s:.4f} and {g.end_s:.4f} s"
-                      + ("" if g not in lost.unlisted else " (not listed: the edges between dropped)")
-                      for g in lost.detected)
-    cut = "" if a.gaps is not None else f", {a.lost_to_gaps} cut by them"
-    text = f"; lost audio found in the data (the reference's phase jumps): {jumps}{cut}" if jumps else ""
+    found = ", ".join(gap_text(g, g in lost.unlisted) for g in lost.detected)
+    cut = "" if a.gaps is not None else f", {a.lost_to_gaps} frame(s) cut by them"
+    checked = (("the reference's phase and " if lost.reference_checked else "")
+               + f"the frames' timing ({lost.frames_checked_fraction:.1%} of the capture checked)")
+    text = ""
+    if found:
+        agree = lost.agreement()
+        text = f"; lost audio found in the data: {found}{cut}"
+        text += (f" (checked: {checked}" + (f"; found by both {agree['both']}, reference only "
+                                            f"{agree['reference_only']}, frames only {agree['frames_only']}"
+                                            if lost.reference_checked else "") + ")")
     if lost.unseen_s:
         text += ("; listed gap(s) at " + ", ".join(f"{t:.4f}" for t in lost.unseen_s)
-                 + " s show no jump (lost a whole number of half seconds, or not this recording's list)")
+                 + " s show no discontinuity (lost a whole number of half seconds in a stretch the frames do "
+                 "not check, or not this recording's list)")
     return text
+
+
+def gap_text(g: DetectedGap, unlisted: bool) -> str:
+    """One discontinuity: how much, where, found by what."""
+    size = ("lost or inserted (size unknown: frames lost with it)" if g.jump_s is None
+            else f"{g.jump_s * 1e6:+.2f} µs" + (" (this or its twin in another repetition)" if g.ambiguous
+                                               else ""))
+    return (f"{size} between {g.start_s:.6f} and {g.end_s:.6f} s [{'+'.join(g.found_by)}]"
+            + (" (not listed: the edges between dropped)" if unlisted else ""))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -10,10 +10,12 @@ import numpy as np
 
 from pintime.capture.gaps import drop_near_gaps, read_gaps
 from pintime.capture.vcd import vcd_text
+from pintime.cli.analyze import gap_text
 from pintime.cli.args import add_channel_arguments, channels
 from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, version, write_text
 from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
+from pintime.lost_audio import LostAudio, reconcile
 from pintime.pipeline import load_edges, sniff
 
 HEADER = "time_s,channel,polarity,sigma_s"
@@ -40,8 +42,13 @@ def run(args: argparse.Namespace) -> int:
                    else "blind, from isolated edges (no calibration train: may carry sub-sample bias)"
                    if result.train_refused is None
                    else f"blind, from isolated edges ({result.train_refused}: may carry sub-sample bias)")
+        guard_s = gap_guard_s(result.info.samplerate_hz)
         if gaps is not None:
-            edges, gaps = drop_near_gaps(edges, gaps, gap_guard_s(result.info.samplerate_hz))
+            edges, gaps = drop_near_gaps(edges, gaps, guard_s)
+        kept, lost = reconcile(edges, np.zeros(0) if gaps is None else gaps.times_s,
+                               result.info.samplerate_hz, guard_s, result.edges)
+        if lost.frames_checked_fraction > 0:  # a pintime capture: its frames (and reference) were checked
+            edges = kept
         noise = "/".join(f"{rms:.3g}" for rms in result.noise_rms)
         print(f"{len(edges.time)} edges, method {result.method}, polarity {inverted[result.inverted]}, "
               f"template {learned}, noise {noise} FS, "
@@ -50,6 +57,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"{len(gaps.gaps)} recording gap(s) listed in {gaps.sidecar} at "
                   f"{', '.join(f'{t:.6f}' for t in gaps.times_s)} s: {gaps.edges_dropped} edges beside them "
                   "dropped; times after a gap are file times, short of the audio it lost", file=sys.stderr)
+        if lost.frames_checked_fraction > 0:
+            print(_found(lost), file=sys.stderr)
+        else:
+            print("no pintime frame decoded: lost or inserted audio not checked (only a pintime capture's "
+                  "frames and 1 s reference show it); times after a gap nobody listed would be short of the "
+                  "audio it lost", file=sys.stderr)
     else:
         edges = load_edges(args.capture)
         if edges.unit_s is None:
@@ -67,3 +80,14 @@ def run(args: argparse.Namespace) -> int:
     elif not args.vcd:
         sys.stdout.write(text.getvalue())
     return 0
+
+
+def _found(lost: LostAudio) -> str:
+    """What the data says of lost audio, for the edges' report."""
+    checked = (("the 1 s reference's phase and " if lost.reference_checked else "no reference channel; ")
+               + f"the frames' timing over {lost.frames_checked_fraction:.1%} of the capture")
+    if not lost.detected:
+        return f"no lost or inserted audio found ({checked})"
+    return (f"lost or inserted audio found in the data ({checked}): "
+            + ", ".join(gap_text(g, g in lost.unlisted) for g in lost.detected)
+            + f"; {lost.edges_dropped} edges in or beside the unlisted ones dropped")

@@ -70,8 +70,9 @@ def format_validation(v: Validation) -> str:
     if gaps is not None:
         beside = "/".join(sorted({str(e.beside_gaps) for e in v.edges.values()}))
         per_edge = f"; per-edge errors stretch by stretch, {beside} located edges beside the gaps left out"
-        lines.append(f"recording gaps: {gaps['count']}, {gaps['frames_cut']} frame(s) cut by them, not "
-                     f"decoded{per_edge if beside else ''}")
+        lines.append(f"recording gaps: {gaps['count']} listed, {len(gaps['found_in_data'])} found in the "
+                     f"data, {gaps['frames_cut']} frame(s) cut by them, not decoded"
+                     + (per_edge if beside else ""))
     lines += _kernel_lines(v)
     lines += _resolved_lines(v.resolved)
     if v.coverage is not None:
@@ -197,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
     check_same_run(a, truth, truth_path)
     refuse_unused_elf(a, elf)
     exact = analyze(exact_edges, visits=visits, elf=elf)
-    validation = compare(a, exact, truth_path, edge_errors(Path(args.capture), exact, channels(args)))
+    validation = compare(a, exact, truth_path, edge_errors(a, exact, channels(args)))
     if args.json:
         write_text(args.json, json.dumps(validation.to_json(), indent=2) + "\n")
     print(format_validation(validation))

@@ -27,7 +27,7 @@ from typing import Literal
 import numba
 import numpy as np
 
-from pintime.capture.gaps import near_gaps, read_gaps
+from pintime.capture.gaps import read_gaps
 from pintime.capture.wav import DEFAULT_REFERENCE, Block, WavInfo, iter_blocks, open_wav
 from pintime.edges import Edges
 from pintime.errors import PintimeError
@@ -128,11 +128,12 @@ def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:
     return pos - SIMPLE_HALF
 
 
-def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple[float, ...], list,
-                                          str | None]:
+def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None) -> tuple[Template, train.TrainFit | None,
+                                                                         tuple[float, ...], list, str | None]:
     """Learning pass: template, train fit, noise per channel, the train's windows, and why a train found
     was refused (its fit leaves far more than the noise: its edges are too close at this sample rate) and
-    the template learned blind instead."""
+    the template learned blind instead. ``cuts_s``: (start, end) rows, ascending, where the data shows
+    audio lost or inserted (:func:`pintime.lost_audio.cut_spans`): treated as the sidecar's gaps are."""
     columns = range(len(info.columns))
     det = _Detector(len(columns))
     stop = int(min(LEARN_MAX_S * info.samplerate_hz, info.frames))
@@ -165,10 +166,16 @@ def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple
     sign, y, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
     gaps = read_gaps(info.path)
     stretch = np.zeros(len(pos), np.int64)
-    if gaps is not None:  # a window that sees a gap's jump is no edge's shape; a train's line stops at one
-        usable = ~near_gaps(pos / info.samplerate_hz, gaps, gap_guard_s(info.samplerate_hz))
+    spans = np.zeros((0, 2)) if gaps is None else np.column_stack([gaps.times_s, gaps.times_s])
+    if cuts_s is not None:
+        spans = np.concatenate([spans, cuts_s])
+        spans = spans[np.argsort(spans[:, 1])]
+    if len(spans):  # a window that sees a gap's jump is no edge's shape; a train's line stops at one
+        t, guard_s = pos / info.samplerate_hz, gap_guard_s(info.samplerate_hz)
+        usable = ~np.any((t[:, None] >= spans[None, :, 0] - guard_s)
+                         & (t[:, None] <= spans[None, :, 1] + guard_s), axis=1)
         pos, sign, y, y_simple = pos[usable], sign[usable], y[usable], y_simple[usable]
-        stretch = np.searchsorted(gaps.times_s, pos / info.samplerate_hz)
+        stretch = np.searchsorted(spans[:, 1], pos / info.samplerate_hz)
     seeds = _seeds(y_simple, noise[0]) + pos
     idx = _longest_train(pos, sign, stretch)
     if idx is not None:
@@ -318,13 +325,15 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
 
 def locate_capture(path: str | Path, method: str | None = None, progress: bool = False,
                    measurement_channel: int = 0,
-                   reference_channel: int | None | Literal["default"] = DEFAULT_REFERENCE) -> CaptureEdges:
+                   reference_channel: int | None | Literal["default"] = DEFAULT_REFERENCE,
+                   cuts_s: np.ndarray | None = None) -> CaptureEdges:
     """Locate every edge of the WAV capture ``path`` with ``method`` (default: template).
 
     ``measurement_channel`` and ``reference_channel`` are the file's channels (0-based) of the measurement
     pin and of the clock reference (None: none), as :func:`pintime.capture.wav.open_wav` takes them; the
     located edges are on :data:`pintime.edges.MEASUREMENT_CHANNEL` and
-    :data:`pintime.edges.REFERENCE_CHANNEL` whichever file channels those are.
+    :data:`pintime.edges.REFERENCE_CHANNEL` whichever file channels those are. ``cuts_s``: where the data
+    shows lost or inserted audio the sidecar does not list, kept out of learning (:func:`learn_capture`).
 
     Raises
     ------
@@ -335,7 +344,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     if method not in METHODS:
         raise PintimeError(f"unknown edge method '{method}' (valid: {', '.join(METHODS)})")
     info = open_wav(path, measurement_channel, reference_channel)
-    template, train_fit, noise, train_data, refused = learn_capture(info)
+    template, train_fit, noise, train_data, refused = learn_capture(info, cuts_s)
     table = TemplateTable.build(template)
     # the method's error on the train (known before locating), so that each block's edges are final at once
     rms, own_sigma = _method_rms(method, table, noise[0], train_data) if train_data else (None, 0.0)

@@ -21,6 +21,7 @@ from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
 from pintime.files import read_json
 from pintime.frames import PROGRAMS
+from pintime.lost_audio import cut_spans
 from pintime.pipeline import Analysis, summary_json
 from pintime.table2.blocksystem import EPSILON
 from pintime.validate import edgecheck
@@ -194,13 +195,15 @@ def _unknown(row: dict[str, Any], label: str, us_per_cycle: float, judged: bool)
                          row["truth_cycles"] * us_per_cycle, judged)
 
 
-def edge_errors(capture: Path, exact: Analysis,
+def edge_errors(a: Analysis, exact: Analysis,
                 channels: Channels = DEFAULT_CHANNELS) -> dict[str, EdgeErrors]:
-    """Per-edge errors by method (:func:`edgecheck.edge_errors`) when the capture's edges were located (WAV);
-    none for exact edges."""
-    if sniff(capture) != "wav":
+    """Per-edge errors by method (:func:`edgecheck.edge_errors`) when the capture's edges were located (WAV),
+    stretch by stretch between the gaps its analysis ``a`` knows (listed or found in the data); none for
+    exact edges."""
+    if sniff(a.path) != "wav":
         return {}
+    cuts_s = cut_spans(np.zeros(0) if a.gaps is None else a.gaps.times_s, a.lost_audio)
     truth = exact.edges
     if truth.unit_s is None:  # an edge list counts cycles: their length is the RUN frame's (a mono capture
         truth = replace(truth, unit_s=1.0 / exact.run["f_cpu_hz"])  # has no reference to scale them by)
-    return edgecheck.edge_errors(capture, truth, channels)
+    return edgecheck.edge_errors(a.path, truth, channels, cuts_s)

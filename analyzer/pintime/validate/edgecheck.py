@@ -26,10 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from pintime.capture.gaps import RecordingGaps, read_gaps
 from pintime.capture.wav import DEFAULT_CHANNELS, Channels
 from pintime.edges import Edges
-from pintime.locate.capture_edges import METHODS, CaptureEdges, locate_capture
+from pintime.locate.capture_edges import METHODS, CaptureEdges, gap_guard_s, locate_capture
 from pintime.validate.edgematch import CAL_KNOT_S, about_lines, match_stretches
 
 PHASE_BINS = 32  # sub-sample phase bins of the locator's bias (a smooth function of the phase)
@@ -78,23 +77,22 @@ class LocatorError:
     phase_bias_rms_s: float  # RMS of its deterministic part, the sub-sample phase bias
 
 
-def edge_errors(capture: Path, truth: Edges,
-                channels: Channels = DEFAULT_CHANNELS) -> dict[str, EdgeErrors]:
+def edge_errors(capture: Path, truth: Edges, channels: Channels = DEFAULT_CHANNELS,
+                cuts_s: np.ndarray | None = None) -> dict[str, EdgeErrors]:
     """Per method (``METHODS``), the errors of the capture's located edges against the exact ``truth``.
 
-    A capture with recording gaps (its sidecar, :mod:`pintime.capture.gaps`) gets a time map per stretch
-    between them.
+    A capture with gaps (listed in its sidecar or found in the data: ``cuts_s``, as
+    :func:`pintime.lost_audio.cut_spans` gives them) gets a time map per stretch between them.
     """
-    gaps = read_gaps(capture)
-    return {method: errors_of(locate_capture(capture, method, False, *channels), truth, gaps)
+    return {method: errors_of(locate_capture(capture, method, False, *channels), truth, cuts_s)
             for method in METHODS}
 
 
-def errors_of(result: CaptureEdges, truth: Edges, gaps: RecordingGaps | None = None) -> EdgeErrors:
+def errors_of(result: CaptureEdges, truth: Edges, cuts_s: np.ndarray | None = None) -> EdgeErrors:
     """Errors of one located capture against the exact edges ``truth`` (any time unit), stretch by
-    stretch between recording ``gaps``."""
+    stretch between the capture's ``cuts_s`` (:func:`edge_errors`)."""
     located = result.edges
-    m = match_stretches(located, truth, gaps)
+    m = match_stretches(located, truth, cuts_s, gap_guard_s(result.info.samplerate_hz))
     idx, jdx, err, n_map, stretch = m.idx, m.jdx, m.err, m.n_map, m.stretch
     pol, channel = located.polarity[idx], located.channel[idx]
     # constant offsets of each channel and polarity (fall−rise delay, a second ADC's skew) are the card's
@@ -130,7 +128,7 @@ def errors_of(result: CaptureEdges, truth: Edges, gaps: RecordingGaps | None = N
         stretches=int(len(np.unique(stretch))),
         beside_gaps=m.beside_gaps,
         calibration="piecewise-linear time map"
-                    + ("" if gaps is None else " per stretch between recording gaps")
+                    + ("" if cuts_s is None or not len(cuts_s) else " per stretch between recording gaps")
                     + f", knots every {CAL_KNOT_S * 1e3:g} ms, all matched edges "
                     f"(RMS over the degrees of freedom it leaves); locator: phase bias plus the structure "
                     f"function's intercept on pairs {PAIR_MIN_S * 1e3:g}-{PAIR_MAX_S * 1e3:g} ms apart",

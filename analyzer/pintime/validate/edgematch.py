@@ -10,9 +10,9 @@ of the per-edge error variance at most; a single straight line would instead cha
 square wave, whose edges pair without ambiguity: a scale from one interval would drift out of the match
 tolerance over a long capture (a 1 µs edge error over a 0.5 s period is 2 ppm: 1.6 ms after 800 s).
 
-A recording with gaps (:mod:`pintime.capture.gaps`) is compared stretch by stretch: each gets its own time
-map, and each stretch after a gap is first placed on the exact edges anew (:func:`match_stretches`), as
-the audio a PortAudio overflow lost is not known.
+A recording with gaps (listed, :mod:`pintime.capture.gaps`, or found in the data, :mod:`pintime.lost_audio`)
+is compared stretch by stretch: each gets its own time map, and each stretch after a gap is first placed on
+the exact edges anew (:func:`match_stretches`), as the audio a PortAudio overflow lost is not known.
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import spsolve
 
-from pintime.capture.gaps import RecordingGaps, near_gaps
 from pintime.edges import Edges
 from pintime.errors import PintimeError
-from pintime.locate.capture_edges import gap_guard_s
+from pintime.lost_audio import near_spans
 
 CAL_KNOT_S = 0.02  # knot spacing of the piecewise-linear time map
 MATCH_TOLERANCE_S = 20e-6  # a located edge matches the nearest mapped exact edge of its channel within this
@@ -69,15 +68,18 @@ class Matched:
     beside_gaps: int  # located edges left out: within the locator's gap guard, or in too short a stretch
 
 
-def match_stretches(located: Edges, truth: Edges, gaps: RecordingGaps | None) -> Matched:
-    """Match the located edges of each stretch between recording ``gaps`` on the exact edges, with a time
-    map of its own (the audio a gap lost is unknown: each stretch is placed on the exact edges anew)."""
+def match_stretches(located: Edges, truth: Edges, cuts_s: np.ndarray | None, guard_s: float = 0.0) -> Matched:
+    """Match the located edges of each stretch between the capture's cuts on the exact edges, with a time
+    map of its own (the audio a gap lost is unknown: each stretch is placed on the exact edges anew).
+
+    ``cuts_s``: (start, end) rows in capture seconds, ascending (:func:`pintime.lost_audio.cut_spans`), or
+    None; edges inside one or within ``guard_s`` of it are left out."""
     t_exact = truth.time.astype(np.float64)
-    if gaps is None:
+    if cuts_s is None or not len(cuts_s):
         stretch, keep = np.zeros(len(located.time), np.int64), np.ones(len(located.time), bool)
     else:
-        stretch = np.searchsorted(gaps.times_s, located.time)
-        keep = ~near_gaps(located.time, gaps, gap_guard_s(gaps.samplerate_hz))
+        stretch = np.searchsorted(cuts_s[:, 1], located.time)
+        keep = ~near_spans(located.time, cuts_s, guard_s)
     scale = _scale(located, stretch, truth)
     parts, n_map, last = [], 0, -1
     for s in np.unique(stretch[keep]):
