@@ -11,8 +11,9 @@ between two reference edges, half a second apart.
 
 **Frames.** From a frame's SYNC to the end of its group every edge is cycle-exact (firmware/common/
 frames.c), so every interval of one *class* lasts the same number of cycles wherever it occurs: the SYNC's
-high and low, a 0 bit's high, a 1 bit's, a bit's low, the SETTLE, the calibration train's period, and each
-group interval of a frame kind with the same fields but the repetition (pulse k of every LINE m = 20 frame).
+high and low, a 0 bit's high, a 1 bit's, a bit's low, the calibration train's period, and the SETTLE and
+each group interval of a frame kind with the same fields but the repetition (pulse k of every LINE m = 20
+frame; FORMAT.md §2 holds a SETTLE only to ±2 %, and program micro's interrupt groups start late).
 A QUIET lasts the same for a given pair of frame kinds but for the firmware building the next header bit by
 bit (its length falls by a fixed time per 1 bit; the slope is fitted, pooled over the pairs). An interval
 off its class's median (over three or more members; two that disagree are both suspect) is a jump, placed
@@ -104,7 +105,7 @@ def _frame_key(f: Frame) -> Hashable:
     return f.kind, tuple(sorted((k, v) for k, v in f.fields.items() if k != "rep"))
 
 
-HEADER_CLASSES = 6  # class numbers 0-5: SYNC high, SYNC low, 0 bit's high, 1 bit's high, bit's low, SETTLE
+HEADER_CLASSES = 6  # class numbers 0-5: SYNC high, SYNC low, 0 bit's high, 1 bit's high, bit's low, CAL's SETTLE
 CAL_CLASS = 6  # the calibration train's period; group and QUIET classes are numbered from 7 on
 
 
@@ -121,14 +122,15 @@ def _intervals(time_us: np.ndarray,
         k = head - f.start
         high = np.diff(time_us[f.start:f.start + n_head])[:len(head)] >= BIT1_HIGH_US[0]
         code = np.where(k < 2, k, np.where(k % 2 == 0, 2 + high, 4))
-        group = np.arange(f.start + n_head - 1, end)  # the SETTLE, then the group's own intervals
+        # the SETTLE, then the group's own intervals; a SETTLE is a class of its frame kind and fields (FORMAT.md
+        # §2 holds it to ±2 %: program micro's interrupt groups start a few cycles late, by design)
+        group = np.arange(f.start + n_head - 1, end)
         if f.kind == "cal":
             gcode = np.full(len(group), CAL_CLASS)
+            gcode[:1] = 5
         else:
             base = numbers.setdefault(key, HEADER_CLASSES + 1 + len(numbers) * 2 ** 20)
             gcode = base + np.arange(len(group))
-        if len(group):
-            gcode[0] = 5
         first += [head, group]
         cls += [code, gcode]
         ones.append(np.zeros(len(head) + len(group)))
@@ -291,8 +293,8 @@ def _merge(reference: list[DetectedGap], frames: list[DetectedGap], referenced: 
     """One list of discontinuities: a reference jump with frame discontinuities between its two edges is
     those, found by both: a frame jump placed within its interval and measured whole, a break placed where
     it and the jump's half second overlap and measured by the reference; the rest as each check found,
-    but for an ambiguous frame jump the checked reference (``referenced``) shows no jump around: the other
-    of its pair lost the audio."""
+    but for an ambiguous frame jump or a break the checked reference (``referenced``) shows no jump around:
+    the other of the pair lost the audio, the break's frames were misread."""
     merged, used = [], {n for n, h in enumerate(frames) if h.ambiguous and referenced}
     for g in reference:
         inside = [n for n, h in enumerate(frames) if h.end_s >= g.start_s and h.start_s <= g.end_s]
@@ -302,7 +304,9 @@ def _merge(reference: list[DetectedGap], frames: list[DetectedGap], referenced: 
                 for h in map(frames.__getitem__, inside)]
         merged += both or [g]
         used.update(inside)
-    merged += [h for n, h in enumerate(frames) if n not in used]
+    # a break (audio lost by an amount the frames cannot tell) the checked reference shows no jump around is
+    # frames the locator could not read, not lost audio: the reference sees any loss of half a sample
+    merged += [h for n, h in enumerate(frames) if n not in used and not (referenced and h.jump_s is None)]
     return sorted(merged, key=lambda g: g.start_s)
 
 

@@ -51,7 +51,7 @@ def test_synthesized_capture_against_the_truth(tmp_path):
     exact one, and the error stated against it."""
     wav = tmp_path / "user.wav"
     assert main(["synth", str(SIM / "user_example.edges.csv"), "-o", str(wav), "--profile", "default",
-                 "--seed", "5", "--duration-s", "4.25"]) == 0
+                 "--seed", "5", "--duration-s", "5.5"]) == 0
     result, printed = _validate(tmp_path, wav, "--elf", ELF)
     assert [r["name"] for r in result["user"]] == FUNCTIONS
     for r in result["user"]:
