@@ -105,7 +105,7 @@ def _frame_key(f: Frame) -> Hashable:
     return f.kind, tuple(sorted((k, v) for k, v in f.fields.items() if k != "rep"))
 
 
-HEADER_CLASSES = 6  # class numbers 0-5: SYNC high, SYNC low, 0 bit's high, 1 bit's high, bit's low, CAL's SETTLE
+HEADER_CLASSES = 6  # classes 0-5: SYNC high, SYNC low, 0 bit's high, 1 bit's high, bit's low, CAL's SETTLE
 CAL_CLASS = 6  # the calibration train's period; group and QUIET classes are numbered from 7 on
 
 
@@ -122,8 +122,8 @@ def _intervals(time_us: np.ndarray,
         k = head - f.start
         high = np.diff(time_us[f.start:f.start + n_head])[:len(head)] >= BIT1_HIGH_US[0]
         code = np.where(k < 2, k, np.where(k % 2 == 0, 2 + high, 4))
-        # the SETTLE, then the group's own intervals; a SETTLE is a class of its frame kind and fields (FORMAT.md
-        # §2 holds it to ±2 %: program micro's interrupt groups start a few cycles late, by design)
+        # the SETTLE, then the group's own intervals; a SETTLE is a class of its frame kind and fields
+        # (FORMAT.md §2 holds it to ±2 %: program micro's interrupt groups start a few cycles late, by design)
         group = np.arange(f.start + n_head - 1, end)
         if f.kind == "cal":
             gcode = np.full(len(group), CAL_CLASS)
