@@ -32,6 +32,7 @@ from pintime.edges import Edges
 from pintime.errors import PintimeError
 from pintime.locate import detect, train
 from pintime.locate.crlb import crlb_samples, quiet_noise_rms
+from pintime.locate.highpass import Highpass, RestoredBlock, learn_highpass, restore_block
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
 from pintime.locate.inflection import locate_inflection
 from pintime.locate.template import Template
@@ -64,6 +65,7 @@ class CaptureEdges:
     method_rms_s: float | None  # RMS error of the method against the train's line (None: no train)
     info: WavInfo
     train_refused: str | None = None  # why a calibration train found was not learned from (None: it was)
+    highpass: tuple[Highpass, ...] = ()  # per channel: the AC coupling learned and undone (highpass.py)
 
 
 def gap_guard_s(samplerate_hz: float) -> float:
@@ -96,9 +98,13 @@ class _Detector:
 
 
 def _windows(block: Block, channel: int, pos: np.ndarray, offsets: np.ndarray, info: WavInfo) -> np.ndarray:
-    """Samples ``pos + offsets`` of one channel (float64); refuses clipped ones."""
+    """Samples ``pos + offsets`` of one channel (float64); refuses clipped ones (in the samples as
+    recorded, when the block is restored)."""
     y = np.empty((len(pos), len(offsets)))
-    row = _gather_kernel(block.data, channel, pos - block.first, offsets, info.clip_level, y)
+    raw = block.raw if isinstance(block, RestoredBlock) else block.data
+    row = _gather_kernel(raw, channel, pos - block.first, offsets, info.clip_level, y)
+    if raw is not block.data:
+        _gather_kernel(block.data, channel, pos - block.first, offsets, np.inf, y)
     if row >= 0:
         raise PintimeError(f"{info.path}: clipped signal at {pos[row] / info.samplerate_hz:.6f} s on the "
                            f"{info.channel_name(channel)} channel: lower the recording level (clipping ruins "
@@ -125,17 +131,21 @@ def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:
     return pos - SIMPLE_HALF
 
 
-def learn_capture(info: WavInfo) -> tuple[Template, train.TrainFit | None, tuple[float, ...], list,
-                                          str | None]:
-    """Learning pass: template, train fit, noise per channel, the train's windows, and why a train found
-    was refused (its fit leaves far more than the noise: its edges are too close at this sample rate) and
-    the template learned blind instead."""
+def learn_capture(info: WavInfo, highpass: tuple[Highpass, ...] | None = None) -> tuple[
+        Template, train.TrainFit | None, tuple[float, ...], list, str | None]:
+    """Learning pass on the recording with its AC coupling ``highpass`` undone (default: learned here):
+    template, train fit, noise per channel, the train's windows, and why a train found was refused (its fit
+    leaves far more than the noise: its edges are too close at this sample rate) and the template learned
+    blind instead."""
+    if highpass is None:
+        highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, LEARN_MAX_S)
     columns = range(len(info.columns))
     det = _Detector(len(columns))
     stop = int(min(LEARN_MAX_S * info.samplerate_hz, info.frames))
     pos_all, sign_all, wins, simple = [], [], [], []
     noise_parts: list[list[tuple[float, int]]] = [[] for _ in columns]
     for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, 0, stop):
+        block = restore_block(block, highpass)
         for ch in columns:
             pos, sign = det.steps(block, ch)
             own = (pos >= block.own_lo) & (pos < block.own_hi)
@@ -329,7 +339,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     if method not in METHODS:
         raise PintimeError(f"unknown edge method '{method}' (valid: {', '.join(METHODS)})")
     info = open_wav(path, measurement_channel, reference_channel)
-    template, train_fit, noise, train_data, refused = learn_capture(info)
+    highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, LEARN_MAX_S)
+    template, train_fit, noise, train_data, refused = learn_capture(info, highpass)
     table = TemplateTable.build(template)
     det = _Detector(len(info.columns))
     parts: list[np.ndarray] = []
@@ -339,7 +350,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
 
         blocks = tqdm(blocks, total=-(-info.frames // BLOCK_FRAMES), unit="block", desc="edges")
     for block in blocks:
-        parts += _locate_block(method, table, det, block, info, noise)
+        parts += _locate_block(method, table, det, restore_block(block, highpass), info, noise)
     located = np.concatenate(parts, axis=1) if parts else np.zeros((5, 0))
     located = located[:, np.argsort(located[0], kind="stable")]
     pos, sigma, amp, channel, sign = located
@@ -356,4 +367,5 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     noise_per_edge = np.asarray(noise)[channel]
     crlb = crlb_samples(template, amp, pos, 1.0) * noise_per_edge / fs
     edges = Edges(pos / fs, channel, polarity, sigma / fs, 1.0, str(path))
-    return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info, refused)
+    return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info, refused,
+                        highpass)
