@@ -191,6 +191,7 @@ bench: deps sim
 	$(PY) bench/bench_analyze.py --json $(BUILD)/bench/analyze.json
 	$(PY) bench/bench_table2.py --json $(BUILD)/bench/table2.json
 	$(PY) bench/bench_rates.py --json $(BUILD)/bench/rates.json
+	$(PY) bench/bench_cards.py --json $(BUILD)/bench/cards.json
 
 # Each benchmark on a small input (seconds): checks that every figure it prints is produced.
 .PHONY: bench-short
@@ -200,6 +201,7 @@ bench-short: deps sim
 	$(PY) bench/bench_analyze.py --short --json $(BUILD)/bench/short/analyze.json
 	$(PY) bench/bench_table2.py --short --json $(BUILD)/bench/short/table2.json
 	$(PY) bench/bench_rates.py --short --json $(BUILD)/bench/short/rates.json
+	$(PY) bench/bench_cards.py --short --json $(BUILD)/bench/short/cards.json
 
 # --- reproduction: the README's main command ---------------------------------------------------------
 # simavr truth → synthesized captures → `pintime validate` per capture and edge method → out/report.md.

@@ -32,8 +32,8 @@ from pintime.edges import Edges
 from pintime.errors import PintimeError
 from pintime.locate import detect, train
 from pintime.locate.crlb import crlb_samples, quiet_noise_rms
-from pintime.locate.highpass import Highpass, RestoredBlock, learn_highpass, restore_block
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
+from pintime.locate.highpass import Highpass, RestoredBlock, learn_highpass, restore_block
 from pintime.locate.inflection import locate_inflection
 from pintime.locate.template import Template
 from pintime.locate.threshold import locate_threshold

@@ -7,18 +7,18 @@ is left, the droop's curvature under each edge and the learned template's own lo
 edges before, and biased the edges of long pulses by tens of ns.
 
 Between edges (once the anti-alias response has settled) the pin is constant, so a high-pass of order p
-leaves a sum of p decaying exponentials plus the DC offset: the samples obey the recurrence
+leaves a sum of p decaying exponentials plus the DC offset: samples D apart obey the recurrence
 
-    y[n] = a₁·y[n−1] + … + a_p·y[n−p] + c
+    y[n] = a₁·y[n−D] + … + a_p·y[n−pD] + c
 
-whose characteristic roots are the sections' poles. The coefficients are fitted by least squares on the
-quiet samples of the first seconds (:class:`HighpassLearner`), order 1 and 2, order 2 kept only when it
-explains far more than order 1 (a single section fitted with two would leave its second root to the
-noise). Applying ``A(z) = 1 − a₁z⁻¹ − … − a_p z⁻ᵖ`` to the recording removes the poles; the sections'
-zeros at DC, (1 − z⁻¹)ᵖ, are undone by leaky integrators ``1/(1 − ρz⁻¹)ᵖ`` (a corner of ``LEAK_HZ``, far
-below anything the fits see: the restored step still drops 2 % over a 3 ms pulse, a straight line the local
-fit takes), after the constant ``c`` (the DC offset) is taken off. The restored recording is what a
-DC-coupled card would give, up to a scale: the template, the fits and the noise all work on it.
+whose characteristic roots are the sections' poles to the power D (D = ``LAG_S``: a few samples, so that
+a slow decay shows between them). The coefficients are fitted on the quiet samples of the first seconds
+(:class:`HighpassLearner`), order 2 kept only when it is clearly determined (:meth:`HighpassLearner.result`).
+Applying the per-sample ``A(z) = Π(1 − rᵢz⁻¹)`` to the recording removes the poles; the sections' zeros at
+DC, (1 − z⁻¹)ᵖ, are undone by leaky integrators ``1/(1 − ρz⁻¹)ᵖ`` (a corner of ``LEAK_HZ``, far below
+anything the fits see: the restored step still drops 2 % over a 3 ms pulse, a straight line the local fit
+takes), after the constant ``c`` (the DC offset) is taken off. The restored recording is what a DC-coupled
+card would give, up to a scale: the template, the fits and the noise all work on it.
 
 A block restored on its own starts from a zero filter state: it lacks the past's contribution, which is a
 solution of the leaky integrators' homogeneous recurrence, ``(α + β·n)·ρⁿ``: an offset and a slope (a
@@ -37,9 +37,11 @@ from pintime.capture.wav import Block, WavInfo, iter_blocks
 from pintime.locate import detect
 
 LEAK_HZ = 1.0  # corner of the leaky integrators that replace the coupling's zeros at DC
-GUARD_SAMPLES = 56  # quiet samples are this far from every edge (the anti-alias response has settled)
+GUARD_SAMPLES = 40  # quiet samples are this far from every edge (the anti-alias response has settled)
 MAX_ORDER = 2
-ORDER_GAIN = 100.0  # order 2 is kept when its residual is this many noise-variances × samples below order 1
+CORNER_TOLERANCE = 0.1  # an order-2 fit's roots must be known to this fraction of their distance from 1
+LAG_S = 1e-4  # D: the recurrence steps this far (5 samples at 48 kHz, 19 at 192 kHz), where the decay shows
+ORDER_T = 10.0  # order 2 is kept when its second coefficient is this many standard errors from 0
 MIN_QUIET = 1000  # fewer quiet samples (per channel) learn nothing: the recording is left as it is
 
 
@@ -94,55 +96,81 @@ class HighpassLearner:
     card least squares found corners of 2 and 570 Hz for 100 and 300 Hz, the instruments 100 and 300).
     """
 
-    LAGS = 2 * MAX_ORDER  # y[n−1] … y[n−4]
+    LAGS = 2 * MAX_ORDER  # y[n−D] … y[n−4D]
 
-    def __init__(self) -> None:
-        self.gram = np.zeros((self.LAGS + 2, self.LAGS + 2))  # [y[n−1] … y[n−4], 1, y[n]] outer products
+    def __init__(self, spacing: int = 1) -> None:
+        self.spacing = spacing  # D
+        self.gram = np.zeros((self.LAGS + 2, self.LAGS + 2))  # [y[n−D] … y[n−4D], 1, y[n]] outer products
         self.count = 0
 
     def add(self, x: np.ndarray, edge_pos: np.ndarray, lo: int, hi: int) -> None:
-        """Add the samples ``n`` in [lo, hi) of ``x`` whose window n−4 … n is ``GUARD_SAMPLES`` from every
+        """Add the samples ``n`` in [lo, hi) of ``x`` whose window n−4D … n is ``GUARD_SAMPLES`` from every
         edge (``edge_pos``: sorted sample indices into ``x``)."""
-        n = np.arange(max(lo, self.LAGS), min(hi, len(x)))
+        span = self.LAGS * self.spacing
+        n = np.arange(max(lo, span), min(hi, len(x)))
         if n.size == 0:
             return
         far = np.iinfo(np.int64).max // 2  # sentinels: no edge before the first sample, none after the last
         pos = np.concatenate([[-far], np.sort(edge_pos), [far]])
         k = np.searchsorted(pos, n)
-        n = n[(pos[k] - n > GUARD_SAMPLES) & (n - self.LAGS - pos[k - 1] > GUARD_SAMPLES)]
+        n = n[(pos[k] - n > GUARD_SAMPLES) & (n - span - pos[k - 1] > GUARD_SAMPLES)]
         x = np.asarray(x, dtype=np.float64)
-        cols = np.stack([x[n - lag] for lag in range(1, self.LAGS + 1)] + [np.ones(len(n)), x[n]], axis=1)
+        cols = np.stack([x[n - lag * self.spacing] for lag in range(1, self.LAGS + 1)]
+                        + [np.ones(len(n)), x[n]], axis=1)
         self.gram += cols.T @ cols
         self.count += len(n)
 
     def result(self, samplerate_hz: float) -> Highpass:
-        """The recurrence of order 1 or 2 (module docstring); none with fewer than MIN_QUIET samples."""
+        """The recurrence of order 2 when its second coefficient stands ``ORDER_T`` standard errors clear of
+        zero, it leaves less residual than order 1 and both its corners are known to CORNER_TOLERANCE (a
+        single section fitted with two leaves its second root to the noise: a wide error, a larger
+        residual; two corners of a few Hz are too slow to tell apart in the quiet stretches, and a wrong
+        second corner, 18 Hz for 1 Hz, bends the restored baseline), else of order 1; nothing with fewer than
+        MIN_QUIET quiet samples or without decay (a root ≥ 1: DC coupling). Roots the noise made complex
+        (a pair of close corners) are taken as the double root of their magnitude. The roots found over
+        D samples are the sections' poles to the power D: the per-sample recurrence has their D-th roots,
+        and the constant c scales as the recurrence's value at z = 1."""
+        none = Highpass((), 0.0, samplerate_hz)
         if self.count < MIN_QUIET:
-            return Highpass((), 0.0, samplerate_hz)
+            return none
         one = self.LAGS
-        beta1, rss1 = self._fit([0, one], [1, one])
-        beta2, rss2 = self._fit([0, 1, one], [2, 3, one])
-        roots = np.roots([1.0, -beta2[0], -beta2[1]])
-        real = bool(np.all(np.abs(roots.imag) < 1e-12) and np.all((roots.real > 0) & (roots.real < 1)))
-        if real and rss2 > 0 and (rss1 - rss2) / (rss2 / (self.count - 3)) > ORDER_GAIN:
-            return Highpass((float(beta2[0]), float(beta2[1])), float(beta2[2]), samplerate_hz)
-        return Highpass((float(beta1[0]),), float(beta1[1]), samplerate_hz)
+        beta2, cov2, rss2 = self._fit([0, 1, one], [2, 3, one])
+        beta1, _, rss1 = self._fit([0, one], [1, one])
+        roots = np.array([beta1[0]])
+        constant = beta1[1]
+        if abs(beta2[1]) > ORDER_T * np.sqrt(cov2[1, 1]) and rss2 < rss1:
+            pair = np.roots([1.0, -beta2[0], -beta2[1]])
+            pair = np.abs(pair) if np.iscomplexobj(pair) and np.any(pair.imag != 0) else pair.real
+            # each root's error from the coefficients' (r² = a₁r + a₂: dr = (r·da₁ + da₂)/(2r − a₁))
+            grad = np.stack([pair, np.ones(2)], axis=1) / (2 * pair - beta2[0])[:, None]
+            root_se = np.sqrt(np.einsum("ri,ij,rj->r", grad, cov2[:2, :2], grad))
+            if np.all((pair > 0) & (pair < 1) & (root_se < CORNER_TOLERANCE * (1 - pair))):
+                roots, constant = pair, beta2[2]
+        if not np.all((roots > 0) & (roots < 1)):
+            return none
+        per_sample = roots ** (1.0 / self.spacing)
+        coef = -np.poly(per_sample)[1:]  # A(z) = Π (1 − rᵢ z⁻¹) = 1 − a₁z⁻¹ − a₂z⁻²
+        scale = np.prod(1 - per_sample) / np.prod(1 - roots)  # A(1) / A_D(1)
+        return Highpass(tuple(float(a) for a in coef), float(constant * scale), samplerate_hz)
 
-    def _fit(self, regressors: list[int], instruments: list[int]) -> tuple[np.ndarray, float]:
-        """Instrumental-variable fit of y[n] on ``regressors`` (columns of the sums): coefficients and the
-        residual sum of squares."""
+    def _fit(self, regressors: list[int], instruments: list[int]) -> tuple[np.ndarray, np.ndarray, float]:
+        """Instrumental-variable fit of y[n] on ``regressors`` (columns of the sums): coefficients, their
+        covariance σ²·(ZᵀX)⁻¹ZᵀZ(ZᵀX)⁻ᵀ (σ² the residuals' variance), the residual sum of squares."""
         g = self.gram
         zx = g[np.ix_(instruments, regressors)]
         beta = np.linalg.lstsq(zx, g[instruments, -1], rcond=None)[0]
         xx, xy = g[np.ix_(regressors, regressors)], g[regressors, -1]
-        rss = float(g[-1, -1] - 2 * beta @ xy + beta @ xx @ beta)
-        return beta, max(rss, 0.0)
+        rss = max(float(g[-1, -1] - 2 * beta @ xy + beta @ xx @ beta), 0.0)
+        inv = np.linalg.pinv(zx)
+        cov = rss / (self.count - len(beta)) * inv @ g[np.ix_(instruments, instruments)] @ inv.T
+        return beta, cov, rss
 
 
 def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, stop_s: float) -> tuple[Highpass, ...]:
     """Each channel's coupling, learned from the quiet samples of the capture's first ``stop_s`` seconds
     (edges found as :mod:`pintime.locate.detect` finds them, on the recording as it is)."""
-    learners = [HighpassLearner() for _ in info.columns]
+    spacing = max(1, round(LAG_S * info.samplerate_hz))
+    learners = [HighpassLearner(spacing) for _ in info.columns]
     swing: list[float | None] = [None] * len(info.columns)
     stop = int(min(stop_s * info.samplerate_hz, info.frames))
     for block in iter_blocks(info, block_frames, pad_frames, 0, stop):
