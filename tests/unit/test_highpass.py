@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pintime.locate.highpass import Highpass, HighpassLearner, LAG_S
+from pintime.locate.highpass import LAG_S, Highpass, HighpassLearner
 from scipy import signal
 
 FS = 48000
