@@ -15,7 +15,8 @@ Columns: ``RMS`` per-edge error about each channel's and polarity's mean and a s
 clock: the exact map) or the 20 ms time map (wander on), ``CRLB`` the RMS of the edges' bounds, their
 ratio; ``max/σ`` the worst edge's error in its own reported σ (σ honest: ≲ 5); ``long ±`` the mean
 error (ns) of the measurement edges after a 2.3–2.9 ms interval (Table 1's overdetermined pulses: droop
-bias) less that of all edges of their polarity, rising/falling, and its standard error; ``HP Hz`` the AC-coupling corners the locator learned.
+bias) less that of all edges of their polarity, rising/falling, and its standard error; ``HP Hz`` the AC-
+coupling corners the locator learned.
 
 Usage: ``python bench/bench_cards.py [--duration-s 8] [--profiles …] [--rates …] [--json FILE] [--short]``
 """
