@@ -158,6 +158,8 @@ def main() -> int:
     parser.add_argument("--duration-s", type=float, default=8.0, help="length of each capture (default 8)")
     parser.add_argument("--profiles", nargs="+", default=list(sc.PROFILES))
     parser.add_argument("--rates", nargs="+", type=int, default=list(RATES_HZ))
+    parser.add_argument("--formats", nargs="+", default=[f"{b}x{c}" for b, c in FORMATS],
+                        help="BITSxCHANNELS to render (default: 16x1 24x2)")
     parser.add_argument("--json", type=Path, default=ROOT / "build" / "bench" / "cards.json")
     parser.add_argument("--short", action="store_true", help="three cases on the first 3 s (checks figures)")
     args = parser.parse_args()
@@ -165,7 +167,8 @@ def main() -> int:
     if args.short:
         cases = list(SHORT_CASES)
     else:
-        cases = [(p, r, b, c, lv, False) for p in args.profiles for r in args.rates for b, c in FORMATS
+        formats = [tuple(int(v) for v in f.split("x")) for f in args.formats]
+        cases = [(p, r, b, c, lv, False) for p in args.profiles for r in args.rates for b, c in formats
                  for lv in LEVELS]
         cases += [(p, sc.PROFILES[p].samplerate_hz, sc.PROFILES[p].bits, sc.PROFILES[p].channels, lv, True)
                   for p in args.profiles for lv in LEVELS]
