@@ -204,6 +204,7 @@ bench: deps sim
 	$(PY) bench/bench_micro.py --json $(BUILD)/bench/micro.json
 	$(PY) bench/bench_count.py --json $(BUILD)/bench/count.json
 	$(PY) bench/bench_gaps.py --json $(BUILD)/bench/gaps.json
+	$(PY) bench/bench_cards.py --json $(BUILD)/bench/cards.json
 
 # Each benchmark on a small input (seconds): checks that every figure it prints is produced.
 .PHONY: bench-short
@@ -218,6 +219,7 @@ bench-short: deps sim
 	$(PY) bench/bench_micro.py --short --json $(BUILD)/bench/short/micro.json
 	$(PY) bench/bench_count.py --short --json $(BUILD)/bench/short/count.json
 	$(PY) bench/bench_gaps.py --short --json $(BUILD)/bench/short/gaps.json
+	$(PY) bench/bench_cards.py --short --json $(BUILD)/bench/short/cards.json
 
 # --- reproduction: the README's main command ---------------------------------------------------------
 # simavr truth → synthesized captures → `pintime validate` per capture and edge method → out/report.md.

@@ -8,7 +8,14 @@ from pathlib import Path
 
 from pintime.cli.args import number
 from pintime.errors import PintimeError
-from pintime.soundcard.formats import OUTPUT_BITS, OUTPUT_CHANNELS, with_format
+from pintime.soundcard.formats import (
+    OUTPUT_BITS,
+    OUTPUT_CHANNELS,
+    README_LEVEL,
+    with_format,
+    with_level,
+    with_steady_clock,
+)
 from pintime.soundcard.model import PROFILES, get_profile
 from pintime.soundcard.synth import synthesize
 
@@ -29,6 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--channels", type=int, choices=OUTPUT_CHANNELS, default=None,
                         help="1: the measurement pin alone (mono); 2: pin left, reference right "
                              "(default: the profile's)")
+    parser.add_argument("--level", metavar="FS", default=None,
+                        help="pin step as a fraction of full scale (peak), or 'readme' for README's 47 kΩ / "
+                             "1 kΩ divider (default: the profile's wiring)")
+    parser.add_argument("--no-wander", action="store_true",
+                        help="switch the card clock's wander off (to separate the locator's error from it)")
     parser.add_argument("--seed", default="0", help="random seed, a non-negative integer (default: 0)")
     parser.add_argument("--f-cpu-hz", metavar="F", default=None,
                         help="MCU clock; default: f_cpu_hz from the simulation JSON next to EDGES.csv")
@@ -45,6 +57,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     rate_hz = None if args.rate is None else number(args.rate, "--rate", int)
     profile = with_format(get_profile(args.profile), rate_hz, args.bits, args.channels)
+    if args.level is not None:
+        profile = with_level(profile, README_LEVEL if args.level == README_LEVEL
+                             else number(args.level, "--level", float))
+    if args.no_wander:
+        profile = with_steady_clock(profile)
     if args.locked_clock:
         profile = profile.locked()
     seed = number(args.seed, "--seed", int)
@@ -54,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
                         progress=sys.stderr.isatty(), force=args.force)
     print(f"{result.wav_path}: {result.n_samples / profile.samplerate_hz:.2f} s, profile {profile.name} "
           f"({profile.samplerate_hz} Hz, {profile.bits}-bit, {('mono', 'stereo')[profile.channels - 1]}), "
-          f"seed {seed}, rendered in {result.render_s:.1f} s; sidecar {result.sidecar_path}")
+          f"step {profile.step_fs:.3g} FS, seed {seed}, rendered in {result.render_s:.1f} s; "
+          f"sidecar {result.sidecar_path}")
     if result.clipped_samples:
         print(f"pintime: warning: {result.clipped_samples} samples clipped at full scale", file=sys.stderr)
     if args.plot:

@@ -35,6 +35,7 @@ from pintime.locate import detect, train
 from pintime.locate.count import locate_count
 from pintime.locate.crlb import crlb_samples, quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
+from pintime.locate.highpass import Highpass, RestoredBlock, learn_highpass, restore_block
 from pintime.locate.inflection import locate_inflection
 from pintime.locate.template import Template
 from pintime.locate.threshold import locate_threshold
@@ -67,6 +68,7 @@ class CaptureEdges:
     method_rms_s: float | None  # RMS error of the method against the train's line (None: no train)
     info: WavInfo
     train_refused: str | None = None  # why a calibration train found was not learned from (None: it was)
+    highpass: tuple[Highpass, ...] = ()  # per channel: the AC coupling learned and undone (highpass.py)
 
 
 def gap_guard_s(samplerate_hz: float) -> float:
@@ -99,9 +101,13 @@ class _Detector:
 
 
 def _windows(block: Block, channel: int, pos: np.ndarray, offsets: np.ndarray, info: WavInfo) -> np.ndarray:
-    """Samples ``pos + offsets`` of one channel (float64); refuses clipped ones."""
+    """Samples ``pos + offsets`` of one channel (float64); refuses clipped ones (in the samples as
+    recorded, when the block is restored)."""
     y = np.empty((len(pos), len(offsets)))
-    row = _gather_kernel(block.data, channel, pos - block.first, offsets, info.clip_level, y)
+    raw = block.raw if isinstance(block, RestoredBlock) else block.data
+    row = _gather_kernel(raw, channel, pos - block.first, offsets, info.clip_level, y)
+    if raw is not block.data:
+        _gather_kernel(block.data, channel, pos - block.first, offsets, np.inf, y)
     if row >= 0:
         raise PintimeError(f"{info.path}: clipped signal at {pos[row] / info.samplerate_hz:.6f} s on the "
                            f"{info.channel_name(channel)} channel: lower the recording level (clipping ruins "
@@ -128,18 +134,23 @@ def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:
     return pos - SIMPLE_HALF
 
 
-def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None) -> tuple[Template, train.TrainFit | None,
-                                                                         tuple[float, ...], list, str | None]:
-    """Learning pass: template, train fit, noise per channel, the train's windows, and why a train found
-    was refused (its fit leaves far more than the noise: its edges are too close at this sample rate) and
-    the template learned blind instead. ``cuts_s``: (start, end) rows, ascending, where the data shows
-    audio lost or inserted (:func:`pintime.lost_audio.cut_spans`): treated as the sidecar's gaps are."""
+def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
+                  highpass: tuple[Highpass, ...] | None = None) -> tuple[
+        Template, train.TrainFit | None, tuple[float, ...], list, str | None]:
+    """Learning pass on the recording with its AC coupling ``highpass`` undone (default: learned here):
+    template, train fit, noise per channel, the train's windows, and why a train found was refused (its fit
+    leaves far more than the noise: its edges are too close at this sample rate) and the template learned
+    blind instead. ``cuts_s``: (start, end) rows, ascending, where the data shows audio lost or inserted
+    (:func:`pintime.lost_audio.cut_spans`): treated as the sidecar's gaps are."""
+    if highpass is None:
+        highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, LEARN_MAX_S)
     columns = range(len(info.columns))
     det = _Detector(len(columns))
     stop = int(min(LEARN_MAX_S * info.samplerate_hz, info.frames))
     pos_all, sign_all, wins, simple = [], [], [], []
     noise_parts: list[list[tuple[float, int]]] = [[] for _ in columns]
     for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, 0, stop):
+        block = restore_block(block, highpass)
         for ch in columns:
             pos, sign = det.steps(block, ch)
             own = (pos >= block.own_lo) & (pos < block.own_hi)
@@ -344,7 +355,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     if method not in METHODS:
         raise PintimeError(f"unknown edge method '{method}' (valid: {', '.join(METHODS)})")
     info = open_wav(path, measurement_channel, reference_channel)
-    template, train_fit, noise, train_data, refused = learn_capture(info, cuts_s)
+    highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, LEARN_MAX_S)
+    template, train_fit, noise, train_data, refused = learn_capture(info, cuts_s, highpass)
     table = TemplateTable.build(template)
     # the method's error on the train (known before locating), so that each block's edges are final at once
     rms, own_sigma = _method_rms(method, table, noise[0], train_data) if train_data else (None, 0.0)
@@ -357,7 +369,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
 
         blocks = tqdm(blocks, total=-(-info.frames // BLOCK_FRAMES), unit="block", desc="edges")
     for block in blocks:
-        results.add(_locate_block(method, table, det, block, info, noise))
+        results.add(_locate_block(method, table, det, restore_block(block, highpass), info, noise))
     time_s, channel, sign, sigma_s, crlb = results.arrays()
     on0 = channel == 0
     inverted = detect.capture_inverted(time_s[on0], sign[on0])
@@ -366,7 +378,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
         np.negative(sign, out=sign)  # now the pin's polarity
     edges = Edges(time_s, channel, sign, sigma_s, 1.0, str(path))
     method_rms = None if rms is None else rms / info.samplerate_hz
-    return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info, refused)
+    return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info, refused,
+                        highpass)
 
 
 class _Results:

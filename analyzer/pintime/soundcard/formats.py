@@ -11,6 +11,9 @@ from pintime.soundcard.model import Profile
 
 OUTPUT_BITS = (16, 24)  # what the renderer writes
 OUTPUT_CHANNELS = (1, 2)  # the pin alone, or the pin (left) and the reference (right)
+# README's wiring: 47 kΩ in series, 1 kΩ to ground, in parallel with a 10 kΩ line input
+README_SERIES_OHM, README_SHUNT_OHM, LINE_INPUT_OHM = 47e3, 1e3, 10e3
+README_LEVEL = "readme"  # the level argument that asks for README's divider
 
 
 def with_format(profile: Profile, samplerate_hz: int | None = None, bits: int | None = None,
@@ -35,3 +38,25 @@ def with_format(profile: Profile, samplerate_hz: int | None = None, bits: int | 
     if highpass_hz is not None and rate != profile.samplerate_hz:
         highpass_hz = highpass_hz * rate / profile.samplerate_hz
     return replace(profile, samplerate_hz=rate, bits=bits, channels=channels, digital_highpass_hz=highpass_hz)
+
+
+def readme_divider_ratio() -> float:
+    """Output/input of README's divider loaded by the card's line input."""
+    shunt = 1.0 / (1.0 / README_SHUNT_OHM + 1.0 / LINE_INPUT_OHM)
+    return shunt / (README_SERIES_OHM + shunt)
+
+
+def with_level(profile: Profile, level: float | str) -> Profile:
+    """``profile`` wired for pin steps of ``level`` (fraction of full scale, peak), or through README's
+    divider (``README_LEVEL``: 5 V · 0.019 on the card's full scale, 0.034 FS on a 2 Vrms line input)."""
+    if level == README_LEVEL:
+        return replace(profile, attenuator_ratio=readme_divider_ratio())
+    if isinstance(level, str) or not 0 < level < 1:
+        raise PintimeError(f"the level must be a step between 0 and 1 of full scale or '{README_LEVEL}', "
+                           f"got {level!r}")
+    return replace(profile, attenuator_ratio=level * profile.full_scale_v / profile.pin_swing_v)
+
+
+def with_steady_clock(profile: Profile) -> Profile:
+    """``profile`` with its sample clock's wander switched off (its constant offset and jitter kept)."""
+    return replace(profile, wander_adev_1s=0.0)

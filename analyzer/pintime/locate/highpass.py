@@ -1,0 +1,186 @@
+"""The card's AC coupling learned from the capture and undone before edges are located (docs/design.md §10).
+
+Line and mic inputs are AC-coupled: a chain of first-order high-passes (coupling capacitors, the ADC's
+digital high-pass). After an edge the recording decays toward zero, on a laptop jack to a fifth of the step
+within half a millisecond. A local fit's offset and slope take only the straight part of that droop; what
+is left, the droop's curvature under each edge and the learned template's own long tail, depends on the
+edges before, and biased the edges of long pulses by tens of ns.
+
+Between edges (once the anti-alias response has settled) the pin is constant, so a high-pass of order p
+leaves a sum of p decaying exponentials plus the DC offset: samples D apart obey the recurrence
+
+    y[n] = a₁·y[n−D] + … + a_p·y[n−pD] + c
+
+whose characteristic roots are the sections' poles to the power D (D = ``LAG_S``: a few samples, so that
+a slow decay shows between them). The coefficients are fitted on the quiet samples of the first seconds
+(:class:`HighpassLearner`), order 2 kept only when it is clearly determined (:meth:`HighpassLearner.result`).
+Applying the per-sample ``A(z) = Π(1 − rᵢz⁻¹)`` to the recording removes the poles; the sections' zeros at
+DC, (1 − z⁻¹)ᵖ, are undone by leaky integrators ``1/(1 − ρz⁻¹)ᵖ`` (a corner of ``LEAK_HZ``, far below
+anything the fits see: the restored step still drops 2 % over a 3 ms pulse, a straight line the local fit
+takes), after the constant ``c`` (the DC offset) is taken off. The restored recording is what a DC-coupled
+card would give, up to a scale: the template, the fits and the noise all work on it.
+
+A block restored on its own starts from a zero filter state: it lacks the past's contribution, which is a
+solution of the leaky integrators' homogeneous recurrence, ``(α + β·n)·ρⁿ``: an offset and a slope (a
+slope as small as the slow noise the integrators accumulate) that every fit's baseline takes, and the
+first p samples, inside the block's padding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import signal
+
+from pintime.capture.wav import Block, WavInfo, iter_blocks
+from pintime.locate import detect
+
+LEAK_HZ = 1.0  # corner of the leaky integrators that replace the coupling's zeros at DC
+GUARD_SAMPLES = 40  # quiet samples are this far from every edge (the anti-alias response has settled)
+MAX_ORDER = 2
+CORNER_TOLERANCE = 0.1  # an order-2 fit's roots must be known to this fraction of their distance from 1
+LAG_S = 1e-4  # D: the recurrence steps this far (5 samples at 48 kHz, 19 at 192 kHz), where the decay shows
+ORDER_T = 10.0  # order 2 is kept when its second coefficient is this many standard errors from 0
+MIN_QUIET = 1000  # fewer quiet samples (per channel) learn nothing: the recording is left as it is
+
+
+@dataclass(frozen=True)
+class Highpass:
+    """A channel's learned coupling: ``y[n] = Σ aₖ·y[n−k] + c`` between edges."""
+
+    coef: tuple[float, ...]  # a₁ … a_p (empty: nothing learned, the recording is used as it is)
+    constant: float  # c
+    samplerate_hz: float
+
+    def corners_hz(self) -> tuple[float, ...]:
+        """The sections' corner frequencies (a root r is a corner of −ln(r)·fs/2π)."""
+        if not self.coef:
+            return ()
+        roots = np.roots(np.concatenate([[1.0], -np.asarray(self.coef)]))
+        return tuple(float(-np.log(np.abs(r)) * self.samplerate_hz / (2 * np.pi)) for r in roots)
+
+    def restore(self, x: np.ndarray) -> np.ndarray:
+        """The samples ``x`` (one channel, zero filter state before the first) with the coupling undone."""
+        x = np.asarray(x, dtype=np.float64)
+        if not self.coef:
+            return x
+        rho = np.exp(-2 * np.pi * LEAK_HZ / self.samplerate_hz)
+        leak = np.array([1.0])
+        for _ in self.coef:
+            leak = np.polymul(leak, [1.0, -rho])
+        v = signal.lfilter(np.concatenate([[1.0], -np.asarray(self.coef)]), [1.0], x) - self.constant
+        return signal.lfilter([1.0], leak, v)
+
+
+def restore_block(block: Block, highpass: tuple[Highpass, ...]) -> Block:
+    """The block with each channel's coupling undone (float64; its ``raw`` samples kept for clipping)."""
+    data = np.column_stack([h.restore(block.data[:, c]) for c, h in enumerate(highpass)])
+    return RestoredBlock(block.first, data, block.own_lo, block.own_hi, block.data)
+
+
+@dataclass(frozen=True)
+class RestoredBlock(Block):
+    """A block whose ``data`` are restored; ``raw`` the samples as recorded."""
+
+    raw: np.ndarray
+
+
+class HighpassLearner:
+    """Sums of the recurrence over the quiet samples of one channel, block by block, and its fit.
+
+    The regressors y[n−1], y[n−2] carry the recording's noise, which would bias least squares toward
+    faster decay (the droop's curvature, which tells the two corners apart, is small against the noise);
+    the earlier samples y[n−3], y[n−4] serve as instruments instead: the recurrence's error
+    e[n] − a₁e[n−1] − a₂e[n−2] is uncorrelated with them (instrumental variables; at 16 bits on the laptop
+    card least squares found corners of 2 and 570 Hz for 100 and 300 Hz, the instruments 100 and 300).
+    """
+
+    LAGS = 2 * MAX_ORDER  # y[n−D] … y[n−4D]
+
+    def __init__(self, spacing: int = 1) -> None:
+        self.spacing = spacing  # D
+        self.gram = np.zeros((self.LAGS + 2, self.LAGS + 2))  # [y[n−D] … y[n−4D], 1, y[n]] outer products
+        self.count = 0
+
+    def add(self, x: np.ndarray, edge_pos: np.ndarray, lo: int, hi: int) -> None:
+        """Add the samples ``n`` in [lo, hi) of ``x`` whose window n−4D … n is ``GUARD_SAMPLES`` from every
+        edge (``edge_pos``: sorted sample indices into ``x``)."""
+        span = self.LAGS * self.spacing
+        n = np.arange(max(lo, span), min(hi, len(x)))
+        if n.size == 0:
+            return
+        far = np.iinfo(np.int64).max // 2  # sentinels: no edge before the first sample, none after the last
+        pos = np.concatenate([[-far], np.sort(edge_pos), [far]])
+        k = np.searchsorted(pos, n)
+        n = n[(pos[k] - n > GUARD_SAMPLES) & (n - span - pos[k - 1] > GUARD_SAMPLES)]
+        x = np.asarray(x, dtype=np.float64)
+        cols = np.stack([x[n - lag * self.spacing] for lag in range(1, self.LAGS + 1)]
+                        + [np.ones(len(n)), x[n]], axis=1)
+        self.gram += cols.T @ cols
+        self.count += len(n)
+
+    def result(self, samplerate_hz: float) -> Highpass:
+        """The recurrence of order 2 when its second coefficient stands ``ORDER_T`` standard errors clear of
+        zero, it leaves less residual than order 1 and both its corners are known to CORNER_TOLERANCE (a
+        single section fitted with two leaves its second root to the noise: a wide error, a larger
+        residual; two corners of a few Hz are too slow to tell apart in the quiet stretches, and a wrong
+        second corner, 18 Hz for 1 Hz, bends the restored baseline), else of order 1; nothing with fewer than
+        MIN_QUIET quiet samples or without decay (a root ≥ 1: DC coupling). Roots the noise made complex
+        (a pair of close corners) are taken as the double root of their magnitude. The roots found over
+        D samples are the sections' poles to the power D: the per-sample recurrence has their D-th roots,
+        and the constant c scales as the recurrence's value at z = 1."""
+        none = Highpass((), 0.0, samplerate_hz)
+        if self.count < MIN_QUIET:
+            return none
+        one = self.LAGS
+        beta2, cov2, rss2 = self._fit([0, 1, one], [2, 3, one])
+        beta1, _, rss1 = self._fit([0, one], [1, one])
+        roots = np.array([beta1[0]])
+        constant = beta1[1]
+        if abs(beta2[1]) > ORDER_T * np.sqrt(cov2[1, 1]) and rss2 < rss1:
+            pair = np.roots([1.0, -beta2[0], -beta2[1]])
+            pair = np.abs(pair) if np.iscomplexobj(pair) and np.any(pair.imag != 0) else pair.real
+            # each root's error from the coefficients' (r² = a₁r + a₂: dr = (r·da₁ + da₂)/(2r − a₁))
+            grad = np.stack([pair, np.ones(2)], axis=1) / (2 * pair - beta2[0])[:, None]
+            root_se = np.sqrt(np.einsum("ri,ij,rj->r", grad, cov2[:2, :2], grad))
+            if np.all((pair > 0) & (pair < 1) & (root_se < CORNER_TOLERANCE * (1 - pair))):
+                roots, constant = pair, beta2[2]
+        if not np.all((roots > 0) & (roots < 1)):
+            return none
+        per_sample = roots ** (1.0 / self.spacing)
+        coef = -np.poly(per_sample)[1:]  # A(z) = Π (1 − rᵢ z⁻¹) = 1 − a₁z⁻¹ − a₂z⁻²
+        scale = np.prod(1 - per_sample) / np.prod(1 - roots)  # A(1) / A_D(1)
+        return Highpass(tuple(float(a) for a in coef), float(constant * scale), samplerate_hz)
+
+    def _fit(self, regressors: list[int], instruments: list[int]) -> tuple[np.ndarray, np.ndarray, float]:
+        """Instrumental-variable fit of y[n] on ``regressors`` (columns of the sums): coefficients, their
+        covariance σ²·(ZᵀX)⁻¹ZᵀZ(ZᵀX)⁻ᵀ (σ² the residuals' variance), the residual sum of squares."""
+        g = self.gram
+        zx = g[np.ix_(instruments, regressors)]
+        beta = np.linalg.lstsq(zx, g[instruments, -1], rcond=None)[0]
+        xx, xy = g[np.ix_(regressors, regressors)], g[regressors, -1]
+        rss = max(float(g[-1, -1] - 2 * beta @ xy + beta @ xx @ beta), 0.0)
+        inv = np.linalg.pinv(zx)
+        cov = rss / (self.count - len(beta)) * inv @ g[np.ix_(instruments, instruments)] @ inv.T
+        return beta, cov, rss
+
+
+def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, stop_s: float) -> tuple[Highpass, ...]:
+    """Each channel's coupling, learned from the quiet samples of the capture's first ``stop_s`` seconds
+    (edges found as :mod:`pintime.locate.detect` finds them, on the recording as it is)."""
+    spacing = max(1, round(LAG_S * info.samplerate_hz))
+    learners = [HighpassLearner(spacing) for _ in info.columns]
+    swing: list[float | None] = [None] * len(info.columns)
+    stop = int(min(stop_s * info.samplerate_hz, info.frames))
+    for block in iter_blocks(info, block_frames, pad_frames, 0, stop):
+        for c, learner in enumerate(learners):
+            x = block.data[:, c]
+            threshold = detect.edge_threshold(x, swing[c])
+            pos = np.zeros(0, np.int64)
+            if threshold is not None:
+                pos, strength = detect.find_steps(x, threshold)
+                if swing[c] is None and pos.size:
+                    swing[c] = float(np.median(np.abs(strength)))
+            learner.add(x, pos, block.own_lo - block.first, block.own_hi - block.first)
+    return tuple(learner.result(info.samplerate_hz) for learner in learners)

@@ -1,0 +1,62 @@
+"""The AC coupling learned from quiet stretches and undone (pintime.locate.highpass), on signals built here:
+steps through known first-order high-passes, not the sound-card model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pintime.locate.highpass import LAG_S, Highpass, HighpassLearner
+from scipy import signal
+
+FS = 48000
+
+
+def coupled(corners_hz: tuple[float, ...], noise: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Pin steps of 0.1 FS (pulses and gaps of 1-6 ms) through first-order high-passes at ``corners_hz``,
+    plus white noise and a DC offset; the samples and the edges' sample indices."""
+    rng = np.random.default_rng(seed)
+    edges = np.cumsum(rng.integers(48, 300, 400))
+    level = np.zeros(edges[-1] + 500)
+    for k, e in enumerate(edges):
+        level[e:] = 0.1 * ((k + 1) % 2)
+    y = level
+    for f_hz in corners_hz:
+        b, a = signal.butter(1, f_hz, "highpass", fs=FS)
+        y = signal.lfilter(b, a, y)
+    return y + 2e-3 + noise * rng.standard_normal(len(y)), edges
+
+
+def learn(y: np.ndarray, edges: np.ndarray) -> Highpass:
+    learner = HighpassLearner(round(LAG_S * FS))
+    learner.add(y, edges, 0, len(y))
+    return learner.result(FS)
+
+
+@pytest.mark.parametrize("corners_hz", [(300.0, 100.0), (20.0,), (300.0,)])
+def test_the_corners_are_learned_from_the_quiet_stretches(corners_hz):
+    h = learn(*coupled(corners_hz, 3e-5))
+    assert len(h.coef) == len(corners_hz)  # one section is not taken for two
+    np.testing.assert_allclose(sorted(h.corners_hz()), sorted(corners_hz), rtol=0.03)
+
+
+def test_restored_steps_are_flat_between_edges():
+    """Learned from a noisy recording, the restoration turns the noise-free one back into levels: between
+    edges (1-6 ms) a straight line leaves under 3e-3 of the step (corners learned to a few %: a slow
+    exponential of that size, whose bend over an 11-sample fit window is ~1e-6 of the step), where the
+    recording drooped by a fifth to all of it; every step comes back the same size."""
+    y, edges = coupled((300.0, 100.0), 3e-5)
+    clean, _ = coupled((300.0, 100.0), 0.0)
+    x = learn(y, edges).restore(clean)
+    for a, b in zip(edges[10:60], edges[11:61], strict=True):
+        seg = x[a + 2:b]
+        m = np.arange(len(seg))
+        assert np.max(np.abs(seg - np.polyval(np.polyfit(m, seg, 1), m))) < 3e-3 * 0.1
+        assert np.ptp(clean[a + 2:b]) > 0.02
+    steps = np.abs(x[edges[10:60] + 2] - x[edges[10:60] - 1])
+    assert np.ptp(steps) < 0.01 * np.mean(steps)
+
+
+def test_too_few_quiet_samples_learn_nothing():
+    y, edges = coupled((300.0,), 3e-5)
+    assert learn(y[:300], edges[edges < 300]).coef == ()
+    assert Highpass((), 0.0, FS).restore(y[:10]).tolist() == y[:10].tolist()
