@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pintime.locate import capture_edges, detect
+from pintime.locate import detect, store
 from pintime.locate.capture_edges import locate_capture
 from support import CAPTURES
 
@@ -18,7 +18,7 @@ CAPTURE = CAPTURES / "table1-default.wav"
 def test_chunk_sizes_change_nothing(monkeypatch, method):
     whole = locate_capture(CAPTURE, method)
     assert len(whole.edges.time) > 2000  # more than several chunks of the sizes below
-    monkeypatch.setattr(capture_edges, "RESULT_CHUNK_EDGES", 333)
+    monkeypatch.setattr(store, "RESULT_CHUNK_EDGES", 333)
     monkeypatch.setattr(detect, "VOTE_CHUNK_EDGES", 257)
     chunked = locate_capture(CAPTURE, method)
     for field in ("time", "channel", "polarity", "sigma"):

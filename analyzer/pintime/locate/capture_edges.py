@@ -19,7 +19,6 @@ straight line, which includes its sub-sample bias.
 
 from __future__ import annotations
 
-import mmap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -33,10 +32,11 @@ from pintime.edges import Edges
 from pintime.errors import PintimeError
 from pintime.locate import detect, train
 from pintime.locate.count import locate_count
-from pintime.locate.crlb import crlb_samples, quiet_noise_rms
+from pintime.locate.crlb import quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
 from pintime.locate.highpass import Highpass, RestoredBlock, learn_highpass, restore_block
 from pintime.locate.inflection import locate_inflection
+from pintime.locate.store import EdgeStore
 from pintime.locate.template import Template
 from pintime.locate.threshold import locate_threshold
 
@@ -51,7 +51,6 @@ LEARN_EDGES = 1300  # enough measurement-channel edges to hold the whole train (
 SIMPLE_HALF = 16  # window half-width of the threshold and inflection methods (and of the seeds)
 MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this far inside a block's data
 BLIND_ROUNDS = 4  # fit / refit alternations of blind template learning
-RESULT_CHUNK_EDGES = 1 << 20  # located edges are kept in arrays of this many (26 MB)
 
 
 @dataclass(frozen=True)
@@ -362,7 +361,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     rms, own_sigma = _method_rms(method, table, noise[0], train_data) if train_data else (None, 0.0)
     det = _Detector(len(info.columns))
     # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
-    results = _Results(template, noise, None if method == "count" else rms, own_sigma, info.samplerate_hz)
+    results = EdgeStore(template, noise, None if method == "count" else rms, own_sigma, info.samplerate_hz)
     blocks = iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES)
     if progress:
         from tqdm import tqdm  # only for long runs on a terminal
@@ -380,79 +379,3 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     method_rms = None if rms is None else rms / info.samplerate_hz
     return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info, refused,
                         highpass)
-
-
-class _Results:
-    """The located edges, block by block, in the compact form they are kept in (26 bytes an edge: time,
-    channel, signal sign, sigma, Cramér–Rao bound); a block's samples are gone once it is located.
-
-    Blocks are gathered until ``RESULT_CHUNK_EDGES`` edges are pending, which are then finished together
-    (their bound from one table of the template's energy) and copied into arrays of that many edges mapped
-    from the system (:func:`_mapped`): small arrays kept between a block's large temporaries would pin the
-    heap memory those leave behind, and so would large arrays the allocator placed on the heap (a one-hour
-    capture's located edges held three times their size so)."""
-
-    DTYPES = (np.float64, np.int8, np.int8, np.float64, np.float64)
-
-    def __init__(self, template: Template, noise: tuple[float, ...], rms: float | None, own_sigma: float,
-                 fs: int) -> None:
-        self.template, self.noise, self.fs = template, np.asarray(noise), fs
-        # the method's error on the train beyond its own uncertainty (the bias the train revealed)
-        self.bias2 = None if rms is None else max(0.0, rms ** 2 - own_sigma ** 2)
-        self.pending: list[np.ndarray] = []
-        self.pending_edges = 0
-        self.chunks: list[list[np.ndarray]] = [[] for _ in self.DTYPES]
-        self.filled = RESULT_CHUNK_EDGES  # edges in the last chunk of each field (full: none open)
-
-    def add(self, located: list[np.ndarray]) -> None:
-        """One block's edges (:func:`_locate_block`), sorted: blocks own consecutive stretches, so the
-        whole is sorted."""
-        if not located:
-            return
-        block = np.concatenate(located, axis=1)
-        self.pending.append(block[:, np.argsort(block[0], kind="stable")])
-        self.pending_edges += block.shape[1]
-        if self.pending_edges >= RESULT_CHUNK_EDGES:
-            self._finish_pending()
-
-    def _finish_pending(self) -> None:
-        """The pending edges' uncertainties raised to the train's error, their bound, all in seconds, into
-        the chunks."""
-        if not self.pending:
-            return
-        pos, sigma, amp, channel, sign = np.concatenate(self.pending, axis=1)
-        self.pending, self.pending_edges = [], 0
-        channel = channel.astype(np.int8)
-        if self.bias2 is not None:
-            sigma = np.sqrt(sigma ** 2 + self.bias2)
-        crlb = crlb_samples(self.template, amp, pos, 1.0) * self.noise[channel] / self.fs
-        fields = (pos / self.fs, channel, sign, sigma / self.fs, crlb)
-        done = 0
-        while done < len(pos):
-            if self.filled == RESULT_CHUNK_EDGES:
-                for chunks, dtype in zip(self.chunks, self.DTYPES, strict=True):
-                    chunks.append(_mapped(RESULT_CHUNK_EDGES, dtype))
-                self.filled = 0
-            n = min(len(pos) - done, RESULT_CHUNK_EDGES - self.filled)
-            for chunks, values in zip(self.chunks, fields, strict=True):
-                chunks[-1][self.filled:self.filled + n] = values[done:done + n]
-            self.filled += n
-            done += n
-
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """Time (s), channel, sign, sigma (s) and CRLB (s) of every edge, one array each (each field's
-        chunks are released as it is joined)."""
-        self._finish_pending()
-        joined = []
-        for chunks, dtype in zip(self.chunks, self.DTYPES, strict=True):
-            if chunks:
-                chunks[-1] = chunks[-1][:self.filled]
-            joined.append(np.concatenate(chunks) if chunks else np.zeros(0, dtype))
-            chunks.clear()
-        return tuple(joined)
-
-
-def _mapped(n: int, dtype: type) -> np.ndarray:
-    """An array of ``n`` items in memory mapped for it alone: returned to the system when it is released,
-    wherever the allocator's heap stands."""
-    return np.frombuffer(mmap.mmap(-1, n * np.dtype(dtype).itemsize), dtype)
