@@ -77,24 +77,27 @@ def block_inside_group(a, kind: str, n: int, lost: int) -> int:
     raise AssertionError(f"no block boundary inside a {kind} {n}× group of the example capture")
 
 
-def block_cutting_two_frames(a) -> int:
-    """A block boundary at most 3 ms before the last edge of a frame, whose next frame's SYNC starts 6 to
-    9 ms after it: 1000 samples lost (5.2 ms) end in the QUIET between them but leave less than a QUIET,
-    2000 (10.4 ms) take the next frame's SYNC and first header bits."""
+def block_cutting_two_frames(a) -> tuple[int, int]:
+    """A block boundary 0.5 ms before the last edge of a frame (a pulse longer than 1 ms: the gap takes its
+    last edge only) whose next frame's SYNC starts 6 to 9 ms after it: 1000 samples lost (5.2 ms) end in the QUIET between them but leave less than a QUIET, 2000
+    (10.4 ms) take the next frame's SYNC and first header bits. Returns the block and how many samples to
+    trim off the recording's start (less than a block: the 50 ms before the run) to put a boundary there."""
     time, _ = _meas_edges_s(a)
     frames = a.decode.frames
     starts = np.array([time[f.start] for f in frames])
-    for b, t in enumerate(_block_times_s(a)):
-        k = np.searchsorted(starts, t) - 1  # the frame the boundary falls in
-        if 0 <= k < len(frames) - 1 and len(frames[k].group):
-            last = time[frames[k].group[-1]]
-            if 0 < last - t < 3e-3 and 6e-3 < starts[k + 1] - t < 9e-3:
-                return b
-    raise AssertionError("no block boundary near the end of a frame in the example capture")
+    for k in range(len(frames) - 1):
+        group = time[frames[k].group]
+        if len(group) >= 2 and group[-1] - group[-2] > 1e-3:  # the gap takes the group's last edge only
+            t = group[-1] - 0.5e-3
+            if 6e-3 < starts[k + 1] - t < 9e-3 and t > 0.1:
+                at = int(round(t * rec.SAMPLE_RATE_HZ))
+                return at // rec.BLOCK_FRAMES, at % rec.BLOCK_FRAMES
+    raise AssertionError("no frame with a QUIET before the next in the example capture")
 
 
-def record_with_gap(directory: Path, block: int, lost: int) -> Path:
+def record_with_gap(directory: Path, block: int, lost: int, trim: int = 0) -> Path:
     samples, _ = sf.read(SOURCE_WAV, dtype="int32")
+    samples = samples[trim:]
     at = block * rec.BLOCK_FRAMES
     samples = np.concatenate([samples[:at], samples[at + lost:]])
     backend = FakeBackend(samples, overflow_blocks=[block])
@@ -182,9 +185,9 @@ def test_a_gap_cutting_two_frames_counts_both(tmp_path, uncut, uncut_analysis, b
     take its last pulses, the QUIET, the next frame's SYNC and first header bits; 1000 take the QUIET only
     in part, so the next frame is all there but its QUIET is not. Both frames are lost to the gap either
     way. 600 samples out of a DIFFERENTIAL 1000× group cut that one frame only."""
-    block = (block_cutting_two_frames(uncut_analysis) if block is None
-             else block_inside_group(uncut_analysis, "differential", 1000, lost))
-    result = summary_json(analyze(record_with_gap(tmp_path, block, lost)))
+    block, trim = (block_cutting_two_frames(uncut_analysis) if block is None
+                   else (block_inside_group(uncut_analysis, "differential", 1000, lost), 0))
+    result = summary_json(analyze(record_with_gap(tmp_path, block, lost, trim)))
     assert result["recording_gaps"]["frames_cut"] == cut
     assert result["frames"]["decoded"] == uncut["frames"]["decoded"] - cut
     assert [result["frames"][k] for k in ("rejected", "incomplete")] == \
