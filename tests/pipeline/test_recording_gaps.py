@@ -79,9 +79,10 @@ def block_inside_group(a, kind: str, n: int, lost: int) -> int:
 
 def block_cutting_two_frames(a) -> tuple[int, int]:
     """A block boundary 0.5 ms before the last edge of a frame (a pulse longer than 1 ms: the gap takes its
-    last edge only) whose next frame's SYNC starts 6 to 9 ms after it: 1000 samples lost (5.2 ms) end in the QUIET between them but leave less than a QUIET, 2000
-    (10.4 ms) take the next frame's SYNC and first header bits. Returns the block and how many samples to
-    trim off the recording's start (less than a block: the 50 ms before the run) to put a boundary there."""
+    last edge only) whose next frame's SYNC starts 6 to 9 ms after it: 1000 samples lost (5.2 ms) end in the
+    QUIET between them but leave less than a QUIET, 2000 (10.4 ms) take the next frame's SYNC and first
+    header bits. Returns the block and how many samples to trim off the recording's start (less than a
+    block: the 50 ms before the run) to put a boundary there."""
     time, _ = _meas_edges_s(a)
     frames = a.decode.frames
     starts = np.array([time[f.start] for f in frames])
