@@ -64,6 +64,7 @@ class CaptureEdges:
     method_rms_s: float | None  # RMS error of the method against the train's line (None: no train)
     info: WavInfo
     train_refused: str | None = None  # why a calibration train found was not learned from (None: it was)
+    amp: np.ndarray | None = None  # each edge's fitted step (full-scale units, the signal's sign)
 
 
 def gap_guard_s(samplerate_hz: float) -> float:
@@ -75,13 +76,17 @@ class _Detector:
     """Edge detection per block column (:attr:`pintime.capture.wav.WavInfo.columns`), with the typical
     edge strength remembered from block to block."""
 
-    def __init__(self, columns: int) -> None:
+    def __init__(self, columns: int, smallest_step: float = 1.0) -> None:
         self.swing: list[float | None] = [None] * columns
+        # below 1 (a resistor ladder): every column detects steps down to this fraction of column 0's swing
+        self.smallest_step = smallest_step
 
     def steps(self, block: Block, channel: int) -> tuple[np.ndarray, np.ndarray]:
         """Absolute sample index and sign of the edges in the block's trusted part."""
         x = block.data[:, channel]
-        threshold = detect.edge_threshold(x, self.swing[channel])
+        shared = self.smallest_step < 1 and self.swing[0] is not None
+        threshold = detect.edge_threshold(x, self.swing[0] * self.smallest_step if shared  # type: ignore[operator]
+                                          else self.swing[channel])
         if threshold is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         pos, strength = detect.find_steps(x, threshold)
@@ -312,13 +317,16 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
 
 def locate_capture(path: str | Path, method: str | None = None, progress: bool = False,
                    measurement_channel: int = 0,
-                   reference_channel: int | None | Literal["default"] = DEFAULT_REFERENCE) -> CaptureEdges:
+                   reference_channel: int | None | Literal["default"] = DEFAULT_REFERENCE,
+                   smallest_step: float = 1.0) -> CaptureEdges:
     """Locate every edge of the WAV capture ``path`` with ``method`` (default: template).
 
     ``measurement_channel`` and ``reference_channel`` are the file's channels (0-based) of the measurement
     pin and of the clock reference (None: none), as :func:`pintime.capture.wav.open_wav` takes them; the
     located edges are on :data:`pintime.edges.MEASUREMENT_CHANNEL` and
-    :data:`pintime.edges.REFERENCE_CHANNEL` whichever file channels those are.
+    :data:`pintime.edges.REFERENCE_CHANNEL` whichever file channels those are. ``smallest_step`` below 1
+    (a resistor ladder, :mod:`pintime.ladder`) detects steps down to that fraction of the measurement
+    channel's typical edge on every channel.
 
     Raises
     ------
@@ -331,7 +339,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     info = open_wav(path, measurement_channel, reference_channel)
     template, train_fit, noise, train_data, refused = learn_capture(info)
     table = TemplateTable.build(template)
-    det = _Detector(len(info.columns))
+    det = _Detector(len(info.columns), smallest_step)
     parts: list[np.ndarray] = []
     blocks = iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES)
     if progress:
@@ -356,4 +364,5 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     noise_per_edge = np.asarray(noise)[channel]
     crlb = crlb_samples(template, amp, pos, 1.0) * noise_per_edge / fs
     edges = Edges(pos / fs, channel, polarity, sigma / fs, 1.0, str(path))
-    return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info, refused)
+    return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info, refused,
+                        amp)
