@@ -27,7 +27,11 @@ from pintime.errors import PintimeError
 LADDER: tuple[tuple[tuple[int, int], tuple[int, int]], ...] = (((0, 2), (3, 1)), ((2, 2), (4, 1)))
 PIN_NAMES = {0: "PA0", 2: "PA1", 3: "PA2", 4: "PA3"}
 UNIT_EDGES = 500  # the first edges of the left channel give the unit (the measurement pin's alone)
-STEP_TOLERANCE_UNITS = 0.25  # a step farther than this from every move its levels allow is not attributed
+# A step farther than this many standard deviations of the unit edges' steps (their noise) from every move
+# its levels allow is not attributed: close edges the locator did not part give steps a few % off a whole
+# number of units (default card, 1 MHz: their times then err by up to µs, KERNEL.md §7)
+STEP_TOLERANCE_SIGMAS = 8.0
+MAD_TO_SIGMA = 1.4826  # median absolute deviation → standard deviation, Gaussian
 STATES = ((0, 0), (0, 1), (1, 0), (1, 1))  # (big pin, small pin) levels
 MOVES = ((1, 0), (0, 1), (1, 1))  # which pins toggle: the big one, the small one, both
 
@@ -38,33 +42,47 @@ class Attribution:
 
     edges: Edges  # on the pins' channels (0, 2, 3, 4); an edge of both pins at once is two rows
     unit_fs: float  # one unit of step, full-scale units
+    tolerance_units: float  # a step this far from every allowed move is not attributed
     located: int  # edges located on the two audio channels
     unattributed: int  # located edges whose step fits no move (or more than one) from the possible levels
     unattributed_s: np.ndarray  # their times, s
     simultaneous: int  # located edges that were both pins of a channel at once
 
 
-def _track(steps_units: np.ndarray, weights: tuple[int, int]) -> np.ndarray:
+def _track(steps_units: np.ndarray, weights: tuple[int, int], tolerance_units: float) -> np.ndarray:
     """Each step's pin edges: (edges, 2) of +1 (the pin rose), −1 (fell), 0 (did not move), for the big
     and the small pin; a row of 0 where the step cannot be told. Both pins start low (the firmware idles
     them low; a recording starts before the run).
 
-    The set of level pairs the pins may have is carried from edge to edge: an edge is attributed when every
-    pair in the set that allows a move within tolerance of the step gives the same pin edges; an edge that
-    fits no move makes the levels unknown again (until a step only one level pair allows, such as ±3).
+    A step fits a move from a level pair when it lies within ``tolerance_units`` of the move's step. The
+    level histories that fit every step are followed forward (the pairs each edge may start from) and
+    backward (those from which the later steps still fit); an edge is attributed when every history
+    gives it the same pin edges. An edge that fits no move from any possible pair is not attributed, and
+    the levels after it are unknown again: the histories start anew. A step of ±1 reads as one pin rising
+    and the other falling at once only where the levels before it are known (a single pair): with unknown
+    levels, a history with the small pin's level inverted and each of its edges taken for such a pair fits
+    every later step as well, and no later edge of the small pin could be told.
     """
-    out = np.zeros((len(steps_units), 2), dtype=np.int8)
+    fits: list[list[tuple[tuple[int, int], tuple[int, int], tuple[int, int]]]] = []
     possible = {(0, 0)}
-    for i, s in enumerate(steps_units):
-        fits = []
+    for s in steps_units:
+        here = []
         for levels in possible:
             for move in MOVES:
-                delta = tuple(m * (1 - 2 * v) for v, m in zip(levels, move, strict=True))
-                if abs(s - (weights[0] * delta[0] + weights[1] * delta[1])) <= STEP_TOLERANCE_UNITS:
-                    fits.append((levels, move, delta))
-        if len({delta for _, _, delta in fits}) == 1:
-            out[i] = fits[0][2]
-        possible = ({(lv[0] ^ mv[0], lv[1] ^ mv[1]) for lv, mv, _ in fits} if fits else set(STATES))
+                delta = (move[0] * (1 - 2 * levels[0]), move[1] * (1 - 2 * levels[1]))
+                if delta[0] * delta[1] < 0 and len(possible) > 1:
+                    continue
+                if abs(s - (weights[0] * delta[0] + weights[1] * delta[1])) <= tolerance_units:
+                    here.append((levels, delta, (levels[0] ^ move[0], levels[1] ^ move[1])))
+        fits.append(here)
+        possible = {after for _, _, after in here} if here else set(STATES)
+    out = np.zeros((len(steps_units), 2), dtype=np.int8)
+    later = set(STATES)  # the pairs after edge i from which every later step fits
+    for i in range(len(fits) - 1, -1, -1):
+        kept = [(before, delta) for before, delta, after in fits[i] if after in later]
+        if len({delta for _, delta in kept}) == 1:
+            out[i] = kept[0][1]
+        later = {before for before, _ in kept} if fits[i] else set(STATES)
     return out
 
 
@@ -76,11 +94,14 @@ def attribute(time_s: np.ndarray, sigma_s: np.ndarray, amp_fs: np.ndarray, polar
     if left.size == 0:
         raise PintimeError(f"{source}: no edge on the left channel: no measurement pin to learn the ladder's "
                            "unit from")
-    unit_fs = float(np.median(np.abs(amp_fs[left]))) / LADDER[0][0][1]
+    unit_steps = np.abs(amp_fs[left])
+    unit_fs = float(np.median(unit_steps)) / LADDER[0][0][1]
+    spread = MAD_TO_SIGMA * float(np.median(np.abs(unit_steps - np.median(unit_steps)))) / unit_fs
+    tolerance = STEP_TOLERANCE_SIGMAS * spread
     index, pin, pin_polarity, lost, both = [], [], [], [], 0
     for c, ((big, w_big), (small, w_small)) in enumerate(LADDER):
         on = np.flatnonzero(column == c)
-        moved = _track(np.abs(amp_fs[on]) / unit_fs * polarity[on], (w_big, w_small))
+        moved = _track(np.abs(amp_fs[on]) / unit_fs * polarity[on], (w_big, w_small), tolerance)
         lost.append(time_s[on[~moved.any(axis=1)]])
         both += int(np.sum(moved.all(axis=1)))
         for k, p in enumerate((big, small)):
@@ -93,4 +114,4 @@ def attribute(time_s: np.ndarray, sigma_s: np.ndarray, amp_fs: np.ndarray, polar
     idx, pins, pol = idx[order], pins[order], pol[order]
     edges = Edges(time_s[idx], pins, pol.astype(np.int8), sigma_s[idx], 1.0, source)
     unattributed_s = np.sort(np.concatenate(lost))
-    return Attribution(edges, unit_fs, int(np.sum(column <= 1)), len(unattributed_s), unattributed_s, both)
+    return Attribution(edges, unit_fs, tolerance, int(np.sum(column <= 1)), len(unattributed_s), unattributed_s, both)

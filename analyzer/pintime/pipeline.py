@@ -23,6 +23,7 @@ from pintime.errors import PintimeError
 from pintime.estimate.kernel import Kernel, build_kernel, kernel_json
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
+from pintime.ladder import LADDER, Attribution, attribute
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
 from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
 from pintime.lost_audio import LostAudio, reconcile
@@ -50,6 +51,7 @@ class Analysis:
     lost_to_gaps: int = 0  # frames cut by a recording gap (listed or found): counted, never decoded
     lost_audio: LostAudio | None = None  # WAVs: lost audio found from the data, against the listed gaps
     kernel: Kernel | None = None  # kernel programs (firmware/kernel/KERNEL.md): the kernel's figures
+    ladder: Attribution | None = None  # a resistor-ladder capture (pintime.ladder): its edges' attribution
 
 
 def load_edges(path: str | Path, method: str | None = None, progress: bool = False,
@@ -66,6 +68,19 @@ def load_edges(path: str | Path, method: str | None = None, progress: bool = Fal
     if kind == "edges":
         return read_edge_list(path)
     return locate_capture(path, method, progress, *channels).edges
+
+
+def ladder_edges(path: str | Path, method: str | None = None, progress: bool = False,
+                 channels: Channels = DEFAULT_CHANNELS) -> Attribution:
+    """The pin edges of a resistor-ladder WAV (:mod:`pintime.ladder`; ``channels``: its left and right
+    channel), detected down to the smallest step and attributed to their pins."""
+    if sniff(path) != "wav":
+        raise PintimeError(f"{path}: a resistor ladder is a sound-card recording (WAV); this capture has "
+                           "exact edges per pin already")
+    smallest = min(w for pair in LADDER for _, w in pair) / LADDER[0][0][1]  # the measurement pin's step = 1
+    located = locate_capture(path, method, progress, *channels, smallest_step=smallest)
+    e = located.edges
+    return attribute(e.time, e.sigma, located.amp, e.polarity, e.channel, str(path))
 
 
 def _run_fields(path: Path, decode: FrameDecode) -> dict[str, int]:
@@ -109,12 +124,16 @@ def _pin_asymmetry(decode: FrameDecode, time_us: np.ndarray,
 
 
 def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
-            elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS) -> Analysis:
-    """Run the whole pipeline on one capture (WAV, VCD or edge list)."""
+            elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS,
+            ladder: bool = False) -> Analysis:
+    """Run the whole pipeline on one capture (WAV, VCD or edge list); ``ladder``: a WAV of four pins
+    through a resistor ladder (:mod:`pintime.ladder`)."""
     path = Path(path)
     is_wav = sniff(path) == "wav"
     gaps = read_gaps(path) if is_wav else None
-    edges = load_edges(path, method, sys.stderr.isatty(), channels)  # the only long step: WAV edges
+    attribution = ladder_edges(path, method, sys.stderr.isatty(), channels) if ladder else None
+    edges = (attribution.edges if attribution is not None  # the only long step: WAV edges
+             else load_edges(path, method, sys.stderr.isatty(), channels))
     if gaps is not None:
         edges, gaps = drop_near_gaps(edges, gaps, gap_guard_s(gaps.samplerate_hz))
     listed_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
@@ -150,7 +169,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     cal = _calibration_check(decode, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
     used = (method or METHODS[0]) if is_wav else "exact"
     return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user, gaps,
-                    lost_to_gaps, lost, kernel)
+                    lost_to_gaps, lost, kernel, attribution)
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -189,11 +208,19 @@ def summary_json(a: Analysis) -> dict[str, Any]:
                    "incomplete": a.decode.incomplete, "missing": a.missing,
                    "reasons": a.decode.reasons, "polarity_inverted": a.decode.inverted},
         "recording_gaps": _gaps_json(a),
+        **({} if a.ladder is None else {"ladder": ladder_json(a.ladder)}),
         **table1_json(a.table),
         **({} if a.table2 is None else table2_json(a.table2)),
         **({} if a.user is None else user_json(a.user)),
         **({} if a.kernel is None else kernel_json(a.kernel)),
     }
+
+
+def ladder_json(att: Attribution) -> dict[str, Any]:
+    """What the attribution of a ladder capture's edges found (docs/design.md §6)."""
+    return {"located": att.located, "pin_edges": len(att.edges.time), "unattributed": att.unattributed,
+            "unattributed_s": att.unattributed_s.tolist(), "simultaneous": att.simultaneous,
+            "unit_fs": att.unit_fs, "tolerance_units": att.tolerance_units}
 
 
 def _same_firmware(elf: str | Path, run: dict[str, int], capture: Path) -> str | Path:

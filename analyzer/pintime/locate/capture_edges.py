@@ -19,7 +19,7 @@ straight line, which includes its sub-sample bias.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -64,7 +64,7 @@ class CaptureEdges:
     method_rms_s: float | None  # RMS error of the method against the train's line (None: no train)
     info: WavInfo
     train_refused: str | None = None  # why a calibration train found was not learned from (None: it was)
-    amp: np.ndarray | None = None  # each edge's fitted step (full-scale units, the signal's sign)
+    amp: np.ndarray = field(default_factory=lambda: np.zeros(0))  # each edge's step (FS, the signal's sign)
 
 
 def gap_guard_s(samplerate_hz: float) -> float:
