@@ -114,4 +114,5 @@ def attribute(time_s: np.ndarray, sigma_s: np.ndarray, amp_fs: np.ndarray, polar
     idx, pins, pol = idx[order], pins[order], pol[order]
     edges = Edges(time_s[idx], pins, pol.astype(np.int8), sigma_s[idx], 1.0, source)
     unattributed_s = np.sort(np.concatenate(lost))
-    return Attribution(edges, unit_fs, tolerance, int(np.sum(column <= 1)), len(unattributed_s), unattributed_s, both)
+    return Attribution(edges, unit_fs, tolerance, int(np.sum(column <= 1)), len(unattributed_s),
+                       unattributed_s, both)

@@ -23,8 +23,8 @@ from pintime.errors import PintimeError
 from pintime.estimate.kernel import Kernel, build_kernel, kernel_json
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
-from pintime.ladder import LADDER, Attribution, attribute
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
+from pintime.ladder import LADDER, Attribution, attribute
 from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
 from pintime.lost_audio import LostAudio, reconcile
 from pintime.table2.table import Table2, table2_from_capture, table2_json

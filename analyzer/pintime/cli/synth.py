@@ -51,9 +51,10 @@ def run(args: argparse.Namespace) -> int:
     duration_s = None if args.duration_s is None else number(args.duration_s, "--duration-s", float)
     result = synthesize(args.edges, args.output, profile, seed, f_cpu_hz, duration_s,
                         progress=sys.stderr.isatty(), force=args.force, ladder=args.ladder)
+    ladder = ", resistor ladder" if args.ladder else ""
     print(f"{result.wav_path}: {result.n_samples / profile.samplerate_hz:.2f} s, profile {profile.name} "
           f"({profile.samplerate_hz} Hz, {profile.bits}-bit, {('mono', 'stereo')[profile.channels - 1]}), "
-          f"seed {seed}{', resistor ladder' if args.ladder else ''}, rendered in {result.render_s:.1f} s; sidecar {result.sidecar_path}")
+          f"seed {seed}{ladder}, rendered in {result.render_s:.1f} s; sidecar {result.sidecar_path}")
     if result.clipped_samples:
         print(f"pintime: warning: {result.clipped_samples} samples clipped at full scale", file=sys.stderr)
     if args.plot:
