@@ -25,6 +25,7 @@ from pintime.estimate.slowclock import SlowClock, slow_clock, slow_clock_json
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
+from pintime.ladder import LADDER, Attribution, attribute
 from pintime.locate.capture_edges import LEARN_MAX_S, METHODS, gap_guard_s, locate_capture
 from pintime.lost_audio import LostAudio, cut_spans, reconcile
 from pintime.table2.visits import locate, run_files
@@ -55,6 +56,7 @@ class Analysis:
     kernel: Kernel | None = None  # kernel programs (firmware/kernel/KERNEL.md): the kernel's figures
     micro: list[MicroRow] | None = None  # program micro (firmware/micro/): each benchmark's estimate
     slow_clock: SlowClock | None = None  # --method count: the slow-clock model beside every estimate
+    ladder: Attribution | None = None  # a resistor-ladder capture (pintime.ladder): its edges' attribution
 
 
 def load_edges(path: str | Path, method: str | None = None, progress: bool = False,
@@ -71,6 +73,19 @@ def load_edges(path: str | Path, method: str | None = None, progress: bool = Fal
     if kind == "edges":
         return read_edge_list(path)
     return locate_capture(path, method, progress, *channels).edges
+
+
+def ladder_edges(path: str | Path, method: str | None = None, progress: bool = False,
+                 channels: Channels = DEFAULT_CHANNELS) -> Attribution:
+    """The pin edges of a resistor-ladder WAV (:mod:`pintime.ladder`; ``channels``: its left and right
+    channel), detected down to the smallest step and attributed to their pins."""
+    if sniff(path) != "wav":
+        raise PintimeError(f"{path}: a resistor ladder is a sound-card recording (WAV); this capture has "
+                           "exact edges per pin already")
+    smallest = min(w for pair in LADDER for _, w in pair) / LADDER[0][0][1]  # the measurement pin's step = 1
+    located = locate_capture(path, method, progress, *channels, smallest_step=smallest)
+    e = located.edges
+    return attribute(e.time, e.sigma, located.amp, e.polarity, e.channel, str(path))
 
 
 def _run_fields(path: Path, decode: FrameDecode) -> dict[str, int]:
@@ -125,19 +140,23 @@ def _lost_audio(raw: Edges, gaps: RecordingGaps | None,
 
 
 def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
-            elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS) -> Analysis:
-    """Run the whole pipeline on one capture (WAV, VCD or edge list)."""
+            elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS,
+            ladder: bool = False) -> Analysis:
+    """Run the whole pipeline on one capture (WAV, VCD or edge list); ``ladder``: a WAV of four pins
+    through a resistor ladder (:mod:`pintime.ladder`)."""
     path = Path(path)
     is_wav = sniff(path) == "wav"
     gaps = read_gaps(path) if is_wav else None
-    edges = raw = load_edges(path, method, sys.stderr.isatty(), channels)  # the only long step: WAV edges
+    attribution = ladder_edges(path, method, sys.stderr.isatty(), channels) if ladder else None
+    edges = raw = (attribution.edges if attribution is not None  # the only long step: WAV edges
+                   else load_edges(path, method, sys.stderr.isatty(), channels))
     listed_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
     lost, guard_s = None, 0.0
     if is_wav:  # lost audio found from the data, listed or not (exact sources lose none)
         rate_hz = open_wav(path, *channels).samplerate_hz
         guard_s = gap_guard_s(rate_hz)
         edges, gaps, lost = _lost_audio(raw, gaps, rate_hz)
-        if any(g.start_s < LEARN_MAX_S for g in lost.unlisted):  # the edge shape was learned across it
+        if attribution is None and any(g.start_s < LEARN_MAX_S for g in lost.unlisted):  # learned across it
             raw = locate_capture(path, method, False, *channels, cut_spans(np.zeros(0), lost)).edges
             edges, gaps, lost = _lost_audio(raw, gaps, rate_hz)
     gaps_s = listed_s if lost is None else np.sort(np.concatenate([listed_s, lost.boundaries_s]))
@@ -183,7 +202,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
 
         slow = replace(slow, table2=table2_models(table2, slow.tick_us))
     return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user, gaps,
-                    lost_to_gaps, lost, kernel, micro, slow)
+                    lost_to_gaps, lost, kernel, micro, slow, attribution)
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -227,6 +246,7 @@ def summary_json(a: Analysis) -> dict[str, Any]:
                    "incomplete": a.decode.incomplete, "missing": a.missing,
                    "reasons": a.decode.reasons, "polarity_inverted": a.decode.inverted},
         "recording_gaps": _gaps_json(a),
+        **({} if a.ladder is None else {"ladder": ladder_json(a.ladder)}),
         **table1_json(a.table),
         **({} if a.table2 is None else _table2_json(a.table2)),
         **({} if a.user is None else user_json(a.user)),
@@ -240,6 +260,13 @@ def _table2_json(table2: Table2) -> dict[str, Any]:
     from pintime.table2.table import table2_json
 
     return table2_json(table2)
+
+
+def ladder_json(att: Attribution) -> dict[str, Any]:
+    """What the attribution of a ladder capture's edges found (docs/design.md §6)."""
+    return {"located": att.located, "pin_edges": len(att.edges.time), "unattributed": att.unattributed,
+            "unattributed_s": att.unattributed_s.tolist(), "simultaneous": att.simultaneous,
+            "unit_fs": att.unit_fs, "tolerance_units": att.tolerance_units}
 
 
 def _same_firmware(elf: str | Path, run: dict[str, int], capture: Path) -> str | Path:

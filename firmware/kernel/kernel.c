@@ -166,6 +166,9 @@ void kernel_run(void)
 	cli();
 	TCCR3B = 0;
 	TIMSK3 = 0;
+	/* parts PA0's fall from PA2's last one (26 cycles before it): on one ladder channel (KERNEL.md §7)
+	   the edge detector would merge them into one step */
+	delay_exact(US_CYCLES(STOP_WAIT_US));
 	toggle(MEAS_MASK);			/* PA0 falls: the kernel stopped */
 }
 

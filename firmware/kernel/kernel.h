@@ -27,6 +27,9 @@
 /* The tick: 7993 µs, prime, so successive ticks fall on ever other sub-sample phases of a sound card
  * (docs/design.md §10). Inside the group PA0 is high between ticks: a long high is no QUIET. */
 #define TICK_US 7993
+/* wait between the kernel's stop and PA0's fall, µs: far more than the edge detector's 6 samples at any
+   rate, so that PA0's fall is never merged with PA2's last edge on a resistor ladder (KERNEL.md §7) */
+#define STOP_WAIT_US 300
 
 /* struct thread (kernel.c) byte offsets, checked there with _Static_assert */
 #define TCB_QNEXT   0	/* struct thread *: next on the run queue */

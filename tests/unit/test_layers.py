@@ -16,7 +16,7 @@ PACKAGE = ROOT / "analyzer" / "pintime"
 LAYERS = [
     {"errors", "edges", "files"},
     {"capture", "frames"},
-    {"locate"},
+    {"locate", "ladder"},
     {"clock", "lost_audio", "estimate", "avr"},
     {"table2"},
     {"pipeline"},

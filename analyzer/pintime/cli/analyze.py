@@ -101,12 +101,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="user programs: the firmware ELF, to name the measured functions; "
                         "micro: to read the compiled benchmarks' datasheet cycles")
     add_channel_arguments(parser)
+    parser.add_argument("--ladder", action="store_true",
+                        help="a WAV of four pins through a resistor ladder (README): PA0+PA2 left, PA1+PA3 "
+                             "right; edges attributed to pins by step size")
 
 
 def run(args: argparse.Namespace) -> int:
     refuse_overwrite([args.json, args.plots],
                      [args.capture, args.elf, *table2_inputs(args.capture, args.visits)])
-    a = analyze(args.capture, args.method, args.visits, args.elf, channels(args))
+    a = analyze(args.capture, args.method, args.visits, args.elf, channels(args), args.ladder)
     refuse_unused_elf(a, args.elf)
     if args.json:
         write_text(args.json, json.dumps(summary_json(a), indent=2) + "\n")

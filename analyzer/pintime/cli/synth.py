@@ -48,6 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="record only the first S seconds (default: the whole run)")
     parser.add_argument("--locked-clock", action="store_true",
                         help="the card's clock locked to the MCU's: exactly nominal rate, no wander")
+    parser.add_argument("--ladder", action="store_true",
+                        help="record the four signal pins through a resistor ladder, PA0 (weight 2) + PA2 "
+                             "(1) left, PA1 (2) + PA3 (1) right, instead of PA0 and the reference (README)")
     parser.add_argument("--force", action="store_true",
                         help="overwrite an existing CAPTURE.wav and its sidecar")
     parser.add_argument("--plot", metavar="DIR", default=None,
@@ -68,10 +71,11 @@ def run(args: argparse.Namespace) -> int:
     f_cpu_hz = None if args.f_cpu_hz is None else number(args.f_cpu_hz, "--f-cpu-hz", float)
     duration_s = None if args.duration_s is None else number(args.duration_s, "--duration-s", float)
     result = synthesize(args.edges, args.output, profile, seed, f_cpu_hz, duration_s,
-                        progress=sys.stderr.isatty(), force=args.force)
+                        progress=sys.stderr.isatty(), force=args.force, ladder=args.ladder)
+    ladder = ", resistor ladder" if args.ladder else ""
     print(f"{result.wav_path}: {result.n_samples / profile.samplerate_hz:.2f} s, profile {profile.name} "
           f"({profile.samplerate_hz} Hz, {profile.bits}-bit, {('mono', 'stereo')[profile.channels - 1]}), "
-          f"step {profile.step_fs:.3g} FS, seed {seed}, rendered in {result.render_s:.1f} s; "
+          f"step {profile.step_fs:.3g} FS, seed {seed}{ladder}, rendered in {result.render_s:.1f} s; "
           f"sidecar {result.sidecar_path}")
     if result.clipped_samples:
         print(f"pintime: warning: {result.clipped_samples} samples clipped at full scale", file=sys.stderr)

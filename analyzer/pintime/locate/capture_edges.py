@@ -19,7 +19,7 @@ straight line, which includes its sub-sample bias.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -68,6 +68,7 @@ class CaptureEdges:
     info: WavInfo
     train_refused: str | None = None  # why a calibration train found was not learned from (None: it was)
     highpass: tuple[Highpass, ...] = ()  # per channel: the AC coupling learned and undone (highpass.py)
+    amp: np.ndarray = field(default_factory=lambda: np.zeros(0))  # each edge's step (FS, the signal's sign)
 
 
 def gap_guard_s(samplerate_hz: float) -> float:
@@ -79,13 +80,17 @@ class _Detector:
     """Edge detection per block column (:attr:`pintime.capture.wav.WavInfo.columns`), with the typical
     edge strength remembered from block to block."""
 
-    def __init__(self, columns: int) -> None:
+    def __init__(self, columns: int, smallest_step: float = 1.0) -> None:
         self.swing: list[float | None] = [None] * columns
+        # below 1 (a resistor ladder): every column detects steps down to this fraction of column 0's swing
+        self.smallest_step = smallest_step
 
     def steps(self, block: Block, channel: int) -> tuple[np.ndarray, np.ndarray]:
         """Absolute sample index and sign of the edges in the block's trusted part."""
         x = block.data[:, channel]
-        threshold = detect.edge_threshold(x, self.swing[channel])
+        shared = self.smallest_step < 1 and self.swing[0] is not None
+        threshold = detect.edge_threshold(x, self.swing[0] * self.smallest_step if shared  # type: ignore[operator]
+                                          else self.swing[channel])
         if threshold is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         pos, strength = detect.find_steps(x, threshold)
@@ -336,7 +341,7 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
 def locate_capture(path: str | Path, method: str | None = None, progress: bool = False,
                    measurement_channel: int = 0,
                    reference_channel: int | None | Literal["default"] = DEFAULT_REFERENCE,
-                   cuts_s: np.ndarray | None = None) -> CaptureEdges:
+                   cuts_s: np.ndarray | None = None, smallest_step: float = 1.0) -> CaptureEdges:
     """Locate every edge of the WAV capture ``path`` with ``method`` (default: template).
 
     ``measurement_channel`` and ``reference_channel`` are the file's channels (0-based) of the measurement
@@ -344,6 +349,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     located edges are on :data:`pintime.edges.MEASUREMENT_CHANNEL` and
     :data:`pintime.edges.REFERENCE_CHANNEL` whichever file channels those are. ``cuts_s``: where the data
     shows lost or inserted audio the sidecar does not list, kept out of learning (:func:`learn_capture`).
+    ``smallest_step`` below 1 (a resistor ladder, :mod:`pintime.ladder`) detects steps down to that
+    fraction of the measurement channel's typical edge on every channel.
 
     Raises
     ------
@@ -359,7 +366,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     table = TemplateTable.build(template)
     # the method's error on the train (known before locating), so that each block's edges are final at once
     rms, own_sigma = _method_rms(method, table, noise[0], train_data) if train_data else (None, 0.0)
-    det = _Detector(len(info.columns))
+    det = _Detector(len(info.columns), smallest_step)
     # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
     results = EdgeStore(template, noise, None if method == "count" else rms, own_sigma, info.samplerate_hz)
     blocks = iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES)
@@ -369,7 +376,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
         blocks = tqdm(blocks, total=-(-info.frames // BLOCK_FRAMES), unit="block", desc="edges")
     for block in blocks:
         results.add(_locate_block(method, table, det, restore_block(block, highpass), info, noise))
-    time_s, channel, sign, sigma_s, crlb = results.arrays()
+    time_s, channel, sign, sigma_s, crlb, amp = results.arrays()
     on0 = channel == 0
     inverted = detect.capture_inverted(time_s[on0], sign[on0])
     del on0
@@ -378,4 +385,4 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     edges = Edges(time_s, channel, sign, sigma_s, 1.0, str(path))
     method_rms = None if rms is None else rms / info.samplerate_hz
     return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info, refused,
-                        highpass)
+                        highpass, amp)

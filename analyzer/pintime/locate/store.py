@@ -14,8 +14,8 @@ RESULT_CHUNK_EDGES = 1 << 20  # located edges are kept in arrays of this many (2
 
 
 class EdgeStore:
-    """The located edges, block by block, in the compact form they are kept in (26 bytes an edge: time,
-    channel, signal sign, sigma, Cramér–Rao bound); a block's samples are gone once it is located.
+    """The located edges, block by block, in the compact form they are kept in (34 bytes an edge: time,
+    channel, signal sign, sigma, Cramér–Rao bound, step); a block's samples are gone once it is located.
 
     Blocks are gathered until ``RESULT_CHUNK_EDGES`` edges are pending, which are then finished together
     (their bound from one table of the template's energy) and copied into arrays of that many edges
@@ -23,7 +23,7 @@ class EdgeStore:
     would pin the heap memory those leave behind, and so would large arrays the allocator placed on the
     heap (a one-hour capture's located edges held three times their size so)."""
 
-    DTYPES = (np.float64, np.int8, np.int8, np.float64, np.float64)
+    DTYPES = (np.float64, np.int8, np.int8, np.float64, np.float64, np.float64)
 
     def __init__(self, template: Template, noise: tuple[float, ...], rms: float | None, own_sigma: float,
                  fs: int) -> None:
@@ -57,7 +57,7 @@ class EdgeStore:
         if self.bias2 is not None:
             sigma = np.sqrt(sigma ** 2 + self.bias2)
         crlb = crlb_samples(self.template, amp, pos, 1.0) * self.noise[channel] / self.fs
-        fields = (pos / self.fs, channel, sign, sigma / self.fs, crlb)
+        fields = (pos / self.fs, channel, sign, sigma / self.fs, crlb, amp)
         done = 0
         while done < len(pos):
             if self.filled == RESULT_CHUNK_EDGES:
@@ -71,8 +71,8 @@ class EdgeStore:
             done += n
 
     def arrays(self) -> tuple[np.ndarray, ...]:
-        """Time (s), channel, sign, sigma (s) and CRLB (s) of every edge, one array each (each field's
-        chunks are released as it is joined)."""
+        """Time (s), channel, sign, sigma (s), CRLB (s) and step (FS) of every edge, one array each (each
+        field's chunks are released as it is joined)."""
         self._finish_pending()
         joined = []
         for chunks, dtype in zip(self.chunks, self.DTYPES, strict=True):

@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 from pintime.capture.edgelist import read_edge_list
 from pintime.capture.wav import WAV_MAX_BYTES
-from pintime.edges import REFERENCE_CHANNEL
+from pintime.edges import REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.files import (
     read_json,
@@ -39,6 +39,7 @@ from pintime.files import (
     whole_or_nothing,
     write_text,
 )
+from pintime.ladder import LADDER, PIN_NAMES
 from pintime.soundcard.model import (
     TABLE_STEPS_PER_SAMPLE,
     Profile,
@@ -53,6 +54,9 @@ POSTROLL_S = 0.05  # and stops this long after the last edge has settled
 WANDER_STEP_S = 0.01  # the clock ratio's wander is piecewise constant on this grid
 WANDER_CROSSOVER_S = 30.0  # white-FM and random-walk-FM parts of the wander have equal Allan dev here
 PCM_SUBTYPES = {16: "PCM_16", 24: "PCM_24"}  # the profile's bits → the WAV's samples
+# --ladder: each pin's own driver delay on top of the profile's (pins of one port differ by a fraction of a
+# ns: output stages alike, ladder resistors and traces not; assumed)
+LADDER_PIN_DELAY_S = {0: 0.0, 2: 0.3e-9, 3: -0.2e-9, 4: 0.5e-9}
 
 
 @dataclass(frozen=True)
@@ -146,10 +150,12 @@ class _Channel:
     d(x + j) ≈ d(x) + d′(x)·j (the next term, d″j²/2, is below 1e-7 of the step for 300 ps of jitter).
     """
 
-    def __init__(self, positions: np.ndarray, polarity: np.ndarray, profile: Profile):
+    def __init__(self, positions: np.ndarray, polarity: np.ndarray, profile: Profile,
+                 weight: np.ndarray | None = None):
         order = np.argsort(positions, kind="stable")
         self.pos = positions[order]
         self.polarity = polarity[order].astype(np.int64)  # pin polarity: picks the rise or fall table
+        self.weight = np.ones(len(order)) if weight is None else weight[order]  # step per edge, in steps
         tables = {+1: lowpass_table(profile, 1), -1: lowpass_table(profile, -1)}
         self.support = max(t.support_samples for t in tables.values())
         self.width = int(np.ceil(self.support)) + 1  # samples after an edge that need the table
@@ -157,7 +163,7 @@ class _Channel:
         self.deviation = np.stack([pol * _polyphase(tables[pol].values - 1.0, self.width) for pol in (1, -1)])
         self.table_index = (self.polarity < 0).astype(np.int64)
         self.base = np.floor(self.pos).astype(np.int64) + 1  # first sample after each edge
-        self.level = 0  # pin level (in steps, from the start) of the edges before the current block
+        self.level = 0.0  # pin level (in steps, from the start) of the edges before the current block
         self.gain = (-1 if profile.inverted else 1) * profile.step_fs
         b, a = highpass_ba(profile)
         self.hp = (b, a, np.zeros(max(len(a), len(b)) - 1))
@@ -165,10 +171,10 @@ class _Channel:
     def render(self, n0: int, n: int, jitter: np.ndarray | None) -> np.ndarray:
         """Samples n0 … n0+n−1 (call with consecutive blocks); ``jitter`` in samples, or None."""
         lo, hi = np.searchsorted(self.base, [n0, n0 + n])
-        levels = self.level + np.concatenate([[0], np.cumsum(self.polarity[lo:hi])])
+        levels = self.level + np.concatenate([[0], np.cumsum(self.polarity[lo:hi] * self.weight[lo:hi])])
         runs = np.diff(np.concatenate([[0], self.base[lo:hi] - n0, [n]]))
         x = np.repeat(levels * self.gain, runs)  # the pin level, sample by sample
-        self.level = int(levels[-1])
+        self.level = float(levels[-1])
         lo, hi = np.searchsorted(self.base, [n0 - self.width, n0 + n])
         x += self._deviation(lo, hi, n0, n, jitter) * self.gain
         b, a, zi = self.hp
@@ -187,8 +193,9 @@ class _Channel:
         row = np.minimum(k.astype(np.int64), TABLE_STEPS_PER_SAMPLE - 1)
         frac = (k - row)[:, None]  # position inside the table cell, the same for all W samples of an edge
         which = self.table_index[lo:hi]
-        below = self.deviation[which, row]
-        cell = self.deviation[which, row + 1] - below
+        scale = self.weight[lo:hi, None]
+        below = self.deviation[which, row] * scale
+        cell = self.deviation[which, row + 1] * scale - below
         idx = (self.base[lo:hi] - (n0 - w))[:, None] + np.arange(w)
         if jitter is not None:  # each sample's own offset, in table steps
             steps = np.concatenate([np.zeros(w), jitter * TABLE_STEPS_PER_SAMPLE, np.zeros(w)])
@@ -196,6 +203,22 @@ class _Channel:
         below += cell * frac
         out = np.bincount(idx.ravel(), weights=below.ravel(), minlength=n + 2 * w)
         return out[w : w + n]
+
+
+def _ladder_wiring(channel: np.ndarray, profile: Profile,
+                   source: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The ladder (:data:`pintime.ladder.LADDER`): which edges are on its pins, the audio channel each lands
+    on, its step in the profile's steps (weight / the channel's total weight, so that both pins high give
+    the level one pin gives on the profile's divider) and its pin's own driver delay (s)."""
+    if profile.channels != 2:
+        raise PintimeError("a resistor ladder needs a stereo card (two pins per channel)")
+    wiring = {pin: (c, w / sum(pw for _, pw in pair)) for c, pair in enumerate(LADDER) for pin, w in pair}
+    keep = np.isin(channel, list(wiring))
+    if not keep.any():
+        raise PintimeError(f"{source}: no edge on the ladder's pins ({', '.join(PIN_NAMES.values())})")
+    pins = channel[keep]
+    return (keep, np.array([wiring[p][0] for p in pins]), np.array([wiring[p][1] for p in pins]),
+            np.array([LADDER_PIN_DELAY_S[p] for p in pins]))
 
 
 def _output(y: np.ndarray, profile: Profile, rng_dither: np.random.Generator) -> tuple[np.ndarray, int]:
@@ -301,7 +324,7 @@ def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile
 
 def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | str = "default",
                seed: int = 0, f_cpu_hz: float | None = None, duration_s: float | None = None,
-               progress: bool = False, force: bool = False) -> SynthResult:
+               progress: bool = False, force: bool = False, ladder: bool = False) -> SynthResult:
     """Render the edge list ``edges_csv`` (simavr harness CSV, MCU cycles) into the WAV the profile's card
     records (192 kHz, 24-bit, stereo unless the profile says otherwise, as
     :func:`pintime.soundcard.formats.with_format` makes it).
@@ -323,6 +346,9 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
         has settled, plus POSTROLL_S. Edges after the end are simply not recorded.
     progress : show a progress bar (tqdm) on stderr.
     force : replace an existing ``wav_path`` and sidecar (else refused, as ``pintime record`` does).
+    ladder : record the four signal pins PA0 … PA3 through the resistor ladder of :mod:`pintime.ladder`
+        (two per channel, weights 2 : 1, each pin with its own driver delay) instead of PA0 and the
+        reference.
 
     Raises
     ------
@@ -338,25 +364,30 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
     f_cpu_hz = _check_numbers(seed, f_cpu_hz if f_cpu_hz is not None else sim.get("f_cpu_hz"), duration_s,
                               sim_json_path(edges_csv), profile)
     edges = read_edge_list(edges_csv)
-    if not np.any(edges.channel < profile.channels):
+    column, weight, pin_delay_s = edges.channel, np.ones(len(edges.time)), np.zeros(len(edges.time))
+    if ladder:
+        keep, column, weight, pin_delay_s = _ladder_wiring(edges.channel, profile, edges_csv)
+        edges = Edges(edges.time[keep], edges.channel[keep], edges.polarity[keep], edges.sigma[keep],
+                      edges.unit_s, edges.source)
+    elif not np.any(edges.channel < profile.channels):
         raise PintimeError(f"{edges_csv}: no edge on the pins a {profile.channels}-channel profile records "
                            f"(channels 0 … {profile.channels - 1})")
 
     names = ("start", "wander", "jitter", "noise", "hum", "dither")  # one stream per effect
     rngs = dict(zip(names, (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(6)),
                     strict=True))
-    times_s = edges.time / f_cpu_hz
+    times_s = edges.time / f_cpu_hz + pin_delay_s
     fs = profile.samplerate_hz
     start_s = min(0.0, float(times_s[0])) - PREROLL_S - rngs["start"].random() / fs
     if times_s[-1] - start_s > wav_max_s(profile):  # found out before the wander is drawn over the whole span
         raise PintimeError(f"{edges_csv}: edges span {times_s[-1] - start_s:.3g} s at {f_cpu_hz:g} Hz, "
                            "longer than a WAV can hold (4 GiB)")
     wander_s = wander_phase(times_s - start_s, profile.wander_adev_1s, rngs["wander"])
-    positions = edge_positions(times_s, edges.polarity, edges.channel, profile, start_s, wander_s)
-    channels = [_Channel(positions[edges.channel == c], edges.polarity[edges.channel == c], profile)
+    positions = edge_positions(times_s, edges.polarity, column, profile, start_s, wander_s)
+    channels = [_Channel(positions[column == c], edges.polarity[column == c], profile, weight[column == c])
                 for c in range(profile.channels)]
     if duration_s is None:
-        recorded = positions[edges.channel < profile.channels]
+        recorded = positions[column < profile.channels]
         n_samples = int(np.ceil(recorded.max() + channels[0].support + POSTROLL_S * fs))
     else:
         n_samples = round(duration_s * fs)
@@ -377,6 +408,7 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
         "firmware_revision": sim.get("revision"),
         "profile": profile.name,
         "seed": int(seed),
+        **({"ladder": True} if ladder else {}),
         "pintime_version": version(),
     }, indent=2) + "\n")
     return SynthResult(wav_path, sidecar_path(wav_path), n_samples, start_s, clipped,
