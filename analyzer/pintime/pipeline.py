@@ -128,7 +128,7 @@ def _pin_asymmetry(decode: FrameDecode, time_us: np.ndarray,
                                                                      polarity[train.group])
 
 
-def _lost_audio(raw: Edges, gaps: RecordingGaps | None,
+def without_lost_audio(raw: Edges, gaps: RecordingGaps | None,
                 rate_hz: float) -> tuple[Edges, RecordingGaps | None, LostAudio]:
     """A WAV's edges without those beside its listed ``gaps`` and beside lost audio found in the data."""
     edges, guard_s = raw, gap_guard_s(rate_hz)
@@ -155,10 +155,10 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     if is_wav:  # lost audio found from the data, listed or not (exact sources lose none)
         rate_hz = open_wav(path, *channels).samplerate_hz
         guard_s = gap_guard_s(rate_hz)
-        edges, gaps, lost = _lost_audio(raw, gaps, rate_hz)
+        edges, gaps, lost = without_lost_audio(raw, gaps, rate_hz)
         if attribution is None and any(g.start_s < LEARN_MAX_S for g in lost.unlisted):  # learned across it
             raw = locate_capture(path, method, False, *channels, cut_spans(np.zeros(0), lost)).edges
-            edges, gaps, lost = _lost_audio(raw, gaps, rate_hz)
+            edges, gaps, lost = without_lost_audio(raw, gaps, rate_hz)
     gaps_s = listed_s if lost is None else np.sort(np.concatenate([listed_s, lost.boundaries_s]))
     has_reference = bool(np.any(edges.channel == REFERENCE_CHANNEL))
     clock = (clk.calibrate(edges, gaps_s) if has_reference
@@ -195,7 +195,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     # the train checks a clock it did not give (it would agree with itself by construction)
     cal = _calibration_check(decode, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
     used = (method or METHODS[0]) if is_wav else "exact"
-    slow = (slow_clock(edges, clock, decode, gaps_s, open_wav(path, *channels).samplerate_hz, table, user)
+    slow = (slow_clock(edges, clock, decode, gaps_s, rate_hz, table, user)  # count: a WAV's method
             if used == "count" else None)
     if slow is not None and table2 is not None:
         from pintime.table2.countmodel import table2_models

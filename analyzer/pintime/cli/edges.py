@@ -8,15 +8,15 @@ import sys
 
 import numpy as np
 
-from pintime.capture.gaps import drop_near_gaps, read_gaps
+from pintime.capture.gaps import read_gaps
 from pintime.capture.vcd import vcd_text
 from pintime.cli.analyze import gap_text
 from pintime.cli.args import add_channel_arguments, channels
 from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, version, write_text
-from pintime.locate.capture_edges import METHODS, gap_guard_s, locate_capture
-from pintime.lost_audio import LostAudio, reconcile
-from pintime.pipeline import load_edges, sniff
+from pintime.locate.capture_edges import METHODS, locate_capture
+from pintime.lost_audio import LostAudio
+from pintime.pipeline import load_edges, sniff, without_lost_audio
 
 HEADER = "time_s,channel,polarity,sigma_s"
 
@@ -42,11 +42,7 @@ def run(args: argparse.Namespace) -> int:
                    else "blind, from isolated edges (no calibration train: may carry sub-sample bias)"
                    if result.train_refused is None
                    else f"blind, from isolated edges ({result.train_refused}: may carry sub-sample bias)")
-        guard_s = gap_guard_s(result.info.samplerate_hz)
-        if gaps is not None:
-            edges, gaps = drop_near_gaps(edges, gaps, guard_s)
-        kept, lost = reconcile(edges, np.zeros(0) if gaps is None else gaps.times_s,
-                               result.info.samplerate_hz, guard_s, result.edges)
+        kept, gaps, lost = without_lost_audio(edges, gaps, result.info.samplerate_hz)
         if lost.frames_checked_fraction > 0:  # a pintime capture: its frames (and reference) were checked
             edges = kept
         noise = "/".join(f"{rms:.3g}" for rms in result.noise_rms)
