@@ -46,6 +46,9 @@ FIRST_STEPS = 1  # Gauss–Newton steps of that first fit: it only places the ri
 JOINT_SAMPLES = FIT_HALF_SAMPLES + 2  # edges this close share a window: a neighbour's step is in it
 JOINT_STEPS = 12  # Gauss–Newton steps of a joint fit (it stops earlier once the times settle)
 JOINT_TOLERANCE_SAMPLES = 1e-7  # a joint fit has settled when no time moves by more (≪ the CRLB)
+# the shared-magnitude start of a joint fit is tried from the seeds moved by these (the threshold seeds of a
+# pulse a few samples long can be more than a sample early or late)
+SHARED_SHIFTS_SAMPLES = (0.0, -1.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -281,6 +284,12 @@ def fit_joint(template: Template, y: np.ndarray, tau0: np.ndarray,
               noise_rms: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Gauss–Newton fit of K edges sharing one window: ``y[m] = Σₖ Aₖ·g(m − τₖ) + a + b·m/L``.
 
+    Edges a few samples apart give the fit local minima: from poor seeds, two steps of a pulse may settle
+    a sample or two apart with amplitudes that make up for it (a train of 3-sample pulses, program
+    ``kernel``'s run-queue insertions). So each window is also fitted from a start where every edge's step
+    has one magnitude ``A`` (edges of one pin do: ``y = A·Σₖ sₖ·g(m − τₖ) + …``, signs ``sₖ`` from the
+    seeds), then freed; of the two fits the one with the smaller residual is kept.
+
     Parameters
     ----------
     y : (clusters, L) windows
@@ -291,27 +300,58 @@ def fit_joint(template: Template, y: np.ndarray, tau0: np.ndarray,
     Times ``τ`` (samples from the window start), their 1-sigma from the fit's covariance with the
     capture's noise ``noise_rms``, and amplitudes, each (clusters, K).
     """
-    n_cl, n_edges = tau0.shape
     m = np.arange(y.shape[1], dtype=np.float64)
-    nuisance = np.broadcast_to(np.stack([np.ones_like(m), m / m[-1]]), (n_cl, 2, len(m)))
-    tau = tau0.astype(np.float64).copy()
+    nuisance = np.broadcast_to(np.stack([np.ones_like(m), m / m[-1]]), (tau0.shape[0], 2, len(m)))
+    tau0 = tau0.astype(np.float64)
+    free = _joint_steps(template, y, tau0, m, nuisance, shared=False)
+    start = None
+    for shift in SHARED_SHIFTS_SAMPLES:
+        fit = _joint_steps(template, y, tau0 + shift, m, nuisance, shared=True)
+        if start is None:
+            start = fit
+        else:
+            keep = fit[3] < start[3]
+            start = tuple(np.where(keep.reshape((-1,) + (1,) * (b.ndim - 1)), b, a) for a, b in zip(start, fit))
+    freed = _joint_steps(template, y, start[0], m, nuisance, shared=False)
+    better = freed[3] < free[3] - noise_rms ** 2  # a clearly better minimum (else bit-identical results)
+    tau, cov, amp = (np.where(better.reshape((-1,) + (1,) * (a.ndim - 1)), b, a)
+                     for a, b in zip(free[:3], freed[:3]))
+    n_edges = tau.shape[1]
+    var_tau = np.diagonal(cov, axis1=1, axis2=2)[:, n_edges:2 * n_edges]
+    return tau, noise_rms * np.sqrt(var_tau), amp
+
+
+def _joint_steps(template: Template, y: np.ndarray, tau: np.ndarray, m: np.ndarray, nuisance: np.ndarray,
+                 shared: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`fit_joint`'s Gauss–Newton steps from ``tau``, each edge's amplitude free or (``shared``) one
+    magnitude for all with the signs of the linear fit at ``tau``: times, covariance (of amplitudes, times,
+    offset and slope; the shared fit's is not used), amplitudes and residual sum of squares per window."""
+    n_edges = tau.shape[1]
     g, dg = template.evaluate(m[None, None, :] - tau[:, :, None])
     design = np.concatenate([g, nuisance], axis=1)  # amplitudes, offset, slope at the seeds: linear
     theta = _solve(design, y)[0]
     amp = theta[:, :n_edges]
+    sign = np.where(amp < 0, -1.0, 1.0)
+    if shared:
+        amp = sign * np.mean(np.abs(amp), axis=1, keepdims=True)
     for _ in range(JOINT_STEPS):
-        jac = np.concatenate([g, -amp[:, :, None] * dg, nuisance], axis=1)
+        if shared:
+            jac = np.concatenate([np.einsum("ck,ckl->cl", sign, g)[:, None], -amp[:, :, None] * dg, nuisance],
+                                 axis=1)
+        else:
+            jac = np.concatenate([g, -amp[:, :, None] * dg, nuisance], axis=1)
         resid = y - np.einsum("ck,ckl->cl", amp, g) - np.einsum("cj,cjl->cl", theta[:, n_edges:], nuisance)
         step, cov = _solve(jac, resid)
-        amp = amp + step[:, :n_edges]
-        theta = np.concatenate([amp, theta[:, n_edges:] + step[:, 2 * n_edges:]], axis=1)
-        dtau = np.clip(step[:, n_edges:2 * n_edges], -0.5, 0.5)
+        n_amp = 1 if shared else n_edges
+        amp = amp + (sign * step[:, :1] if shared else step[:, :n_edges])
+        theta = np.concatenate([amp, theta[:, n_edges:] + step[:, n_amp + n_edges:]], axis=1)
+        dtau = np.clip(step[:, n_amp:n_amp + n_edges], -0.5, 0.5)
         tau = tau + dtau
         g, dg = template.evaluate(m[None, None, :] - tau[:, :, None])
         if np.max(np.abs(dtau)) < JOINT_TOLERANCE_SAMPLES:
             break
-    var_tau = np.diagonal(cov, axis1=1, axis2=2)[:, n_edges:2 * n_edges]
-    return tau, noise_rms * np.sqrt(var_tau), amp
+    resid = y - np.einsum("ck,ckl->cl", amp, g) - np.einsum("cj,cjl->cl", theta[:, n_edges:], nuisance)
+    return tau, cov, amp, np.sum(resid * resid, axis=1)
 
 
 def _solve(jac: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
