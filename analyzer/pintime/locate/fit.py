@@ -48,7 +48,7 @@ JOINT_STEPS = 12  # Gauss–Newton steps of a joint fit (it stops earlier once t
 JOINT_TOLERANCE_SAMPLES = 1e-7  # a joint fit has settled when no time moves by more (≪ the CRLB)
 # the shared-magnitude start of a joint fit is tried from the seeds moved by these (the threshold seeds of a
 # pulse a few samples long can be more than a sample early or late)
-SHARED_SHIFTS_SAMPLES = (0.0, -1.0, 1.0)
+SHARED_SHIFTS_SAMPLES = (0.0, -1.0, 1.0)  # the first: the seeds as they are
 
 
 @dataclass(frozen=True)
@@ -304,21 +304,21 @@ def fit_joint(template: Template, y: np.ndarray, tau0: np.ndarray,
     nuisance = np.broadcast_to(np.stack([np.ones_like(m), m / m[-1]]), (tau0.shape[0], 2, len(m)))
     tau0 = tau0.astype(np.float64)
     free = _joint_steps(template, y, tau0, m, nuisance, shared=False)
-    start = None
-    for shift in SHARED_SHIFTS_SAMPLES:
+    start: tuple[np.ndarray, ...] = _joint_steps(template, y, tau0, m, nuisance, shared=True)
+    for shift in SHARED_SHIFTS_SAMPLES[1:]:
         fit = _joint_steps(template, y, tau0 + shift, m, nuisance, shared=True)
-        if start is None:
-            start = fit
-        else:
-            keep = fit[3] < start[3]
-            start = tuple(np.where(keep.reshape((-1,) + (1,) * (b.ndim - 1)), b, a) for a, b in zip(start, fit))
+        start = _pick(fit[3] < start[3], start, fit)
     freed = _joint_steps(template, y, start[0], m, nuisance, shared=False)
     better = freed[3] < free[3] - noise_rms ** 2  # a clearly better minimum (else bit-identical results)
-    tau, cov, amp = (np.where(better.reshape((-1,) + (1,) * (a.ndim - 1)), b, a)
-                     for a, b in zip(free[:3], freed[:3]))
+    tau, cov, amp, _ = _pick(better, free, freed)
     n_edges = tau.shape[1]
     var_tau = np.diagonal(cov, axis1=1, axis2=2)[:, n_edges:2 * n_edges]
     return tau, noise_rms * np.sqrt(var_tau), amp
+
+
+def _pick(take: np.ndarray, a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """Per window (first axis), the arrays of fit ``b`` where ``take``, else those of fit ``a``."""
+    return tuple(np.where(take.reshape((-1,) + (1,) * (x.ndim - 1)), y, x) for x, y in zip(a, b, strict=True))
 
 
 def _joint_steps(template: Template, y: np.ndarray, tau: np.ndarray, m: np.ndarray, nuisance: np.ndarray,
