@@ -39,6 +39,7 @@ MISFIT_MAX = 3.0  # a train fit leaving more than this × the noise (RMS) has no
 MIN_ITERATIONS, MAX_ITERATIONS = 3, 20
 RIPPLE_RATES = (32, 64, 128, 256)  # delta-sigma modulator rates, multiples of fs
 RIPPLE_POWER = 100.0  # a ripple must carry this many times the power noise would put at its rate
+RIPPLE_ROUNDS = 2  # fine refits with a ripple: the second takes its envelope from the first (1e-4 of it)
 TOLERANCE_SAMPLES = 1e-6  # stop when the line's shape and δ move less than this (~5 ps)
 KNOT_EDGES = 8  # the train's line bends every this many edges (22 ms): the clock wanders over the train
 
@@ -138,13 +139,13 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     nuisance = np.linalg.qr(np.stack([np.ones(length), ramp, ramp * ramp], axis=1))[0]
 
     def refit(template: Template, fresh: Template, carrier: float):
-        """``fresh`` refitted at the current line (amplitudes from ``template``), one line step, the
-        residuals, and ``u`` with the residuals signed by each edge's polarity."""
+        """``fresh`` refitted at the current line (amplitudes and the ripple's envelope from ``template``),
+        one line step, the residuals, and ``u`` with the residuals signed by each edge's polarity."""
         u = m[None, :] - (v @ line - centre)[:, None]
         fine = fresh.knot_samples < COARSE_KNOT_SAMPLES
         k = slice(None, None, max(1, n // (FINE_EDGES if fine else COARSE_EDGES)))
         lin, _, _, _ = window_linear(template, y[k], u[k], ramp)
-        fresh = fresh.refit(u[k], np.broadcast_to(lin[:, :1], u[k].shape), y[k], nuisance, carrier)
+        fresh = fresh.refit(u[k], np.broadcast_to(lin[:, :1], u[k].shape), y[k], nuisance, carrier, template)
         # line update by variable projection: per edge, the τ information left after the linear terms
         lin, cols, dg, n_ll = window_linear(fresh, y, u, ramp)
         resid = y - np.einsum("elp,ep->el", cols, lin)
@@ -168,8 +169,11 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
                 and abs(step[-1]) < TOLERANCE_SAMPLES:
             break
     carrier = modulator_ripple(*signed)
-    template, step, resid, _ = refit(template, Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES), carrier)
-    line = line + step
+    fine = Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES)
+    # the ripple's envelope is the template's own slope: again with the fine one's (Template.refit)
+    for _ in range(RIPPLE_ROUNDS if carrier else 1):
+        template, step, resid, _ = refit(template, fine, carrier)
+        line = line + step
     rms = float(np.sqrt(np.mean(resid * resid)))
     final = template.normalized()
     shift = final.origin - template.origin  # edge times move with the origin
