@@ -13,9 +13,9 @@ shifted by a phase-dependent amount fits the samples as well as the true one at 
 amount, and only the line's straightness tells them apart. Rising and falling edges each keep to their own
 phases (the period's fraction ``f`` past a whole number puts one polarity's successive edges ``2f`` apart,
 modulo a sample), so each stretch between knots must hold at least ``MIN_TURNS`` turns of each polarity's
-phase: :func:`knot_edges`. At 192 and 48 kHz a turn takes 5 edges and the knots stay ``KNOT_EDGES`` apart;
-at 44.1 kHz (``2f`` = 0.93: a turn every 29 edges) they are 59 apart, or a smooth phase-dependent error
-of the template goes into the line instead of being corrected (7.5 ns per edge with knots 8 apart).
+phase: :func:`knot_edges`. At 192 and 48 kHz a turn takes 5 edges (knots 11 and 10 edges apart), at 96 kHz
+11 (22), at 44.1 kHz (``2f`` = 0.93) 29 (59): with knots 8 apart there, a smooth phase-dependent error of
+the template went into the line instead of being corrected (7.5 ns per edge).
 """
 
 from __future__ import annotations
