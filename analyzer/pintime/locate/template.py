@@ -158,10 +158,10 @@ class Template:
             e1, e2 = e1 * inside * flat_gain, e2 * inside * flat_gain
             trig = Template(self.half_samples, self.knot_samples, self.coef, self.origin, carrier)
             # (a, b, c, d) of each harmonic: S′cos, S′sin, S″cos, S″sin
-            cols = [e * t for _, _, cos, sin in trig._harmonics(x) for e in (e1, e2) for t in (cos, sin)]
-            n_all += len(cols)
-            blocks.append((np.stack(cols, axis=1), np.broadcast_to(n_smooth + np.arange(len(cols)),
-                                                                   (len(x), len(cols)))))
+            terms = [e * t for _, _, cos, sin in trig._harmonics(x) for e in (e1, e2) for t in (cos, sin)]
+            n_all += len(terms)
+            blocks.append((np.stack(terms, axis=1), np.broadcast_to(n_smooth + np.arange(len(terms)),
+                                                                    (len(x), len(terms)))))
         vals = np.concatenate([b[0] for b in blocks], axis=1).ravel()
         cols = np.concatenate([b[1] for b in blocks], axis=1).ravel()
         width = sum(b[0].shape[1] for b in blocks)
