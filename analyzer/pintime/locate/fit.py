@@ -12,7 +12,7 @@ every edge is one small matrix–vector product. Steps repeat until the phase st
 (the second-order error is then ≪ the Cramér–Rao bound).
 
 Edges closer than the template's reach are fitted by subtracting, in each one's window, the others'
-fitted ringing and fitting again (block Gauss–Seidel); it converges in a few sweeps because a
+fitted ringing and fitting again (block Gauss–Seidel) until the times settle: in a few sweeps, since a
 neighbour's ringing is a small part of the window. Edges so close that a neighbour's step lies inside
 the window (both edges of a pulse a few samples long) share one window instead and are fitted
 together: one template per edge, a common offset and slope, Gauss–Newton on all times at once
