@@ -278,9 +278,10 @@ def test_each_stretch_is_placed_on_the_exact_edges(truth_edges, uncut_located, u
     assert len(common) == len(m_cut.jdx)  # no exact edge matched twice
     # the same edge times but for one common offset: the AC coupling learned from the cut capture's quiet
     # samples (pintime.locate.highpass) differs a little, and so does the template's origin (23 ps, 0.14 σ)
+    # and, on a few edges, its shape (its modulator ripple: 4 ps, 0.02 σ, on one edge of 14757)
     d = uncut.edges.time[m_uncut.idx[i_uncut]] - twin_s[i_cut]
     assert abs(np.median(d)) < 0.2 * np.median(cut.edges.sigma)
-    assert np.allclose(d - np.median(d), 0.0, rtol=0, atol=2e-12)
+    assert np.allclose(d - np.median(d), 0.0, rtol=0, atol=0.05 * np.median(cut.edges.sigma))
     t_uncut = uncut.edges.time[m_uncut.idx]
     lost_edges = np.count_nonzero((t_uncut >= gap_s) & (t_uncut < gap_s + lost / rec.SAMPLE_RATE_HZ))
     assert len(m_cut.idx) + m_cut.beside_gaps + lost_edges == len(m_uncut.idx)

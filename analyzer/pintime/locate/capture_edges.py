@@ -263,20 +263,21 @@ def _learn_blind(pos: np.ndarray, y: np.ndarray, seeds: np.ndarray) -> Template:
     return template
 
 
-def _method_rms(method: str, table: TemplateTable, noise: float, train_data: list) -> tuple[float, float]:
+def _method_rms(method: str, table: TemplateTable, noise: float, train_data: list,
+                knot_every: int) -> tuple[float, float]:
     """RMS error of a method on the calibration train's edges about their line, and the RMS of the
     uncertainties the method itself gave them (both in samples).
 
-    The line is piecewise linear in the edge index (:func:`pintime.locate.train.line_basis`), so that the
-    sample clock's wander over the train (nanoseconds in a second, docs/design.md §10) is not charged to the
-    method; a method's sub-sample bias repeats every 2–6 edges (the train's period is 0.18–0.47 sample past a
-    whole number, FORMAT.md §6), too fast for the knots, 8 edges apart, to take it.
+    The line is piecewise linear in the edge index, knots ``knot_every`` edges apart as in the train's fit
+    (:func:`pintime.locate.train.knot_edges`), so that the sample clock's wander over the train
+    (nanoseconds in a second, docs/design.md §10) is not charged to the method, while a method's
+    sub-sample bias, which turns with each polarity's phase at least twice between knots, is.
     """
     pos, sign, y_simple, y = train_data
     phase, sigma, _ = locate_single(method, table, noise, y_simple, y[:, -int(train.WINDOW[0]) + np.arange(
         -FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)])
     est = pos + phase
-    v = train.line_basis(sign < 0)
+    v = train.line_basis(sign < 0, knot_every)
     resid = est - v @ np.linalg.lstsq(v, est, rcond=None)[0]
     dof = max(1, len(est) - v.shape[1])
     return float(np.sqrt(np.sum(resid ** 2) / dof)), float(np.sqrt(np.mean(sigma ** 2)))
@@ -365,7 +366,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     template, train_fit, noise, train_data, refused = learn_capture(info, cuts_s, highpass)
     table = TemplateTable.build(template)
     # the method's error on the train (known before locating), so that each block's edges are final at once
-    rms, own_sigma = _method_rms(method, table, noise[0], train_data) if train_data else (None, 0.0)
+    rms, own_sigma = (_method_rms(method, table, noise[0], train_data, train_fit.knot_edges)
+                      if train_data and train_fit is not None else (None, 0.0))
     det = _Detector(len(info.columns), smallest_step)
     # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
     results = EdgeStore(template, noise, None if method == "count" else rms, own_sigma, info.samplerate_hz)

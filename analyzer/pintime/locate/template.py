@@ -18,8 +18,9 @@ import numpy as np
 from scipy import linalg, sparse
 
 N_ZERO = 3  # coefficients forced to 0 at the left end: the response is exactly 0 before the support
-ENV_HALF, ENV_KNOT = 6.0, 0.25  # support and knots of the ripple envelopes (where the ADC filter is large)
-ENV_COEFS = int(round(2 * ENV_HALF / ENV_KNOT)) + 3
+# modulator ripple: harmonics k·M of the modulator rate, each with envelopes S′ and S″ (see Template)
+RIPPLE_HARMONICS = 4
+RIPPLE_TERMS = 4  # per harmonic: S′·cos, S′·sin, S″·cos, S″·sin
 ENERGY_PHASES = 256  # the Cramér–Rao energy is tabulated over the sub-sample phase (smooth, periodic)
 
 
@@ -32,25 +33,27 @@ def _weights(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return w, dw
 
 
-def _envelope_basis(u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cubic B-spline basis of the ripple envelopes on ``[−ENV_HALF, ENV_HALF]`` (zero outside)."""
-    n_int = ENV_COEFS - 3
-    x = np.clip((u + ENV_HALF) / ENV_KNOT, 0.0, n_int)
-    j = np.minimum(x.astype(np.int64), n_int - 1)
-    w, dw = _weights(x - j)
-    return j, w, dw / ENV_KNOT
-
-
 @dataclass(frozen=True)
 class Template:
-    """Cubic B-spline response over ``[-half_samples, half_samples]``, knots every ``knot_samples``."""
+    """Cubic B-spline response ``S`` over ``[-half_samples, half_samples]``, knots every ``knot_samples``,
+    plus the ripple of a delta-sigma modulator's grid if the capture shows one.
+
+    A delta-sigma ADC samples the analog step at M·fs and its decimation filter ``h`` averages those
+    samples. Summing over the modulator's instants (Poisson summation), the response is the smooth
+    ``S`` (``h`` after the analog front end) plus, per harmonic k of M, ``h(u)·e^{2πikMu}`` through the
+    front end. ``h`` varies slowly against 1/(kM) sample, so integrating by parts that term is ``S′(u)``
+    times a sinusoid of complex amplitude (the front end's response at kM·fs over 2πikM) plus a term in
+    ``S″`` of relative size 1/(2πkM), over the whole support where ``h`` rings:
+    ``Σₖ [S′·(aₖ cos + bₖ sin) + S″·(cₖ cos + dₖ sin)](2πkMu)``, ``ripple[k−1] = (aₖ, bₖ, cₖ, dₖ)``.
+    Only linearity, a modulator grid and a front end smooth at kM·fs are assumed, not their values.
+    """
 
     half_samples: float
     knot_samples: float
     coef: np.ndarray  # N_ZERO zeros, then the free coefficients
     origin: float = 0.0  # u = 0 lies this far (samples) from the middle of the spline's support
-    carrier_per_sample: float = 0.0  # M: modulator-rate ripple cos/sin(2πMu) (0: none)
-    envelope: np.ndarray | None = None  # (2, n) B-spline coefficients of the ripple's cos and sin envelopes
+    carrier_per_sample: float = 0.0  # M: the modulator's rate per sample (0: no ripple)
+    ripple: np.ndarray | None = None  # (RIPPLE_HARMONICS, RIPPLE_TERMS): (a, b, c, d) of each harmonic
 
     @classmethod
     def initial(cls, half_samples: float, knot_samples: float) -> Template:
@@ -75,67 +78,96 @@ class Template:
         beyond = np.maximum(u - self.half_samples, 0.0)
         return i, w + beyond[..., None] * dw, dw
 
-    def evaluate(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``g(u)`` and ``g′(u)`` (per sample) at ``u`` samples from the edge."""
+    def smooth(self, x: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``S`` and its first three derivatives (per sample) at ``x`` samples from the support's middle
+        (the origin not applied); the straight line after the support has no curvature."""
         n_int = len(self.coef) - 3
-        u = np.asarray(u, dtype=np.float64) + self.origin
-        x = np.clip((u + self.half_samples) / self.knot_samples, 0.0, n_int)
-        i = np.minimum(x.astype(np.int64), n_int - 1)
-        t = x - i
-        c0, c1, c2, c3 = (self.coef[i + k] for k in range(4))
-        # cubic B-spline in power form around the knot: value and derivative (same weights as _weights)
+        k = self.knot_samples
+        t = np.clip((x + self.half_samples) / k, 0.0, n_int)
+        i = np.minimum(t.astype(np.int64), n_int - 1)
+        t = t - i
+        c0, c1, c2, c3 = (self.coef[i + j] for j in range(4))
+        # cubic B-spline in power form around the knot (same weights as _weights)
         a0 = (c0 + 4 * c1 + c2) / 6
         a1 = (c2 - c0) / 2
         a2 = (c0 - 2 * c1 + c2) / 2
         a3 = (c3 - c0 + 3 * (c1 - c2)) / 6
         g = a0 + t * (a1 + t * (a2 + t * a3))
-        dg = (a1 + t * (2 * a2 + t * 3 * a3)) / self.knot_samples
-        g = g + np.maximum(u - self.half_samples, 0.0) * dg
-        if self.envelope is not None:
-            # the envelopes are 0 beyond their support (refit holds their end coefficients at 0)
-            inside = np.abs(u) < ENV_HALF
-            u = u[inside]
-            j, w, dw = _envelope_basis(u)
-            omega = 2 * np.pi * self.carrier_per_sample
-            cos, sin = np.cos(omega * u), np.sin(omega * u)
-            env = [(np.sum(w * e[j[..., None] + np.arange(4)], axis=-1),
-                    np.sum(dw * e[j[..., None] + np.arange(4)], axis=-1)) for e in self.envelope]
-            (ec, dec), (es, des) = env
-            g[inside] = g[inside] + ec * cos + es * sin
-            dg[inside] = dg[inside] + dec * cos + des * sin + omega * (es * cos - ec * sin)
-        return g, dg
+        d1 = (a1 + t * (2 * a2 + t * 3 * a3)) / k
+        inside = np.abs(x) < self.half_samples
+        d2 = np.where(inside, (2 * a2 + 6 * a3 * t) / (k * k), 0.0)
+        d3 = np.where(inside, 6 * a3 / (k * k * k), 0.0)
+        return g + np.maximum(x - self.half_samples, 0.0) * d1, d1, d2, d3
+
+    def evaluate(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``g(u)`` and ``g′(u)`` (per sample) at ``u`` samples from the edge."""
+        x = np.asarray(u, dtype=np.float64) + self.origin
+        g, d1, d2, d3 = self.smooth(x)
+        if self.ripple is not None:
+            # the ripple lives where h does: inside the support (after it S′ is the droop's slope only)
+            inside = np.abs(x) < self.half_samples
+            x, e1, e2, e3 = x[inside], d1[inside], d2[inside], d3[inside]
+            dg = d1.copy()
+            add_g, add_dg = np.zeros_like(x), np.zeros_like(x)
+            for (a, b, c, d), omega, cos, sin in self._harmonics(x):
+                p, q = a * cos + b * sin, c * cos + d * sin
+                dp, dq = omega * (b * cos - a * sin), omega * (d * cos - c * sin)
+                add_g += e1 * p + e2 * q
+                add_dg += e2 * p + e1 * dp + e3 * q + e2 * dq
+            g[inside] += add_g
+            dg[inside] += add_dg
+            return g, dg
+        return g, d1
+
+    def _harmonics(self, x: np.ndarray):
+        """Per harmonic k: its (a, b, c, d), 2πkM, and cos, sin(2πkMx) (by complex powers)."""
+        omega = 2 * np.pi * self.carrier_per_sample
+        step = np.exp(1j * omega * x)
+        z = np.ones_like(step)
+        for k, terms in enumerate(np.zeros((RIPPLE_HARMONICS, RIPPLE_TERMS)) if self.ripple is None
+                                  else self.ripple, 1):
+            z = z * step
+            yield terms, k * omega, z.real, z.imag
 
     def refit(self, u: np.ndarray, gain: np.ndarray, target: np.ndarray,
-              nuisance: np.ndarray | None = None, carrier_per_sample: float | None = None) -> Template:
+              nuisance: np.ndarray | None = None, carrier_per_sample: float | None = None,
+              shape: Template | None = None) -> Template:
         """The template minimising ``Σ (target − gain·g(u) − baseline)²``.
 
         ``u``, ``gain`` and ``target`` are (windows, L). ``nuisance`` (L, p), orthonormal columns, spans a
         baseline that each window may add freely (offset, slope, curvature); it is projected out, which
-        solves for the template and every window's baseline at once. Linear in the coefficients: the
-        normal equations are ``DᵀD − (QᵀD)ᵀ(QᵀD)`` with ``D`` the sparse design (4 basis functions per
-        sample, 12 with a ripple) and ``QᵀD`` its baseline part per window. ``carrier_per_sample``
-        (default: this template's) adds the modulator ripple, cos/sin(2πMu) with spline envelopes.
+        solves for the template and every window's baseline at once. ``carrier_per_sample`` (default:
+        this template's) adds the modulator ripple, whose envelopes ``S′`` and ``S″`` are those of
+        ``shape`` (default: this template), held fixed so that the problem stays linear: learning calls
+        this again with the result until it settles (the ripple is ~1e-4 of the step). Normal equations:
+        ``DᵀD − (QᵀD)ᵀ(QᵀD)`` with ``D`` the sparse design (4 basis functions per sample, and the
+        ripple's RIPPLE_HARMONICS × RIPPLE_TERMS columns) and ``QᵀD`` its baseline part per window.
         """
         carrier = self.carrier_per_sample if carrier_per_sample is None else carrier_per_sample
         n_win, length = u.shape
-        flat_u, flat_gain = u.ravel() + self.origin, gain.ravel()
+        flat_gain = gain.ravel()
         i, w, _ = self.basis(u.ravel())
         n_smooth = len(self.coef)
-        blocks = [((w * flat_gain[:, None]), i)]
+        blocks = [(w * flat_gain[:, None], i[:, None] + np.arange(4))]
+        n_all = n_smooth
         if carrier:
-            j, we, _ = _envelope_basis(flat_u)
-            phase = 2 * np.pi * carrier * flat_u
-            blocks += [(we * (flat_gain * np.cos(phase))[:, None], j + n_smooth),
-                       (we * (flat_gain * np.sin(phase))[:, None], j + n_smooth + ENV_COEFS)]
-        n_all = n_smooth + (2 * ENV_COEFS if carrier else 0)
+            shape = shape or self
+            x = u.ravel() + self.origin
+            _, e1, e2, _ = shape.smooth(u.ravel() + shape.origin)
+            inside = np.abs(x) < self.half_samples
+            e1, e2 = e1 * inside * flat_gain, e2 * inside * flat_gain
+            trig = Template(self.half_samples, self.knot_samples, self.coef, self.origin, carrier)
+            # (a, b, c, d) of each harmonic: S′cos, S′sin, S″cos, S″sin
+            terms = [e * t for _, _, cos, sin in trig._harmonics(x) for e in (e1, e2) for t in (cos, sin)]
+            n_all += len(terms)
+            blocks.append((np.stack(terms, axis=1), np.broadcast_to(n_smooth + np.arange(len(terms)),
+                                                                    (len(x), len(terms)))))
         vals = np.concatenate([b[0] for b in blocks], axis=1).ravel()
-        cols = np.concatenate([b[1][:, None] + np.arange(4) for b in blocks], axis=1).ravel()
-        rows = np.repeat(np.arange(len(i)), 4 * len(blocks))
+        cols = np.concatenate([b[1] for b in blocks], axis=1).ravel()
+        width = sum(b[0].shape[1] for b in blocks)
+        rows = np.repeat(np.arange(len(i)), width)
         free = np.ones(n_all, dtype=bool)
         free[:N_ZERO] = False
-        if carrier:  # envelopes vanish at both ends of their support
-            for start in (n_smooth, n_smooth + ENV_COEFS):
-                free[start:start + N_ZERO] = free[start + ENV_COEFS - N_ZERO:start + ENV_COEFS] = False
         design = sparse.csr_matrix((vals, (rows, cols)), shape=(len(i), n_all))[:, free].tocsr()
         normal = (design.T @ design).toarray()
         if nuisance is not None:
@@ -164,15 +196,15 @@ class Template:
         sol = np.zeros(n_all)
         # the normal equations are symmetric positive definite: Cholesky
         sol[free] = linalg.cho_solve(linalg.cho_factor(normal), design.T @ target.ravel())
-        envelope = sol[n_smooth:].reshape(2, ENV_COEFS) if carrier else None
-        return Template(self.half_samples, self.knot_samples, sol[:n_smooth], self.origin, carrier, envelope)
+        ripple = sol[n_smooth:].reshape(RIPPLE_HARMONICS, RIPPLE_TERMS) if carrier else None
+        return Template(self.half_samples, self.knot_samples, sol[:n_smooth], self.origin, carrier, ripple)
 
     def normalized(self) -> Template:
         """The same shape scaled to ``g(U) = 1`` and with its origin moved to where ``g = 1/2``."""
         top = self.evaluate(np.array([self.half_samples]))[0][0]
-        envelope = None if self.envelope is None else self.envelope / top
+        # the ripple multiplies S′ and S″, which scale with the coefficients
         scaled = Template(self.half_samples, self.knot_samples, self.coef / top, self.origin,
-                          self.carrier_per_sample, envelope)
+                          self.carrier_per_sample, self.ripple)
         u = np.linspace(-self.half_samples, self.half_samples, int(64 * self.half_samples) + 1)
         g, _ = scaled.evaluate(u)
         k = int(np.argmin(np.abs(g - 0.5)))
@@ -181,7 +213,7 @@ class Template:
             val, slope = scaled.evaluate(np.array([u0]))
             u0 -= (val[0] - 0.5) / slope[0]
         return Template(self.half_samples, self.knot_samples, scaled.coef, self.origin + u0,
-                        self.carrier_per_sample, scaled.envelope)
+                        self.carrier_per_sample, self.ripple)
 
     def energy(self, frac: np.ndarray) -> np.ndarray:
         """``Σₙ g′(n − φ)²`` over the support for edges at sub-sample phases ``frac`` (Cramér–Rao bound)."""

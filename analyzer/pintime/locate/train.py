@@ -6,11 +6,16 @@ phase. Fitting the template and that line together learns the step response with
 estimator, and yields the train period in samples (the clock ratio) and the fall−rise offset δ.
 
 In the card's samples the line is only nearly straight: the sample clock wanders by nanoseconds over the
-train's seconds (docs/design.md §10), which a straight line would blur into the template as a
-phase-dependent bias. The line is therefore continuous piecewise linear in the edge index, a knot every
-``KNOT_EDGES`` edges (:func:`line_basis`); each stretch between knots still spans more than a whole turn of
-the sub-sample phase (the period is 0.18 sample past a whole number at 192 kHz, 0.30 at 48, 0.47 at 44.1,
-FORMAT.md §6), so the template stays determined.
+train's seconds (docs/design.md §10), which a straight line would blur into the template. The line is
+therefore continuous piecewise linear in the edge index, a knot every few edges (:func:`line_basis`). That
+freedom must not take up what the template gets wrong as a function of the sub-sample phase: a template
+shifted by a phase-dependent amount fits the samples as well as the true one at positions shifted by that
+amount, and only the line's straightness tells them apart. Rising and falling edges each keep to their own
+phases (the period's fraction ``f`` past a whole number puts one polarity's successive edges ``2f`` apart,
+modulo a sample), so each stretch between knots must hold at least ``MIN_TURNS`` turns of each polarity's
+phase: :func:`knot_edges`. At 192 and 48 kHz a turn takes 5 edges (knots 11 and 10 edges apart), at 96 kHz
+11 (22), at 44.1 kHz (``2f`` = 0.93) 29 (59): with knots 8 apart there, a smooth phase-dependent error of
+the template went into the line instead of being corrected (7.5 ns per edge).
 """
 
 from __future__ import annotations
@@ -39,8 +44,10 @@ MISFIT_MAX = 3.0  # a train fit leaving more than this × the noise (RMS) has no
 MIN_ITERATIONS, MAX_ITERATIONS = 3, 20
 RIPPLE_RATES = (32, 64, 128, 256)  # delta-sigma modulator rates, multiples of fs
 RIPPLE_POWER = 100.0  # a ripple must carry this many times the power noise would put at its rate
+RIPPLE_ROUNDS = 2  # fine refits with a ripple: the second takes its envelope from the first (1e-4 of it)
 TOLERANCE_SAMPLES = 1e-6  # stop when the line's shape and δ move less than this (~5 ps)
-KNOT_EDGES = 8  # the train's line bends every this many edges (22 ms): the clock wanders over the train
+KNOT_EDGES = 8  # the train's line bends at least this often (22 ms at 2777 µs): the clock wanders
+MIN_TURNS = 2.0  # each polarity's phase turns this often between knots (1.1 turns left 12.8× the CRLB)
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,7 @@ class TrainFit:
     fall_offset_samples: float  # δ: falling edges come this much later than the line of rising ones
     edges: int
     residual_rms: float  # of the samples, after the fit (noise plus template misfit)
+    knot_edges: int  # the line's knots are this many edges apart (:func:`knot_edges`)
 
 
 def find_train(pos: np.ndarray, sign: np.ndarray) -> np.ndarray | None:
@@ -74,10 +82,19 @@ def find_train(pos: np.ndarray, sign: np.ndarray) -> np.ndarray | None:
     return np.arange(lo, hi)
 
 
-def line_basis(falling: np.ndarray) -> np.ndarray:
+def knot_edges(period_samples: float) -> int:
+    """Edges between the line's knots for a train of this period: ``KNOT_EDGES``, or more where one
+    polarity's sub-sample phase turns slowly (it moves by ``2P`` modulo a sample from edge to edge of a
+    polarity), so that each stretch holds ``MIN_TURNS`` turns of it."""
+    walk = abs(2 * period_samples - round(2 * period_samples))  # per edge of one polarity, in turns
+    edges_per_turn = 2.0 / max(walk, 1e-9)
+    return max(KNOT_EDGES, int(np.ceil(MIN_TURNS * edges_per_turn)))
+
+
+def line_basis(falling: np.ndarray, knot_every: int) -> np.ndarray:
     """Design of the train's edge positions: a continuous piecewise-linear function of the edge index, knots
-    every ``KNOT_EDGES`` edges (hat functions), then δ for the falling edges (last column)."""
-    k = np.arange(len(falling), dtype=np.float64) / KNOT_EDGES
+    every ``knot_every`` edges (hat functions), then δ for the falling edges (last column)."""
+    k = np.arange(len(falling), dtype=np.float64) / knot_every
     knots = np.arange(int(np.ceil(k[-1])) + 1)
     hat = np.maximum(0.0, 1.0 - np.abs(k[:, None] - knots[None, :]))
     return np.column_stack([hat, falling.astype(np.float64)])
@@ -115,6 +132,26 @@ def modulator_ripple(u: np.ndarray, resid: np.ndarray) -> float:
     return float(best) if best_power > RIPPLE_POWER else 0.0
 
 
+def common_gain(amp: np.ndarray, falling: np.ndarray) -> np.ndarray:
+    """Each window's step amplitude for learning the template: per polarity, a straight line in the edge
+    index fitted to the windows' own amplitudes ``amp``.
+
+    The pin's step is the same every time (a slow drift aside). Left free per window, the amplitude takes
+    up any template error of the form ``p(u)·g(u)`` with ``p`` periodic over one sample, since each window
+    sees it as the constant ``p(−τ)`` times its step; the template then misstates its ringing by ~10⁻³ of
+    the step, which locates a neighbour's edge 15-30 samples away wrong by up to 0.5 ns (96 kHz: 2.7× the
+    Cramér–Rao bound on Table 1's edges, 1.2× with the common amplitude).
+    """
+    out = np.empty_like(amp)
+    index = np.arange(len(amp), dtype=np.float64)
+    for sel in (falling, ~falling):
+        if np.count_nonzero(sel) > 1:
+            out[sel] = np.polyval(np.polyfit(index[sel], amp[sel], 1), index[sel])
+        else:
+            out[sel] = amp[sel]
+    return out
+
+
 def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray,
                      falling: np.ndarray) -> TrainFit:
     """Fit template and line to the windows of a calibration train.
@@ -131,20 +168,23 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     template from trading shape against baselines.
     """
     n, length = y.shape
-    v = line_basis(falling)
+    every = knot_edges(np.polyfit(np.arange(n), seed_samples, 1)[0])
+    v = line_basis(falling, every)
     line = np.linalg.lstsq(v, seed_samples, rcond=None)[0]
     m = WINDOW.astype(np.float64)
     ramp = m / WINDOW[-1]
     nuisance = np.linalg.qr(np.stack([np.ones(length), ramp, ramp * ramp], axis=1))[0]
 
     def refit(template: Template, fresh: Template, carrier: float):
-        """``fresh`` refitted at the current line (amplitudes from ``template``), one line step, the
-        residuals, and ``u`` with the residuals signed by each edge's polarity."""
+        """``fresh`` refitted at the current line (amplitudes and the ripple's envelope from ``template``),
+        one line step, the residuals, and ``u`` with the residuals signed by each edge's polarity."""
         u = m[None, :] - (v @ line - centre)[:, None]
         fine = fresh.knot_samples < COARSE_KNOT_SAMPLES
         k = slice(None, None, max(1, n // (FINE_EDGES if fine else COARSE_EDGES)))
         lin, _, _, _ = window_linear(template, y[k], u[k], ramp)
-        fresh = fresh.refit(u[k], np.broadcast_to(lin[:, :1], u[k].shape), y[k], nuisance, carrier)
+        gain = common_gain(lin[:, 0], falling[k])
+        fresh = fresh.refit(u[k], np.broadcast_to(gain[:, None], u[k].shape), y[k], nuisance, carrier,
+                            template)
         # line update by variable projection: per edge, the τ information left after the linear terms
         lin, cols, dg, n_ll = window_linear(fresh, y, u, ramp)
         resid = y - np.einsum("elp,ep->el", cols, lin)
@@ -168,10 +208,13 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
                 and abs(step[-1]) < TOLERANCE_SAMPLES:
             break
     carrier = modulator_ripple(*signed)
-    template, step, resid, _ = refit(template, Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES), carrier)
-    line = line + step
+    fine = Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES)
+    # the ripple's envelope is the template's own slope: again with the fine one's (Template.refit)
+    for _ in range(RIPPLE_ROUNDS if carrier else 1):
+        template, step, resid, _ = refit(template, fine, carrier)
+        line = line + step
     rms = float(np.sqrt(np.mean(resid * resid)))
     final = template.normalized()
     shift = final.origin - template.origin  # edge times move with the origin
     period, first = np.polyfit(np.arange(n), v[:, :-1] @ line[:-1], 1)  # the line's mean slope: P
-    return TrainFit(final, float(first + shift), float(period), float(line[-1]), n, rms)
+    return TrainFit(final, float(first + shift), float(period), float(line[-1]), n, rms, every)
