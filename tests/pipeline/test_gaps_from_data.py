@@ -41,11 +41,19 @@ def means(summary: dict) -> dict[str, tuple[float, float, float]]:
 Rows = dict[str, tuple[float, float, float]]
 
 
-def unshifted(cut: Rows, uncut: Rows) -> bool:
-    """Every row of the cut capture's Table 1 holds the uncut capture's value in its 95 % CI (a row left
-    with one repetition has none: its value lies in the uncut one's CI)."""
-    return all(lo <= uncut[label][0] <= hi if lo is not None else uncut[label][1] <= mean <= uncut[label][2]
+def unshifted(cut: Rows, uncut: Rows, floor_us: float = 0.0) -> bool:
+    """Every row of the cut capture's Table 1 holds the uncut capture's value in its 95 % CI widened by
+    ``floor_us`` (a row left with one repetition has none: its value lies in the uncut one's CI)."""
+    return all(lo - floor_us <= uncut[label][0] <= hi + floor_us if lo is not None
+               else uncut[label][1] <= mean <= uncut[label][2]
                for label, (mean, lo, hi) in cut.items())
+
+
+# A train cut by lost audio teaches a slightly different template (its line is fitted on the stretches
+# either side), and the template's error is the same in every repetition, so no CI built from the
+# repetitions holds it (docs/results.md, Table 1: a few ps per capture). It is bounded here by a twentieth of
+# the located edges' median σ (225 ps on the mono example: 11 ps; one lost sample moves a row by 2.6 µs).
+TEMPLATE_FLOOR = 1 / 20
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +85,7 @@ def test_lost_audio_in_a_mono_capture_is_found_and_table1_unshifted(tmp_path, un
     silently.)"""
     a = analyze(cut(tmp_path, at_s, lost), channels=MONO)
     summary = summary_json(a)
+    floor_us = TEMPLATE_FLOOR * float(np.median(a.edges.sigma)) * 1e6
     hits = found_at(summary, at_s)
     assert hits and all(h["found_by"] == ["frames"] and not h["listed"] for h in hits), hits
     # placed within one frame interval (the longest a pulse of 21 ms), not a rejected frame's second
@@ -86,7 +95,7 @@ def test_lost_audio_in_a_mono_capture_is_found_and_table1_unshifted(tmp_path, un
         # sees the cut in its window is located a little off)
         assert measured[0] == pytest.approx(lost / 192_000 * 1e6, abs=0.1 / 192_000 * 1e6)
     assert summary["recording_gaps"]["frames_cut"] >= 1
-    assert unshifted(means(summary), means(uncut_mono))
+    assert unshifted(means(summary), means(uncut_mono), floor_us)
 
 
 def test_inserted_audio_is_found_with_its_size(tmp_path, uncut_mono):
