@@ -8,9 +8,12 @@ levels it starts from: for known levels the three possible moves (the big pin, t
 predict three different steps. The 1 s reference is not recorded: the clock comes from the calibration
 train (:func:`pintime.clock.calibrate_from_train`).
 
-The unit is the measurement pin's step over its weight, from the channel's first edges: the RUN frame and
-the calibration train, which the measurement pin makes alone (the other pins are low outside the frames
-that use them, FORMAT.md §6 and KERNEL.md §3).
+Each channel's two step sizes are learned from its own edges, so resistor tolerances and a gain that
+differs between the card's channels do not matter: they start from the measurement pin's step over its
+weight, from the left channel's first edges (the RUN frame and the calibration train, which the measurement
+pin makes alone: the other pins are low outside the frames that use them, FORMAT.md §6 and KERNEL.md §3),
+and each channel's steps are then taken for the nearest of its big pin's, its small pin's and both pins'
+steps, and the single-pin ones re-centre the two sizes (medians).
 """
 
 from __future__ import annotations
@@ -27,10 +30,11 @@ from pintime.errors import PintimeError
 LADDER: tuple[tuple[tuple[int, int], tuple[int, int]], ...] = (((0, 2), (3, 1)), ((2, 2), (4, 1)))
 PIN_NAMES = {0: "PA0", 2: "PA1", 3: "PA2", 4: "PA3"}
 UNIT_EDGES = 500  # the first edges of the left channel give the unit (the measurement pin's alone)
-# A step farther than this many standard deviations of the unit edges' steps (their noise) from every move
-# its levels allow is not attributed: close edges the locator did not part give steps a few % off a whole
-# number of units (default card, 1 MHz: their times then err by up to µs, KERNEL.md §7)
+# A step farther than this many standard deviations of its channel's single-pin steps (their scatter about
+# the two sizes) from every move its levels allow is not attributed: close edges the locator did not part
+# give steps a few % off (their times then err by up to µs, KERNEL.md §7)
 STEP_TOLERANCE_SIGMAS = 8.0
+SIZE_ROUNDS = 3  # assign-and-re-centre rounds learning a channel's step sizes
 MAD_TO_SIGMA = 1.4826  # median absolute deviation → standard deviation, Gaussian
 STATES = ((0, 0), (0, 1), (1, 0), (1, 1))  # (big pin, small pin) levels
 MOVES = ((1, 0), (0, 1), (1, 1))  # which pins toggle: the big one, the small one, both
@@ -41,15 +45,27 @@ class Attribution:
     """The pin edges found on a ladder capture, and what could not be told apart."""
 
     edges: Edges  # on the pins' channels (0, 2, 3, 4); an edge of both pins at once is two rows
-    unit_fs: float  # one unit of step, full-scale units
-    tolerance_units: float  # a step this far from every allowed move is not attributed
+    step_fs: tuple[tuple[float, float], ...]  # per audio channel: its big and its small pin's step, FS
+    tolerance_fs: tuple[float, ...]  # per audio channel: a step this far from every allowed move is left out
     located: int  # edges located on the two audio channels
     unattributed: int  # located edges whose step fits no move (or more than one) from the possible levels
     unattributed_s: np.ndarray  # their times, s
     simultaneous: int  # located edges that were both pins of a channel at once
 
 
-def _track(steps_units: np.ndarray, weights: tuple[int, int], tolerance_units: float) -> np.ndarray:
+def _step_sizes(magnitude: np.ndarray, guess: tuple[float, float]) -> tuple[float, float, float]:
+    """One channel's big and small pin's steps (FS) and the σ of its single-pin steps about them, from its
+    step magnitudes and a first ``guess`` of the two sizes (module docstring)."""
+    big, small = guess
+    for _ in range(SIZE_ROUNDS):
+        nearest = np.argmin(np.abs(magnitude[:, None] - np.array([big, small, big + small])), axis=1)
+        big = float(np.median(magnitude[nearest == 0])) if np.any(nearest == 0) else big
+        small = float(np.median(magnitude[nearest == 1])) if np.any(nearest == 1) else small
+    deviation = np.concatenate([magnitude[nearest == 0] - big, magnitude[nearest == 1] - small])
+    return big, small, MAD_TO_SIGMA * float(np.median(np.abs(deviation)))
+
+
+def _track(steps_units: np.ndarray, weights: tuple[float, float], tolerance_units: float) -> np.ndarray:
     """Each step's pin edges: (edges, 2) of +1 (the pin rose), −1 (fell), 0 (did not move), for the big
     and the small pin; a row of 0 where the step cannot be told. Both pins start low (the firmware idles
     them low; a recording starts before the run).
@@ -94,14 +110,15 @@ def attribute(time_s: np.ndarray, sigma_s: np.ndarray, amp_fs: np.ndarray, polar
     if left.size == 0:
         raise PintimeError(f"{source}: no edge on the left channel: no measurement pin to learn the ladder's "
                            "unit from")
-    unit_steps = np.abs(amp_fs[left])
-    unit_fs = float(np.median(unit_steps)) / LADDER[0][0][1]
-    spread = MAD_TO_SIGMA * float(np.median(np.abs(unit_steps - np.median(unit_steps)))) / unit_fs
-    tolerance = STEP_TOLERANCE_SIGMAS * spread
-    index, pin, pin_polarity, lost, both = [], [], [], [], 0
+    unit_fs = float(np.median(np.abs(amp_fs[left]))) / LADDER[0][0][1]
+    index, pin, pin_polarity, lost, both, sizes, tolerances = [], [], [], [], 0, [], []
     for c, ((big, w_big), (small, w_small)) in enumerate(LADDER):
         on = np.flatnonzero(column == c)
-        moved = _track(np.abs(amp_fs[on]) / unit_fs * polarity[on], (w_big, w_small), tolerance)
+        big_fs, small_fs, spread_fs = _step_sizes(np.abs(amp_fs[on]), (w_big * unit_fs, w_small * unit_fs))
+        sizes.append((big_fs, small_fs))
+        tolerances.append(STEP_TOLERANCE_SIGMAS * spread_fs)
+        moved = _track(np.abs(amp_fs[on]) / small_fs * polarity[on], (big_fs / small_fs, 1.0),
+                       tolerances[-1] / small_fs)
         lost.append(time_s[on[~moved.any(axis=1)]])
         both += int(np.sum(moved.all(axis=1)))
         for k, p in enumerate((big, small)):
@@ -114,5 +131,16 @@ def attribute(time_s: np.ndarray, sigma_s: np.ndarray, amp_fs: np.ndarray, polar
     idx, pins, pol = idx[order], pins[order], pol[order]
     edges = Edges(time_s[idx], pins, pol.astype(np.int8), sigma_s[idx], 1.0, source)
     unattributed_s = np.sort(np.concatenate(lost))
-    return Attribution(edges, unit_fs, tolerance, int(np.sum(column <= 1)), len(unattributed_s),
+    return Attribution(edges, tuple(sizes), tuple(tolerances), int(np.sum(column <= 1)), len(unattributed_s),
                        unattributed_s, both)
+
+
+def format_attribution(att: Attribution) -> str:
+    """One line: edges located, attributed per pin, simultaneous, and those left out (never guessed)."""
+    per_pin = ", ".join(f"{name} {int(np.sum(att.edges.channel == ch))}" for ch, name in PIN_NAMES.items())
+    left_out = ("all attributed" if att.unattributed == 0 else
+                f"{att.unattributed} NOT attributed (their step fits no move of the pins; first at "
+                + ", ".join(f"{t:.6f}" for t in att.unattributed_s[:5])
+                + (" …" if att.unattributed > 5 else "") + " s): left out of every pin")
+    return (f"ladder: {att.located} edges located on two channels, {left_out}; pin edges {per_pin}; "
+            f"{att.simultaneous} of two pins at once")

@@ -266,7 +266,7 @@ def ladder_json(att: Attribution) -> dict[str, Any]:
     """What the attribution of a ladder capture's edges found (docs/design.md §6)."""
     return {"located": att.located, "pin_edges": len(att.edges.time), "unattributed": att.unattributed,
             "unattributed_s": att.unattributed_s.tolist(), "simultaneous": att.simultaneous,
-            "unit_fs": att.unit_fs, "tolerance_units": att.tolerance_units}
+            "step_fs": [list(pair) for pair in att.step_fs], "tolerance_fs": list(att.tolerance_fs)}
 
 
 def _same_firmware(elf: str | Path, run: dict[str, int], capture: Path) -> str | Path:

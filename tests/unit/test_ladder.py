@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from pintime.ladder import _track, attribute
 
 
@@ -25,10 +26,25 @@ def test_misfit_step_is_unattributed_and_levels_recover():
 
 
 def test_attribute_maps_pins_and_counts():
-    time = np.arange(6) * 1e-3
-    amp = np.array([0.4, -0.4, 0.2, -0.2, 0.31, 0.4])  # unit 0.2; right channel: PA3 up, down, misfit
-    column = np.array([0, 0, 1, 1, 1, 0])
+    # left: PA0's steps give the unit 0.2; right: PA3 up and down twice, a misfit, PA1 up and down
+    amp = np.array([0.4, -0.4, 0.2, -0.2, 0.2, -0.2, 0.31, 0.4, -0.4, 0.4])
+    column = np.array([0, 0, 1, 1, 1, 1, 1, 1, 1, 0])
+    time = np.arange(len(amp)) * 1e-3
     pol = np.sign(amp).astype(np.int8)
-    att = attribute(time, np.zeros(6), amp, pol, column, "t")
-    assert att.unattributed == 1 and att.unattributed_s.tolist() == [4e-3]
-    assert att.edges.channel.tolist() == [0, 0, 4, 4, 0]  # PA0, PA0, PA3 up/down, PA0
+    att = attribute(time, np.zeros(len(amp)), amp, pol, column, "t")
+    assert att.unattributed == 1 and att.unattributed_s.tolist() == [6e-3]
+    assert att.edges.channel.tolist() == [0, 0, 4, 4, 4, 4, 2, 2, 0]  # PA0, PA3 ×4, PA1 ×2, PA0
+
+
+def test_each_channel_learns_its_own_step_sizes():
+    """The right channel's gain 3 % high and its small resistor 5 % off: the sizes are learned from its own
+    steps, and every edge is attributed (a unit taken from the left channel would miss them all)."""
+    rng = np.random.default_rng(0)
+    left = np.tile([0.4, -0.4], 50) + rng.normal(0, 1e-5, 100)
+    right = np.tile([0.412, 0.206 * 1.05, -0.412, -0.206 * 1.05], 25) + rng.normal(0, 1e-5, 100)
+    amp = np.concatenate([left, right])
+    column = np.repeat([0, 1], 100)
+    att = attribute(np.arange(200) * 1e-3, np.zeros(200), amp, np.sign(amp).astype(np.int8), column, "t")
+    assert att.unattributed == 0
+    assert att.step_fs[1] == pytest.approx((0.412, 0.2163), abs=1e-4)
+    assert sorted(set(att.edges.channel.tolist())) == [0, 2, 4]

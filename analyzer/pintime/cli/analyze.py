@@ -14,6 +14,7 @@ from pintime.estimate.table1 import format_table1
 from pintime.estimate.user import format_user
 from pintime.files import refuse_overwrite, write_text
 from pintime.frames import PROGRAMS
+from pintime.ladder import format_attribution
 from pintime.locate.capture_edges import METHODS
 from pintime.lost_audio import DetectedGap
 from pintime.pipeline import Analysis, analyze, refuse_unused_elf, summary_json, table2_inputs
@@ -52,7 +53,8 @@ def format_summary(a: Analysis) -> str:
     if a.micro is not None:
         table = format_micro(a.micro)
     slow = [] if a.slow_clock is None else ["", format_slow_clock(a.slow_clock)]
-    return "\n".join([run, ppm, frames, "", table, *slow])
+    ladder = [] if a.ladder is None else [format_attribution(a.ladder)]
+    return "\n".join([run, ppm, frames, *ladder, "", table, *slow])
 
 
 def _found_text(a: Analysis) -> str:

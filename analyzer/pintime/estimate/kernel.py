@@ -14,7 +14,9 @@ A tick is a *low* of the measurement pin, so its measured width carries the pin'
 asymmetry (driver, sound card, edge locator: a few ns on a card, none on simavr's edges). The measurement
 pin's calibration train measures that offset (:func:`pintime.clock.train_fall_minus_rise_us`); it is added
 to every tick, and its uncertainty widens every CI it enters (1.96 σ in quadrature). The per-thread part,
-a slope, does not depend on it. The other pins have no train: their widths are as measured.
+a slope, does not depend on it. The other pins have no train: their pulses (highs) are corrected by the same
+offset, subtracted, on the stated assumption that pins of one port (PA0 … PA3) share their drivers'
+asymmetry; a difference between them would remain in those rows (it is not measured).
 """
 
 from __future__ import annotations
@@ -89,7 +91,8 @@ def frame_figures(frame: Frame, time: np.ndarray, edges: Edges, us_per_unit: flo
                   fall_minus_rise_us: float = 0.0) -> FrameFigures:
     """One KERNEL frame's figures. ``time``: the measurement channel's edge times (source time base) that
     ``frame.group`` indexes; ``edges``: every edge of the capture, the other signal pins among them;
-    ``fall_minus_rise_us``: the measurement pin's asymmetry, added to each tick (a low)."""
+    ``fall_minus_rise_us``: the measurement pin's asymmetry, added to each tick (a low) and subtracted from
+    each insertion and switch pulse (a high)."""
     g = frame.group
     t = time[g]
     falls, rises = t[1:-1:2], t[2:-1:2]  # group: rise, T × (fall, rise), fall
@@ -101,8 +104,8 @@ def frame_figures(frame: Frame, time: np.ndarray, edges: Edges, us_per_unit: flo
     return FrameFigures(frame.fields["threads"], frame.fields["rep"], ticks,
                         float(np.mean(rises - falls)) * us_per_unit + fall_minus_rise_us,
                         float(falls[-1] - falls[0]) / (ticks - 1) * us_per_unit,
-                        _pulses(edges, INSERT_CHANNEL, span, us_per_unit),
-                        _pulses(edges, SWITCH_CHANNEL, span, us_per_unit))
+                        _pulses(edges, INSERT_CHANNEL, span, us_per_unit) - fall_minus_rise_us,
+                        _pulses(edges, SWITCH_CHANNEL, span, us_per_unit) - fall_minus_rise_us)
 
 
 def _widened(e: est.Estimate, sigma_us: float) -> est.Estimate:
@@ -140,7 +143,7 @@ def build_kernel(frames: list[Frame], time: np.ndarray, edges: Edges, us_per_uni
     pooled = (("insertion", "insert_us"), ("context switch", "switch_us"))
     for name, key in pooled:  # every pulse of a repetition, all configurations together
         per_rep = [np.mean(np.concatenate([getattr(f, key) for f in rep.values()])) for rep in complete]
-        rows.append(KernelRow(name, est.summarize(np.array(per_rep))))
+        rows.append(KernelRow(name, _widened(est.summarize(np.array(per_rep)), offset_sigma_us)))
     for c in configs:
         overhead = np.array([rep[c].overhead_us for rep in complete])
         period_us = float(np.mean([rep[c].period_us for rep in complete]))
@@ -198,9 +201,11 @@ def format_kernel(k: Kernel) -> str:
                  "deviation)")
     asym = k.fall_minus_rise_us
     offset = "none found" if asym is None else f"{asym[0] * 1e3:+.4f} ± {asym[1] * 1e3:.2g} ns"
-    lines.append("(ticks corrected by the measurement pin's fall-minus-rise offset from its calibration "
-                 f"train: {offset})")
-    if not any(r.name == "insertion" for r in k.rows):
+    pins = any(r.name == "insertion" for r in k.rows)
+    lines.append("(ticks" + (", insertions and switches" if pins else "") + " corrected by the measurement "
+                 f"pin's fall-minus-rise offset from its calibration train: {offset}"
+                 + ("; PA1 and PA2 assumed to share it (one port)" if pins else "") + ")")
+    if not pins:
         lines.append("(no insertion (PA1) or switch (PA2) pulses in this capture: the scheduler's figures "
                      "only)")
     return "\n".join(lines)
