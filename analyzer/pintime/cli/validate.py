@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from pintime.avr.expect import range_text
@@ -23,6 +24,7 @@ from pintime.validate.compare import (
     read_truth,
     truth_kind,
 )
+from pintime.validate.laddercheck import format_ladder_check, ladder_check
 from pintime.validate.validation import Compared, ResolvedExit, Validation
 
 
@@ -74,6 +76,8 @@ def format_validation(v: Validation) -> str:
                      f"data, {gaps['frames_cut']} frame(s) cut by them, not decoded"
                      + (per_edge if beside else ""))
     lines += _kernel_lines(v)
+    if v.ladder:
+        lines.append(format_ladder_check(v.ladder))
     lines += _resolved_lines(v.resolved)
     if v.coverage is not None:
         block, cut, both, joint = v.coverage.block, v.coverage.resolved, v.coverage.combined, v.coverage.joint
@@ -181,6 +185,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--elf", metavar="FILE", default=None,
                         help="user programs: the ELF naming the functions; micro: the ELF whose "
                         "benchmarks' datasheet cycles to read (default: the truth's elf)")
+    parser.add_argument("--ladder", action="store_true",
+                        help="a WAV of four pins through a resistor ladder (README): each pin's edges are "
+                        "checked against simavr's (instead of per-edge errors by locator)")
     add_channel_arguments(parser)
 
 
@@ -194,11 +201,17 @@ def run(args: argparse.Namespace) -> int:
         raise PintimeError(f"{elf}: the ELF naming the functions is not found (give --elf FILE)")
     refuse_overwrite([args.json, args.plots],
                      [args.capture, truth_path, exact_edges, elf, *table2_inputs(args.capture, visits)])
-    a = analyze(args.capture, args.method, visits, elf, channels(args))
+    a = analyze(args.capture, args.method, visits, elf, channels(args), args.ladder)
     check_same_run(a, truth, truth_path)
     refuse_unused_elf(a, elf)
     exact = analyze(exact_edges, visits=visits, elf=elf)
-    validation = compare(a, exact, truth_path, edge_errors(a, exact, channels(args)))
+    if a.ladder is None:
+        validation = compare(a, exact, truth_path, edge_errors(a, exact, channels(args)))
+    else:
+        truth_edges = exact.edges if exact.edges.unit_s is not None else replace(
+            exact.edges, unit_s=1.0 / exact.run["f_cpu_hz"])
+        validation = replace(compare(a, exact, truth_path, {}),
+                             ladder=ladder_check(a.ladder, a.clock, truth_edges))
     if args.json:
         write_text(args.json, json.dumps(validation.to_json(), indent=2) + "\n")
     print(format_validation(validation))

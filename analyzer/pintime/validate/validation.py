@@ -16,6 +16,7 @@ import numpy as np
 
 from pintime.estimate.estimators import Coverage, coverage
 from pintime.validate.edgecheck import EdgeErrors
+from pintime.validate.laddercheck import PinCheck
 
 FLOAT_US = 1e-9  # float rounding of an exact fit: a resolved exit this close to its truth is within any CI
 
@@ -231,6 +232,7 @@ class Validation:
     kernel: tuple[KernelFigure, ...] = ()  # kernel programs: every figure beside its truth
     micro: tuple[MicroBenchmark, ...] = ()  # program micro: each benchmark beside simavr's truth
     micro_coverage: Coverage | None = None  # None: not a micro capture
+    ladder: tuple[PinCheck, ...] = ()  # a resistor-ladder capture: each pin's attribution against simavr
 
     @property
     def kernel_coverage(self) -> Coverage:
@@ -267,4 +269,6 @@ class Validation:
                 out["overdetermined"][name].update(estimate.to_json())
         out["truth"] = self.truth
         out["edges"] = {method: e.to_json() for method, e in self.edges.items()}
+        if self.ladder:
+            out["ladder_check"] = [c.to_json() for c in self.ladder]
         return out
