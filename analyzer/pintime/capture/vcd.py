@@ -90,7 +90,8 @@ def vcd_text(edges: Edges, comment: str) -> str:
     if scale_ps <= 0:
         raise PintimeError(f"{edges.source}: edge times have no known unit in seconds, cannot write a VCD")
     names = {code: pin.decode() for pin, code in SIGNAL_CHANNELS.items()}
-    wires = {ch: (chr(ord("!") + i), f"{('measurement', 'reference')[ch]}_{names[ch]}")
+    role = {MEASUREMENT_CHANNEL: "measurement", REFERENCE_CHANNEL: "reference"}
+    wires = {ch: (chr(ord("!") + i), f"{role.get(ch, 'signal')}_{names[ch]}")
              for i, ch in enumerate(sorted(set(edges.channel.tolist())))}
     lines = ["$comment", f"  {comment}", "$end", "$timescale 1ps $end", "$scope module pintime $end"]
     lines += [f"$var wire 1 {ident} {name} $end" for ident, name in wires.values()]

@@ -16,7 +16,7 @@ from pintime.files import refuse_overwrite, write_text
 from pintime.frames import PROGRAMS
 from pintime.ladder import format_attribution
 from pintime.locate.capture_edges import METHODS
-from pintime.lost_audio import DetectedGap
+from pintime.lost_audio import DetectedGap, LostAudio
 from pintime.pipeline import Analysis, analyze, refuse_unused_elf, summary_json, table2_inputs
 
 
@@ -63,7 +63,7 @@ def _found_text(a: Analysis) -> str:
     lost = a.lost_audio
     if lost is None or not (lost.detected or lost.unseen_s):
         return ""
-    found = ", ".join(gap_text(g, g in lost.unlisted) for g in lost.detected)
+    found = gaps_text(lost)
     cut = "" if a.gaps is not None else f", {a.lost_to_gaps} frame(s) cut by them"
     checked = (("the reference's phase and " if lost.reference_checked else "")
                + f"the frames' timing ({lost.frames_checked_fraction:.1%} of the capture checked)")
@@ -79,6 +79,17 @@ def _found_text(a: Analysis) -> str:
                  + " s show no discontinuity (lost a whole number of half seconds in a stretch the frames do "
                  "not check, or not this recording's list)")
     return text
+
+
+SHOWN_GAPS = 10  # discontinuities listed in a report line; every one is in the JSON
+
+
+def gaps_text(lost: LostAudio) -> str:
+    """The discontinuities found, the first ``SHOWN_GAPS`` of them spelled out (a capture that is not
+    what the options say, e.g. a ladder's right channel taken for the 1 s reference, finds thousands)."""
+    shown = ", ".join(gap_text(g, g in lost.unlisted) for g in lost.detected[:SHOWN_GAPS])
+    more = len(lost.detected) - SHOWN_GAPS
+    return shown + (f", and {more} more (all in --json)" if more > 0 else "")
 
 
 def gap_text(g: DetectedGap, unlisted: bool) -> str:

@@ -10,15 +10,17 @@ import numpy as np
 
 from pintime.capture.gaps import read_gaps
 from pintime.capture.vcd import vcd_text
-from pintime.cli.analyze import gap_text
+from pintime.cli.analyze import gaps_text
 from pintime.cli.args import add_channel_arguments, channels
 from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, version, write_text
+from pintime.ladder import PIN_NAMES, format_attribution
 from pintime.locate.capture_edges import METHODS, locate_capture
 from pintime.lost_audio import LostAudio
-from pintime.pipeline import load_edges, sniff, without_lost_audio
+from pintime.pipeline import ladder_edges, load_edges, sniff, without_lost_audio
 
 HEADER = "time_s,channel,polarity,sigma_s"
+LADDER_HEADER = HEADER + ",pin"  # --ladder: the pin each edge was attributed to (PA0 … PA3)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,12 +30,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--csv", metavar="FILE", help="write the edges here instead of standard output")
     parser.add_argument("--vcd", metavar="FILE",
                         help="also (or, without --csv, instead) write them as a VCD for a logic viewer")
+    parser.add_argument("--ladder", action="store_true",
+                        help="a WAV of four pins through a resistor ladder (README): each edge attributed "
+                        "to its pin (a pin column; channels 0, 2, 3, 4 = PA0 … PA3); edges no pin's step "
+                        "fits are counted and left out")
     add_channel_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     refuse_overwrite([args.csv, args.vcd], [args.capture])
-    if sniff(args.capture) == "wav":
+    if args.ladder:
+        attribution = ladder_edges(args.capture, args.method, sys.stderr.isatty(), channels(args))
+        print(format_attribution(attribution), file=sys.stderr)
+        edges = attribution.edges
+    elif sniff(args.capture) == "wav":
         gaps = read_gaps(args.capture)
         result = locate_capture(args.capture, args.method, sys.stderr.isatty(), *channels(args))
         edges = result.edges
@@ -67,7 +77,12 @@ def run(args: argparse.Namespace) -> int:
     scale = edges.unit_s
     rows = np.column_stack([edges.time * scale, edges.channel, edges.polarity, edges.sigma * scale])
     text = io.StringIO()
-    np.savetxt(text, rows, fmt=["%.12f", "%d", "%d", "%.3e"], delimiter=",", header=HEADER, comments="")
+    if args.ladder:
+        pins = np.array([PIN_NAMES[c] for c in edges.channel.tolist()], dtype=object)
+        np.savetxt(text, np.column_stack([rows.astype(object), pins]),
+                   fmt=["%.12f", "%d", "%d", "%.3e", "%s"], delimiter=",", header=LADDER_HEADER, comments="")
+    else:
+        np.savetxt(text, rows, fmt=["%.12f", "%d", "%d", "%.3e"], delimiter=",", header=HEADER, comments="")
     if args.vcd:
         write_text(args.vcd, vcd_text(edges, f"pintime {version()} edges of {args.capture}; "
                                              "times rounded to 1 ps, per-edge sigma in the CSV only"))
@@ -85,5 +100,5 @@ def _found(lost: LostAudio) -> str:
     if not lost.detected:
         return f"no lost or inserted audio found ({checked})"
     return (f"lost or inserted audio found in the data ({checked}): "
-            + ", ".join(gap_text(g, g in lost.unlisted) for g in lost.detected)
+            + gaps_text(lost)
             + f"; {lost.edges_dropped} edges in or beside the unlisted ones dropped")

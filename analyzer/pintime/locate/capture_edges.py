@@ -139,17 +139,18 @@ def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:
 
 
 def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
-                  highpass: tuple[Highpass, ...] | None = None) -> tuple[
+                  highpass: tuple[Highpass, ...] | None = None, smallest_step: float = 1.0) -> tuple[
         Template, train.TrainFit | None, tuple[float, ...], list, str | None]:
     """Learning pass on the recording with its AC coupling ``highpass`` undone (default: learned here):
     template, train fit, noise per channel, the train's windows, and why a train found was refused (its fit
     leaves far more than the noise: its edges are too close at this sample rate) and the template learned
     blind instead. ``cuts_s``: (start, end) rows, ascending, where the data shows audio lost or inserted
-    (:func:`pintime.lost_audio.cut_spans`): treated as the sidecar's gaps are."""
+    (:func:`pintime.lost_audio.cut_spans`): treated as the sidecar's gaps are. ``smallest_step``: as
+    :func:`locate_capture`'s (a ladder's smaller steps are edges, not noise, to the noise measurement)."""
     if highpass is None:
         highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, LEARN_MAX_S)
     columns = range(len(info.columns))
-    det = _Detector(len(columns))
+    det = _Detector(len(columns), smallest_step)
     stop = int(min(LEARN_MAX_S * info.samplerate_hz, info.frames))
     pos_all, sign_all, wins, simple = [], [], [], []
     noise_parts: list[list[tuple[float, int]]] = [[] for _ in columns]
@@ -363,7 +364,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
         raise PintimeError(f"unknown edge method '{method}' (valid: {', '.join(METHODS)})")
     info = open_wav(path, measurement_channel, reference_channel)
     highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, LEARN_MAX_S)
-    template, train_fit, noise, train_data, refused = learn_capture(info, cuts_s, highpass)
+    template, train_fit, noise, train_data, refused = learn_capture(info, cuts_s, highpass, smallest_step)
     table = TemplateTable.build(template)
     # the method's error on the train (known before locating), so that each block's edges are final at once
     rms, own_sigma = (_method_rms(method, table, noise[0], train_data, train_fit.knot_edges)

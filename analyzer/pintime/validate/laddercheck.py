@@ -5,6 +5,7 @@ the analysis's clock and aligned to the exact edges at the measurement pin's fir
 made by that pin alone). Then every exact edge of every pin looks for a located edge within
 ``MATCH_US``: of the same pin and polarity (matched), of another pin (attributed wrongly), or none
 (missing, also when the edge was left unattributed). Located pin edges no exact edge claims are extra.
+Exact edges after the last located one are not counted (a recording shorter than the run).
 """
 
 from __future__ import annotations
@@ -51,10 +52,11 @@ def ladder_check(att: Attribution, clock: Clock, exact: Edges) -> tuple[PinCheck
     located_us = located_us + offset_us
     order = np.argsort(located_us, kind="stable")
     located_us, pin, polarity = located_us[order], att.edges.channel[order], att.edges.polarity[order]
+    recorded = exact_us <= located_us[-1] + MATCH_US
     claimed = np.zeros(len(located_us), dtype=bool)
     checks = []
     for ch, name in PIN_NAMES.items():
-        on = exact.channel == ch
+        on = (exact.channel == ch) & recorded
         t, p = exact_us[on], exact.polarity[on]
         k = np.clip(np.searchsorted(located_us, t), 1, max(len(located_us) - 1, 1))
         nearest = np.where(np.abs(located_us[k - 1] - t) <= np.abs(located_us[k] - t), k - 1, k)
