@@ -178,7 +178,12 @@ def calibrate(edges: Edges, gaps: np.ndarray | None = None) -> Clock:
         raise PintimeError(f"{edges.source}: clock calibration needs at least 3 edges on the reference "
                            f"channel (right / channel 1), found {len(ref.time)}")
     segment = np.searchsorted(np.zeros(0) if gaps is None else gaps, ref.time)
-    index = edge_indices(ref.time, ref.polarity, f"{edges.source}: reference channel", segment)
+    try:
+        index = edge_indices(ref.time, ref.polarity, f"{edges.source}: reference channel", segment)
+    except PintimeError as e:
+        raise PintimeError(f"{e}: not a 1 s clock reference (another signal on that channel? "
+                           "--reference none reads the capture without one; a resistor-ladder capture "
+                           "needs --ladder)") from None
     fit = fit_edge_line(ref.time, index, ref.polarity < 0, ref.sigma, segment)
     return Clock(units_per_mcu_s=2.0 * fit.step, units_per_mcu_s_sigma=2.0 * fit.step_sigma, fit=fit,
                  unit_s=edges.unit_s)

@@ -72,13 +72,31 @@ def _steps(deviation: np.ndarray, noise: np.ndarray, adjacent: np.ndarray,
     return jump & ~outlier
 
 
+REFERENCE_HALF_PERIOD_S = (0.45, 0.55)  # the 1 s reference's half period, s of the card's clock (any ppm)
+REGULAR_FRACTION = 0.9  # of its spacings a whole number of half periods to within 1 %: lost audio is rare
+
+
+def is_reference(ref: Edges) -> bool:
+    """Whether a channel's edges (capture seconds) are the 1 s clock reference: three or more, their typical
+    spacing half a second, and nearly all of them whole half periods apart (another signal on that channel,
+    e.g. a resistor ladder's second pair of pins, would show thousands of "jumps")."""
+    if len(ref.time) < 3:
+        return False
+    spacing = np.diff(ref.time)
+    half_s = float(np.median(spacing))
+    if not REFERENCE_HALF_PERIOD_S[0] <= half_s <= REFERENCE_HALF_PERIOD_S[1]:
+        return False
+    whole = np.maximum(np.rint(spacing / half_s), 1.0)
+    return float(np.mean(np.abs(spacing / half_s - whole) < 0.01)) >= REGULAR_FRACTION
+
+
 def find_jumps(edges: Edges, samplerate_hz: float) -> list[DetectedGap]:
     """The jumps in the reference channel's phase of ``edges`` (capture seconds), in time order.
 
-    Fewer than three reference edges show no jump (there is no spacing to compare with).
+    A channel that is not the reference (:func:`is_reference`) shows none.
     """
     ref = edges.on(REFERENCE_CHANNEL)
-    if len(ref.time) < 3:
+    if not is_reference(ref):
         return []
     spacing = np.diff(ref.time)
     typical = float(np.median(spacing))
@@ -274,7 +292,7 @@ class LostAudio:
     unlisted: list[DetectedGap]  # of which no sidecar gap lies between its two edges
     unseen_s: list[float]  # listed gaps with no discontinuity found around them
     edges_dropped: int  # edges within (or within the locator's guard of) an unlisted gap, where it may lie
-    reference_checked: bool  # whether the reference channel's phase was checked (three edges or more)
+    reference_checked: bool  # whether the reference channel's phase was checked (is_reference)
     frames_checked_fraction: float  # of the measurement channel's span, inside intervals the frames check
 
     @property
@@ -323,7 +341,7 @@ def reconcile(edges: Edges, listed_s: np.ndarray, samplerate_hz: float, guard_s:
     """
     found_in = edges if located is None else located
     frames = check_frames(found_in, samplerate_hz, listed_s, guard_s)
-    referenced = int(np.count_nonzero(found_in.channel == REFERENCE_CHANNEL)) >= 3
+    referenced = is_reference(found_in.on(REFERENCE_CHANNEL))
     detected = _merge(find_jumps(edges, samplerate_hz), frames.jumps + frames.breaks, referenced)
     listed = np.asarray(listed_s, dtype=np.float64)
     unlisted = [g for g in detected

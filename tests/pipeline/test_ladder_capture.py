@@ -72,3 +72,9 @@ def test_edges_gives_each_edge_its_pin(capture, tmp_path):
     assert list(rows[0]) == ["time_s", "channel", "polarity", "sigma_s", "pin"]
     assert {r["pin"] for r in rows} == set(PIN_NAMES.values())
     assert all(PIN_NAMES[int(r["channel"])] == r["pin"] for r in rows)
+
+
+def test_without_ladder_the_right_channel_is_refused_as_a_reference(capture, capsys):
+    assert main(["analyze", str(capture)]) == 2
+    err = capsys.readouterr().err
+    assert "not a 1 s clock reference" in err and "--ladder" in err and err.count("\n") == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from pintime.edges import REFERENCE_CHANNEL, Edges
-from pintime.lost_audio import find_jumps
+from pintime.lost_audio import find_jumps, is_reference
 
 RATE_HZ = 48_000.0
 
@@ -61,3 +61,13 @@ def test_a_jump_within_the_edges_noise_is_not_claimed():
     t = reference(sigma_s=1e-6)
     t[17:] -= 1 / 192_000
     assert find_jumps(edges_of(t, sigma_s=1e-6), 192_000) == []
+
+
+def test_another_signal_on_the_reference_channel_is_not_read_as_one():
+    """A second signal there (a resistor ladder's other pins, any square wave that is not 1 s) is not the
+    reference: its phase is not checked, rather than thousands of "jumps" reported."""
+    assert is_reference(edges_of(reference()))
+    pulses = np.sort(np.concatenate([np.arange(40) * 0.5, np.arange(40) * 0.5 + 17e-6]))
+    assert not is_reference(edges_of(pulses))
+    assert find_jumps(edges_of(pulses), RATE_HZ) == []
+    assert not is_reference(edges_of(np.arange(40) * 0.01))  # a 50 Hz square wave
