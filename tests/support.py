@@ -214,3 +214,18 @@ class FakeBackend:
         if self.busy:
             raise FakePortAudioError("Error opening InputStream: Device unavailable [PaErrorCode -9985]")
         return FakeStream(self, **kwargs)
+
+
+def kernel_capture(sim: Path, wav: Path, reps: int, *synth_args: str) -> Path:
+    """``wav``: the kernel run through the sound-card model (``pintime synth`` with ``synth_args``), ending
+    150 ms after repetition ``reps − 1``'s last KERNEL frame (RUN, CAL and ``reps`` repetitions)."""
+    from pintime.capture.edgelist import read_edge_list
+    from pintime.frames import decode_frames
+
+    meas = read_edge_list(sim / "kernel.edges.csv").on(0)
+    frames = decode_frames(meas.time, meas.polarity).of_kind("kernel")
+    last = [f for f in frames if f.fields["rep"] == reps - 1][-1]
+    duration_s = meas.time[last.group[-1]] / 1e6 + 0.2  # 1 MHz; 50 ms of it is synth's preroll
+    assert main(["synth", str(sim / "kernel.edges.csv"), "-o", str(wav), *synth_args,
+                 "--duration-s", f"{duration_s:.3f}"]) == 0
+    return wav

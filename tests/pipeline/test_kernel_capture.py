@@ -11,11 +11,9 @@ import json
 
 import numpy as np
 import pytest
-from pintime.capture.edgelist import read_edge_list
 from pintime.cli import main
-from pintime.frames import decode_frames
 from pintime.soundcard.model import get_profile
-from support import SIM, run_json
+from support import SIM, kernel_capture, run_json
 
 REPS_IN_CAPTURE = 2
 SCHEDULER_ROWS = 7  # fixed part, per thread, N = 1, 2, 4, 8, 16
@@ -24,15 +22,8 @@ SCHEDULER_ROWS = 7  # fixed part, per thread, N = 1, 2, 4, 8, 16
 @pytest.fixture(scope="module")
 def capture(make_sim, tmp_path_factory):
     """A default-profile WAV that ends 150 ms after the second repetition's last KERNEL frame."""
-    exact = read_edge_list(make_sim / "kernel.edges.csv")
-    meas = exact.on(0)
-    frames = decode_frames(meas.time, meas.polarity).of_kind("kernel")
-    last = [f for f in frames if f.fields["rep"] == REPS_IN_CAPTURE - 1][-1]
-    duration_s = meas.time[last.group[-1]] / 1e6 + 0.2  # 1 MHz; 50 ms of it is synth's preroll
     wav = tmp_path_factory.mktemp("kernel") / "kernel-default.wav"
-    assert main(["synth", str(make_sim / "kernel.edges.csv"), "-o", str(wav), "--profile", "default",
-                 "--seed", "3", "--duration-s", f"{duration_s:.3f}"]) == 0
-    return wav
+    return kernel_capture(make_sim, wav, REPS_IN_CAPTURE, "--profile", "default", "--seed", "3")
 
 
 @pytest.fixture(scope="module")

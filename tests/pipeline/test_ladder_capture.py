@@ -10,11 +10,9 @@ import csv
 import json
 
 import pytest
-from pintime.capture.edgelist import read_edge_list
 from pintime.cli import main
-from pintime.frames import decode_frames
 from pintime.ladder import PIN_NAMES
-from support import SIM
+from support import SIM, kernel_capture
 
 REPS_IN_CAPTURE = 2
 
@@ -23,15 +21,8 @@ REPS_IN_CAPTURE = 2
 def capture(make_sim, tmp_path_factory):
     """A ladder WAV that ends 150 ms after the second repetition's last KERNEL frame (N = 16 included:
     the chains of 3.3-sample insertion pulses)."""
-    exact = read_edge_list(make_sim / "kernel.edges.csv")
-    meas = exact.on(0)
-    frames = decode_frames(meas.time, meas.polarity).of_kind("kernel")
-    last = [f for f in frames if f.fields["rep"] == REPS_IN_CAPTURE - 1][-1]
-    duration_s = meas.time[last.group[-1]] / 1e6 + 0.2  # 1 MHz; 50 ms of it is synth's preroll
     wav = tmp_path_factory.mktemp("ladder") / "kernel-ladder.wav"
-    assert main(["synth", str(make_sim / "kernel.edges.csv"), "-o", str(wav), "--ladder", "--seed", "1",
-                 "--duration-s", f"{duration_s:.3f}"]) == 0
-    return wav
+    return kernel_capture(make_sim, wav, REPS_IN_CAPTURE, "--ladder", "--seed", "1")
 
 
 @pytest.fixture(scope="module")
