@@ -183,7 +183,8 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
                        None if elf is None else _same_firmware(elf, run, path))
             if PROGRAMS[run["program"]] == "user" else None)
     kernel = (build_kernel(decode.frames, meas_time, edges, clock.us_per_unit, run["f_cpu_hz"],
-                           _pin_asymmetry(decode, time_us, polarity))
+                           _pin_asymmetry(decode, time_us, polarity),
+                           None if attribution is None else attribution.unattributed_s)
               if PROGRAMS[run["program"]] == "kernel" else None)
     micro = (build_micro(decode.frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
                          None if elf is None else datasheet_cycles(_same_firmware(elf, run, path)))

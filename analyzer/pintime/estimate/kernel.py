@@ -78,21 +78,27 @@ class Kernel:
         return us * self.f_cpu_hz / 1e6
 
 
-def _pulses(edges: Edges, channel: int, span: tuple[float, float], us_per_unit: float) -> np.ndarray:
-    """Widths (µs) of one signal pin's pulses (rising to the next falling edge) inside ``span``."""
+def _pulses(edges: Edges, channel: int, span: tuple[float, float], us_per_unit: float,
+            unattributed: np.ndarray) -> np.ndarray:
+    """Widths (µs) of one signal pin's pulses (rising to the next falling edge) inside ``span``; a pulse
+    with an edge no pin could be given (``unattributed``, sorted, the edges' time base) inside it is left
+    out: that edge may be the pin's own, and the pulse two of its pulses."""
     s = edges.on(channel)
     inside = (s.time >= span[0]) & (s.time <= span[1])
     t, p = s.time[inside], s.polarity[inside]
     rise = np.flatnonzero((p[:-1] > 0) & (p[1:] < 0))
+    clean = np.searchsorted(unattributed, t[rise]) == np.searchsorted(unattributed, t[rise + 1])
+    rise = rise[clean]
     return (t[rise + 1] - t[rise]) * us_per_unit
 
 
 def frame_figures(frame: Frame, time: np.ndarray, edges: Edges, us_per_unit: float,
-                  fall_minus_rise_us: float = 0.0) -> FrameFigures:
+                  fall_minus_rise_us: float = 0.0, unattributed: np.ndarray | None = None) -> FrameFigures:
     """One KERNEL frame's figures. ``time``: the measurement channel's edge times (source time base) that
     ``frame.group`` indexes; ``edges``: every edge of the capture, the other signal pins among them;
     ``fall_minus_rise_us``: the measurement pin's asymmetry, added to each tick (a low) and subtracted from
-    each insertion and switch pulse (a high)."""
+    each insertion and switch pulse (a high); ``unattributed``: a ladder's edges no pin could be given
+    (:func:`_pulses`)."""
     g = frame.group
     t = time[g]
     falls, rises = t[1:-1:2], t[2:-1:2]  # group: rise, T × (fall, rise), fall
@@ -101,11 +107,12 @@ def frame_figures(frame: Frame, time: np.ndarray, edges: Edges, us_per_unit: flo
         raise PintimeError(f"KERNEL frame of {frame.fields['threads']} threads: {len(falls)} ticks in its "
                            f"group, {ticks} announced (at least 2 needed)")
     span = (float(t[0]), float(t[-1]))
+    none = np.zeros(0) if unattributed is None else unattributed
     return FrameFigures(frame.fields["threads"], frame.fields["rep"], ticks,
                         float(np.mean(rises - falls)) * us_per_unit + fall_minus_rise_us,
                         float(falls[-1] - falls[0]) / (ticks - 1) * us_per_unit,
-                        _pulses(edges, INSERT_CHANNEL, span, us_per_unit) - fall_minus_rise_us,
-                        _pulses(edges, SWITCH_CHANNEL, span, us_per_unit) - fall_minus_rise_us)
+                        _pulses(edges, INSERT_CHANNEL, span, us_per_unit, none) - fall_minus_rise_us,
+                        _pulses(edges, SWITCH_CHANNEL, span, us_per_unit, none) - fall_minus_rise_us)
 
 
 def _widened(e: est.Estimate, sigma_us: float) -> est.Estimate:
@@ -115,12 +122,15 @@ def _widened(e: est.Estimate, sigma_us: float) -> est.Estimate:
 
 
 def build_kernel(frames: list[Frame], time: np.ndarray, edges: Edges, us_per_unit: float,
-                 f_cpu_hz: int, fall_minus_rise_us: tuple[float, float] | None = None) -> Kernel:
+                 f_cpu_hz: int, fall_minus_rise_us: tuple[float, float] | None = None,
+                 unattributed: np.ndarray | None = None) -> Kernel:
     """The kernel's figures from its valid KERNEL frames (PintimeError without two repetitions of at
     least two configurations). A capture without the insertion and switch pins (the measurement pin
-    alone, as on a stereo card with the clock reference) gives the scheduler's figures only."""
+    alone, as on a stereo card with the clock reference) gives the scheduler's figures only.
+    ``unattributed``: a ladder capture's edges no pin could be given; pulses around them are left out."""
     offset_us, offset_sigma_us = (0.0, 0.0) if fall_minus_rise_us is None else fall_minus_rise_us
-    figures = [frame_figures(f, time, edges, us_per_unit, offset_us) for f in frames if f.kind == "kernel"]
+    figures = [frame_figures(f, time, edges, us_per_unit, offset_us, unattributed)
+               for f in frames if f.kind == "kernel"]
     by_rep: dict[int, dict[int, FrameFigures]] = defaultdict(dict)
     for f in figures:
         by_rep[f.rep][f.threads] = f
