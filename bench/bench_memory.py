@@ -30,7 +30,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -99,16 +98,24 @@ def long_capture(edges_csv: Path, folder: Path, name: str, total_s: float, rate_
     return wav
 
 
+# Run by a fresh, small Python: the command's own rusage. A child forked from this process would carry this
+# process's resident set into its ru_maxrss (Linux records the pre-exec memory's high-water mark), and this
+# process may hold a whole rendered capture.
+SPAWN = ("import os, sys, time; t = time.perf_counter(); pid = os.fork()\n"
+         "if pid == 0:\n"
+         "    os.dup2(os.open(os.devnull, os.O_WRONLY), 1); os.execv(sys.argv[1], sys.argv[1:])\n"
+         "_, status, u = os.wait4(pid, 0)\n"
+         "print(os.waitstatus_to_exitcode(status), time.perf_counter() - t, u.ru_utime + u.ru_stime, "
+         "u.ru_maxrss / 1024)")
+
+
 def run_child(argv: list[str]) -> tuple[float, float, float]:
     """Wall s, CPU s (user + system) and peak RSS (MB) of one command, its output discarded."""
-    started = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall = time.perf_counter() - started
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode:
-        raise SystemExit(f"bench_memory: {' '.join(argv)} exited {child.returncode}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    out = subprocess.run([str(PYTHON), "-c", SPAWN, *argv], capture_output=True, text=True, check=True).stdout
+    code, wall, cpu, peak = out.split()
+    if int(code):
+        raise SystemExit(f"bench_memory: {' '.join(argv)} exited {code}")
+    return float(wall), float(cpu), float(peak)
 
 
 def measure(wav: Path, repeat: int) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+import numba
 import numpy as np
 
 from pintime.errors import PintimeError
@@ -57,8 +58,15 @@ class Frame:
 
     kind: str  # a KINDS name: "run", "cal", "direct", … "table2", "user"
     fields: dict[str, int]
-    group: np.ndarray  # int64 indices into the decoder's input arrays, in time order
+    group_lo: int  # the group's edges are those from index group_lo (into the decoder's input arrays) …
+    group_hi: int  # … to group_hi, exclusive: consecutive, in time order
     start: int  # index of the SYNC's rising edge
+
+    @property
+    def group(self) -> np.ndarray:
+        """The int64 indices of the group's edges (made on each use: a long capture's frames keep two
+        integers each, not an index per edge)."""
+        return np.arange(self.group_lo, self.group_hi)
 
 
 @dataclass(frozen=True)
@@ -119,7 +127,9 @@ def header_edge_count(kind: str) -> int:
 
 def frame_end(frame: Frame) -> int:
     """Index of a frame's last edge: its group's last, or its header's last bit's fall without a group."""
-    return int(frame.group[-1]) if len(frame.group) else frame.start + header_edge_count(frame.kind) - 1
+    if frame.group_hi > frame.group_lo:
+        return frame.group_hi - 1
+    return frame.start + header_edge_count(frame.kind) - 1
 
 
 def decode_frames(time_us: np.ndarray, polarity: np.ndarray, start_us: float | None = 0.0) -> FrameDecode:
@@ -145,7 +155,7 @@ def decode_frames(time_us: np.ndarray, polarity: np.ndarray, start_us: float | N
     polarity = np.asarray(polarity)
     if time_us.shape != polarity.shape or time_us.ndim != 1:
         raise ValueError("time_us and polarity must be 1-D arrays of equal length")
-    if np.any(np.diff(time_us) < 0):
+    if _decreasing(time_us):
         raise ValueError("edge times must be non-decreasing")
     result = _decode(time_us, polarity, start_us)
     if not result.frames:
@@ -157,13 +167,37 @@ def decode_frames(time_us: np.ndarray, polarity: np.ndarray, start_us: float | N
 
 def _frame_starts(time_us: np.ndarray, polarity: np.ndarray, start_us: float | None) -> np.ndarray:
     """Indices of rising edges that directly follow a QUIET (a low of at least QUIET_MIN_US)."""
-    low_before = np.diff(time_us)
-    quiet = (polarity[:-1] < 0) & (polarity[1:] > 0) & (low_before >= QUIET_MIN_US)
-    starts = np.flatnonzero(quiet) + 1
+    starts = _quiet_rises(time_us, polarity, QUIET_MIN_US)
     if (start_us is not None and len(time_us) and polarity[0] > 0
             and time_us[0] - start_us >= QUIET_MIN_US):
         starts = np.concatenate(([0], starts))
     return starts
+
+
+@numba.njit(cache=True, nogil=True)
+def _quiet_rises(time_us, polarity, quiet_min_us):  # pragma: no cover (compiled)
+    """Indices of the rising edges after a low of at least ``quiet_min_us`` (no per-edge temporaries: a
+    long capture's edges are many)."""
+    count = 0
+    for k in range(1, len(time_us)):
+        if polarity[k - 1] < 0 and polarity[k] > 0 and time_us[k] - time_us[k - 1] >= quiet_min_us:
+            count += 1
+    out = np.empty(count, dtype=np.int64)
+    count = 0
+    for k in range(1, len(time_us)):
+        if polarity[k - 1] < 0 and polarity[k] > 0 and time_us[k] - time_us[k - 1] >= quiet_min_us:
+            out[count] = k
+            count += 1
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _decreasing(time_us):  # pragma: no cover (compiled)
+    """Whether any time is before the one preceding it."""
+    for k in range(1, len(time_us)):
+        if time_us[k] < time_us[k - 1]:
+            return True
+    return False
 
 
 def _decode(time_us: np.ndarray, polarity: np.ndarray, start_us: float | None) -> FrameDecode:
@@ -219,15 +253,15 @@ def _decode_segment(time_us: np.ndarray, polarity: np.ndarray, s: int, end: int,
         # a header ended by the end of the capture, not by a SETTLE or QUIET, may just be cut short
         return "incomplete" if last_segment and settle_end > end else header
     kind, fields = header
-    group = np.arange(min(settle_end, end + 1), end + 1)
-    expected = group_edge_count(kind, fields)
-    if len(group) != expected:
-        return "incomplete" if last_segment and len(group) < expected else "group edge count"
-    if kind not in UNGAPPED and len(group) > 2:
-        gaps = time_us[group[2::2]] - time_us[group[1:-1:2]]
+    lo = min(settle_end, end + 1)
+    count, expected = end + 1 - lo, group_edge_count(kind, fields)
+    if count != expected:
+        return "incomplete" if last_segment and count < expected else "group edge count"
+    if kind not in UNGAPPED and count > 2:
+        gaps = time_us[lo + 2:end + 1:2] - time_us[lo + 1:end:2]
         if not np.all((gaps >= GAP_US[0]) & (gaps <= GAP_US[1])):
             return "group gap"
-    return Frame(kind, fields, group, int(s))
+    return Frame(kind, fields, int(lo), int(end + 1), int(s))
 
 
 def _header_bits(time_us: np.ndarray, r: int, end: int) -> tuple[list[int] | str, int | None]:
@@ -316,7 +350,7 @@ def decode_between_gaps(time_us: np.ndarray, polarity: np.ndarray,
                and _cuts_two(time_us[bounds[i]:bounds[i + 2]], level[bounds[i]:bounds[i + 2]],
                              first - bounds[i], (starts_us[i], gap_us), before))
         lost += 2 if two else int(cut_before or cut_after)
-    frames = [replace(f, group=f.group + a, start=f.start + a)
+    frames = [replace(f, group_lo=f.group_lo + a, group_hi=f.group_hi + a, start=f.start + a)
               for a, d in zip(bounds[:-1], stretches, strict=True) if d is not None for f in d.frames]
     reasons: dict[str, int] = {}
     for d in stretches:

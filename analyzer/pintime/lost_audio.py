@@ -127,36 +127,39 @@ HEADER_CLASSES = 6  # classes 0-5: SYNC high, SYNC low, 0 bit's high, 1 bit's hi
 CAL_CLASS = 6  # the calibration train's period; group and QUIET classes are numbered from 7 on
 
 
-def _intervals(time_us: np.ndarray,
-               frames: list[Frame]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
-    """Every interval of the decoded ``frames``: its first edge, its class number, and the 1 bits of the
-    header it precedes (QUIETs only, else 0); and the frames after which edges lie that no frame explains
-    (breaks)."""
+def _intervals(time_us: np.ndarray, frames: list[Frame]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[Hashable, list[int]], list[int]]:
+    """The intervals of the decoded ``frames`` that a capture has few of: those of their headers, their
+    QUIETs and their calibration trains, each with its first edge, its class number and the 1 bits of the
+    header it precedes (QUIETs only, else 0); the frames of each kind and fields, whose groups' intervals
+    (from the SETTLE on) are classes of their own, position by position (:func:`_group_jumps`); and the
+    frames after which edges lie that no frame explains (breaks)."""
     first, cls, ones, breaks = [], [], [], []
     numbers: dict[Hashable, int] = {}
+    by_key: dict[Hashable, list[int]] = {}
     for i, f in enumerate(frames):
         n_head, end, key = header_edge_count(f.kind), frame_end(f), _frame_key(f)
         head = np.arange(f.start, min(f.start + n_head - 1, end))  # edge → edge inside the header
         k = head - f.start
         high = np.diff(time_us[f.start:f.start + n_head])[:len(head)] >= BIT1_HIGH_US[0]
         code = np.where(k < 2, k, np.where(k % 2 == 0, 2 + high, 4))
-        # the SETTLE, then the group's own intervals; a SETTLE is a class of its frame kind and fields
-        # (FORMAT.md §2 holds it to ±2 %: program micro's interrupt groups start a few cycles late, by design)
-        group = np.arange(f.start + n_head - 1, end)
-        if f.kind == "cal":
+        first.append(head)
+        cls.append(code)
+        ones.append(np.zeros(len(head)))
+        if f.kind == "cal":  # the SETTLE, then the train's periods
+            group = np.arange(f.start + n_head - 1, end)
             gcode = np.full(len(group), CAL_CLASS)
             gcode[:1] = 5
-        else:
-            base = numbers.setdefault(key, HEADER_CLASSES + 1 + len(numbers) * 2 ** 20)
-            gcode = base + np.arange(len(group))
-        first += [head, group]
-        cls += [code, gcode]
-        ones.append(np.zeros(len(head) + len(group)))
+            first.append(group)
+            cls.append(gcode)
+            ones.append(np.zeros(len(group)))
+        elif end > f.start + n_head - 1:
+            by_key.setdefault(key, []).append(i)
         if i + 1 < len(frames):
             following = frames[i + 1]
             if following.start == end + 1:
                 pair = numbers.setdefault(("quiet", key, _frame_key(following)),
-                                          HEADER_CLASSES + 1 + len(numbers) * 2 ** 20)
+                                          HEADER_CLASSES + 1 + len(numbers))
                 header = time_us[following.start + 2:following.start + header_edge_count(following.kind)]
                 bits = np.diff(header)
                 first.append(np.array([end]))
@@ -165,9 +168,9 @@ def _intervals(time_us: np.ndarray,
             else:
                 breaks.append(i)
     if not first:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), breaks
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), by_key, breaks
     return (np.concatenate(first).astype(np.int64), np.concatenate(cls).astype(np.int64),
-            np.concatenate(ones), breaks)
+            np.concatenate(ones), by_key, breaks)
 
 
 def _medians(values: np.ndarray, group: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
@@ -236,31 +239,104 @@ def check_frames(edges: Edges, samplerate_hz: float, listed_s: np.ndarray | None
         return FrameTiming([], [], 0.0, span_s)
     time_us = t * (edges.unit_s * 1e6)
     decode = decode_frames(time_us, meas.polarity)
-    first, cls, ones, after = _intervals(time_us, decode.frames)
+    first, cls, ones, by_key, after = _intervals(time_us, decode.frames)
+    del time_us
     listed_s = np.zeros(0) if listed_s is None else np.sort(np.asarray(listed_s, dtype=np.float64))
     spans = [(frame_end(decode.frames[i]), decode.frames[i + 1].start) for i in after]
     if not len(first):
         return FrameTiming([], [_break(t, a, b) for a, b in spans], 0.0, span_s)
     duration = t[first + 1] - t[first]
     duration = duration - _quiet_slope(duration, cls, ones) * ones
-    listed = (np.searchsorted(listed_s, t[first + 1] + guard_s, "right")
-              > np.searchsorted(listed_s, t[first] - guard_s, "left"))
+    listed = _listed(t, first, listed_s, guard_s)
     _, group = np.unique(cls, return_inverse=True)
     deviation, spread, pair = _class_deviation(duration, group, listed)
-    checked = ~np.isnan(deviation)
-    order = np.flatnonzero(checked)[np.argsort(first[checked])]
-    first, deviation, spread, pair = first[order], deviation[order], spread[order], pair[order]
-    noise = np.sqrt(meas.sigma[first] ** 2 + meas.sigma[first + 1] ** 2 + spread ** 2)
-    noise = np.maximum(noise, np.finfo(np.float64).tiny)
-    jump = _steps(deviation, noise, np.diff(first) == 1, samplerate_hz)
-    found = zip(first[jump], deviation[jump], noise[jump], pair[jump], strict=True)
-    jumps = [DetectedGap(float(t[j]), float(t[j + 1]), float(-d), float(d / s), ("frames",), bool(p))
-             for j, d, s, p in found]
     medians, count = _medians(duration, group, int(group.max()) + 1)
-    typical = np.sort(medians[count > 1])
+    found = [_candidates(t, meas.sigma, first, deviation, spread, pair, samplerate_hz)]
+    typical = [medians[count > 1]]
+    for frames_of in by_key.values():
+        found.append(_group_jumps(t, meas.sigma, [decode.frames[i] for i in frames_of], listed_s, guard_s,
+                                  samplerate_hz, typical))
+    first, deviation, noise, pair, checked_s = (np.concatenate(v) for v in zip(*found, strict=True))
+    order = np.argsort(first)
+    first, deviation, noise, pair = first[order], deviation[order], noise[order], pair[order]
+    jump = _steps(deviation, noise, np.diff(first) == 1, samplerate_hz)
+    jumps = [DetectedGap(float(t[j]), float(t[j + 1]), float(-d), float(d / s), ("frames",), bool(p))
+             for j, d, s, p in zip(first[jump], deviation[jump], noise[jump], pair[jump], strict=True)]
     quiet_s = QUIET_MIN_US * 1e-6 / edges.unit_s
-    breaks = [_break(t, a, b, (typical, meas.sigma, samplerate_hz, quiet_s)) for a, b in spans]
-    return FrameTiming(jumps, breaks, float(np.sum(t[first + 1] - t[first])), span_s)
+    classes = (np.sort(np.concatenate(typical)), meas.sigma, samplerate_hz, quiet_s)
+    breaks = [_break(t, a, b, classes) for a, b in spans]
+    return FrameTiming(jumps, breaks, float(np.sum(checked_s)), span_s)
+
+
+GROUP_CHUNK = 1 << 20  # group intervals compared at once (a long capture's frames are many)
+
+
+def _listed(t: np.ndarray, first: np.ndarray, listed_s: np.ndarray, guard_s: float) -> np.ndarray:
+    """Which intervals (from edge ``first`` to the next) hold a listed gap, or lie within ``guard_s`` of
+    one."""
+    return (np.searchsorted(listed_s, t[first + 1] + guard_s, "right")
+            > np.searchsorted(listed_s, t[first] - guard_s, "left"))
+
+
+def _candidates(t: np.ndarray, sigma: np.ndarray, first: np.ndarray, deviation: np.ndarray,
+                spread: np.ndarray, pair: np.ndarray, samplerate_hz: float) -> tuple[np.ndarray, ...]:
+    """Of the intervals from edge ``first``: the checked ones (deviation not NaN) that jump, with their
+    deviation, noise and pair flag (:func:`_steps` then drops the pairs of one mislocated edge), and
+    the capture time inside the checked ones."""
+    checked = ~np.isnan(deviation)
+    first, deviation, spread, pair = first[checked], deviation[checked], spread[checked], pair[checked]
+    noise = np.sqrt(sigma[first] ** 2 + sigma[first + 1] ** 2 + spread ** 2)
+    noise = np.maximum(noise, np.finfo(np.float64).tiny)
+    jump = ((np.abs(deviation / noise) > Z_LIMIT)
+            & (np.abs(deviation) >= MIN_JUMP_SAMPLES / samplerate_hz))
+    return (first[jump], deviation[jump], noise[jump], pair[jump],
+            np.array([np.sum(t[first + 1] - t[first])]))
+
+
+def _group_jumps(t: np.ndarray, sigma: np.ndarray, frames: list[Frame], listed_s: np.ndarray,
+                 guard_s: float, samplerate_hz: float, typical: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """:func:`_candidates` among the group intervals (the SETTLE, then the group's own) of ``frames``, all of
+    one kind and fields: interval k of every frame is one class. Appends to ``typical`` the median of each
+    class of two or more. Taken a few positions at a time: the arrays stay small however long the
+    capture."""
+    lo = np.array([f.start + header_edge_count(f.kind) - 1 for f in frames], dtype=np.int64)
+    length = frame_end(frames[0]) - int(lo[0])
+    width = max(1, GROUP_CHUNK // len(lo))
+    found = []
+    for c0 in range(0, length, width):
+        first = lo[:, None] + np.arange(c0, min(length, c0 + width))[None, :]
+        duration = t[first + 1] - t[first]
+        listed = _listed(t, first, listed_s, guard_s)
+        deviation, spread, pair = _column_deviation(duration, listed)
+        if len(lo) > 1:
+            typical.append(np.median(duration, axis=0))
+        found.append(_candidates(t, sigma, first.ravel(), deviation.ravel(), spread.ravel(), pair.ravel(),
+                                 samplerate_hz))
+    return tuple(np.concatenate(v) for v in zip(*found, strict=True))
+
+
+def _column_medians(values: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column of ``values``, the median of the entries ``keep`` marks (NaN for none) and their
+    count."""
+    count = np.count_nonzero(keep, axis=0)
+    v = np.sort(np.where(keep, values, np.inf), axis=0)
+    cols = np.arange(values.shape[1])
+    top = values.shape[0] - 1
+    lo, hi = np.minimum(np.maximum(count - 1, 0) // 2, top), np.minimum(count // 2, top)
+    return np.where(count > 0, 0.5 * (v[lo, cols] + v[hi, cols]), np.nan), count
+
+
+def _column_deviation(duration: np.ndarray, listed: np.ndarray) -> tuple[np.ndarray, ...]:
+    """:func:`_class_deviation` where each column of ``duration`` is a class."""
+    clean = ~listed
+    median, count = _column_medians(duration, clean)
+    off = duration - median
+    mad, _ = _column_medians(np.abs(off), clean)
+    size = np.broadcast_to(count, duration.shape)
+    pair = clean & (size == 2)
+    deviation = np.where(pair, 2.0 * off, np.where((size > 2) | (listed & (size > 0)), off, np.nan))
+    spread = np.where(size > 2, MAD_SIGMA * mad, 0.0)
+    return deviation, spread, pair
 
 
 def _break(t: np.ndarray, a: int, b: int,

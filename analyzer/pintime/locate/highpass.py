@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
-from scipy import signal
 
 from pintime.capture.wav import Block, WavInfo, iter_blocks
 from pintime.locate import detect
@@ -69,8 +69,28 @@ class Highpass:
         leak = np.array([1.0])
         for _ in self.coef:
             leak = np.polymul(leak, [1.0, -rho])
-        v = signal.lfilter(np.concatenate([[1.0], -np.asarray(self.coef)]), [1.0], x) - self.constant
-        return signal.lfilter([1.0], leak, v)
+        return _restore_kernel(x, np.asarray(self.coef), self.constant, -leak[1:])
+
+
+@numba.njit(cache=True, nogil=True)
+def _restore_kernel(x, a, c, leak):  # pragma: no cover (compiled)
+    """``A(z)`` then minus ``c`` then ``1/L(z)``: ``v[n] = x[n] − Σ aₖ·x[n−k] − c``,
+    ``y[n] = v[n] + Σ leakₖ·y[n−k]`` (``leak``: L's coefficients negated), from zero state; each sum taken
+    from its oldest term to the newest, as a transposed direct-form filter adds them."""
+    y = np.empty_like(x)
+    p = len(a)
+    for n in range(len(x)):
+        acc = 0.0
+        for k in range(p, 0, -1):
+            if n >= k:
+                acc = acc - a[k - 1] * x[n - k]
+        v = (x[n] + acc) - c
+        acc = 0.0
+        for k in range(p, 0, -1):
+            if n >= k:
+                acc = acc + leak[k - 1] * y[n - k]
+        y[n] = v + acc
+    return y
 
 
 def restore_block(block: Block, highpass: tuple[Highpass, ...]) -> Block:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from scipy import linalg, sparse
+from scipy import linalg
 
 N_ZERO = 3  # coefficients forced to 0 at the left end: the response is exactly 0 before the support
 # modulator ripple: harmonics k·M of the modulator rate, each with envelopes S′ and S″ (see Template)
@@ -148,8 +148,7 @@ class Template:
         flat_gain = gain.ravel()
         i, w, _ = self.basis(u.ravel())
         n_smooth = len(self.coef)
-        blocks = [(w * flat_gain[:, None], i[:, None] + np.arange(4))]
-        n_all = n_smooth
+        ripple = np.zeros((len(i), 0))
         if carrier:
             shape = shape or self
             x = u.ravel() + self.origin
@@ -158,33 +157,20 @@ class Template:
             e1, e2 = e1 * inside * flat_gain, e2 * inside * flat_gain
             trig = Template(self.half_samples, self.knot_samples, self.coef, self.origin, carrier)
             # (a, b, c, d) of each harmonic: S′cos, S′sin, S″cos, S″sin
-            terms = [e * t for _, _, cos, sin in trig._harmonics(x) for e in (e1, e2) for t in (cos, sin)]
-            n_all += len(terms)
-            blocks.append((np.stack(terms, axis=1), np.broadcast_to(n_smooth + np.arange(len(terms)),
-                                                                    (len(x), len(terms)))))
-        vals = np.concatenate([b[0] for b in blocks], axis=1).ravel()
-        cols = np.concatenate([b[1] for b in blocks], axis=1).ravel()
-        width = sum(b[0].shape[1] for b in blocks)
-        rows = np.repeat(np.arange(len(i)), width)
-        free = np.ones(n_all, dtype=bool)
-        free[:N_ZERO] = False
-        design = sparse.csr_matrix((vals, (rows, cols)), shape=(len(i), n_all))[:, free].tocsr()
-        normal = (design.T @ design).toarray()
+            ripple = np.stack([e * t for _, _, cos, sin in trig._harmonics(x) for e in (e1, e2)
+                               for t in (cos, sin)], axis=1)
+        n_all = n_smooth + ripple.shape[1]
+        p = 0 if nuisance is None else nuisance.shape[1]
         if nuisance is not None:
-            # QᵀD: row (window, baseline column). A window's samples are whole samples apart, so it reaches
-            # only the coefficients of its sub-sample phase (4 of every 1/knot_samples), and windows of one
-            # phase reach the same ones: (QᵀD)ᵀ(QᵀD) is summed group by group of windows that reach the same
-            # coefficients, on just those (~(4·knot_samples)² of the dense product's cost)
-            p = nuisance.shape[1]
-            n_free = design.shape[1]
-            nz = free[cols]
-            col = (np.cumsum(free) - 1)[cols[nz]]
-            window, sample = np.divmod(rows[nz], length)
-            at = (window[:, None] * p + np.arange(p)) * n_free + col[:, None]
-            qd = np.bincount(at.ravel(), (vals[nz, None] * nuisance[sample]).ravel(),
-                             minlength=n_win * p * n_free).reshape(n_win, p, n_free)
-            reached = np.zeros((n_win, n_free), dtype=bool)
-            reached[window, col] = True
+            target = target - (target @ nuisance) @ nuisance.T
+        normal, rhs, qd, reached = _normal_equations(
+            i, w * flat_gain[:, None], ripple, target.ravel(), np.zeros((length, 0)) if nuisance is None
+            else np.ascontiguousarray(nuisance), length, n_smooth - N_ZERO + ripple.shape[1])
+        if p:
+            # (QᵀD)ᵀ(QᵀD): a window's samples are whole samples apart, so it reaches only the coefficients
+            # of its sub-sample phase (4 of every 1/knot_samples), and windows of one phase reach the same
+            # ones: it is summed group by group of windows that reach the same coefficients, on just those
+            # (~(4·knot_samples)² of the dense product's cost)
             groups: dict[bytes, list[int]] = {}
             for win, columns in enumerate(np.packbits(reached, axis=1)):
                 groups.setdefault(columns.tobytes(), []).append(win)
@@ -192,12 +178,11 @@ class Template:
                 c = np.flatnonzero(reached[windows[0]])
                 part = qd[windows][:, :, c].reshape(-1, len(c))
                 _subtract_at(normal, c, part.T @ part)
-            target = target - (target @ nuisance) @ nuisance.T
         sol = np.zeros(n_all)
         # the normal equations are symmetric positive definite: Cholesky
-        sol[free] = linalg.cho_solve(linalg.cho_factor(normal), design.T @ target.ravel())
-        ripple = sol[n_smooth:].reshape(RIPPLE_HARMONICS, RIPPLE_TERMS) if carrier else None
-        return Template(self.half_samples, self.knot_samples, sol[:n_smooth], self.origin, carrier, ripple)
+        sol[N_ZERO:] = linalg.cho_solve(linalg.cho_factor(normal), rhs)
+        learned = sol[n_smooth:].reshape(RIPPLE_HARMONICS, RIPPLE_TERMS) if carrier else None
+        return Template(self.half_samples, self.knot_samples, sol[:n_smooth], self.origin, carrier, learned)
 
     def normalized(self) -> Template:
         """The same shape scaled to ``g(U) = 1`` and with its origin moved to where ``g = 1/2``."""
@@ -233,3 +218,40 @@ def _subtract_at(normal, c, gram):  # pragma: no cover (compiled)
     for i in range(len(c)):
         for j in range(len(c)):
             normal[c[i], c[j]] -= gram[i, j]
+
+
+@numba.njit(cache=True, nogil=True)
+def _normal_equations(first, weights, ripple, target, nuisance, length, n_free):  # pragma: no cover
+    """The normal equations ``DᵀD``, ``Dᵀ·target`` of the design whose row r holds ``weights[r]`` at the
+    4 coefficients from ``first[r]`` and ``ripple[r]`` at the ripple's columns after the spline's, less
+    the N_ZERO fixed coefficients; and ``QᵀD`` per window (rows ``length`` at a time: (windows, p,
+    n_free)) with the coefficients each window reaches."""
+    n_rows, n_ripple = len(first), ripple.shape[1]
+    p = nuisance.shape[1]
+    n_win = n_rows // length
+    normal = np.zeros((n_free, n_free))
+    rhs = np.zeros(n_free)
+    qd = np.zeros((n_win, p, n_free))
+    reached = np.zeros((n_win, n_free), dtype=np.bool_)
+    width = 4 + n_ripple
+    col = np.empty(width, dtype=np.int64)
+    val = np.empty(width)
+    for r in range(n_rows):
+        m = 0
+        for k in range(4):
+            c = first[r] + k - N_ZERO
+            if c >= 0:
+                col[m], val[m] = c, weights[r, k]
+                m += 1
+        for k in range(n_ripple):
+            col[m], val[m] = n_free - n_ripple + k, ripple[r, k]
+            m += 1
+        win, sample = r // length, r % length
+        for a in range(m):
+            rhs[col[a]] += val[a] * target[r]
+            for b in range(m):
+                normal[col[a], col[b]] += val[a] * val[b]
+            reached[win, col[a]] = True
+            for q in range(p):
+                qd[win, q, col[a]] += nuisance[sample, q] * val[a]
+    return normal, rhs, qd, reached
