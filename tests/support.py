@@ -131,8 +131,10 @@ def pyvcd_edges(path: Path) -> list[tuple[int, int, int]]:
 
 
 def rows_of(edges) -> list[tuple[int, int, int]]:
-    return [(int(t), int(c), 1 if p > 0 else 0) for t, c, p in zip(edges.time, edges.channel, edges.polarity,
-                                                                    strict=True)]
+    """(time, channel, level) of each edge in time order across channels, as a VCD lists them."""
+    o = edges.time_order()
+    return [(int(t), int(c), 1 if p > 0 else 0) for t, c, p in zip(edges.time[o], edges.channel[o],
+                                                                    edges.polarity[o], strict=True)]
 
 
 class FakePortAudioError(Exception):

@@ -21,7 +21,7 @@ import numpy as np
 
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
-from pintime.frames import decode_frames
+from pintime.frames import ScaledTimes, decode_frames
 from pintime.lost_audio import near_spans
 
 # Beyond this the capture's time base is wrong, not its clock: sound cards are within ±50 ppm
@@ -208,7 +208,7 @@ def calibrate_from_train(edges: Edges, cuts_s: np.ndarray | None = None, guard_s
         raise PintimeError(f"{edges.source}: no reference channel, and the time unit is unknown: the MCU "
                            "clock cannot be calibrated")
     meas = edges.on(MEASUREMENT_CHANNEL)
-    decode = decode_frames(meas.time * (edges.unit_s * 1e6), meas.polarity)
+    decode = decode_frames(ScaledTimes(meas.time, edges.unit_s * 1e6), meas.polarity)
     runs, train = decode.of_kind("run"), decode.calibration_train()
     cuts = np.zeros((0, 2)) if cuts_s is None else np.asarray(cuts_s, dtype=np.float64).reshape(-1, 2)
     if not runs or train is None:

@@ -15,7 +15,12 @@ MAX_CHANNEL = 8
 
 @dataclass(frozen=True)
 class Edges:
-    """Pin edges of one capture, sorted by time.
+    """Pin edges of one capture, channel-major: sorted by channel, each channel's by time.
+
+    Channel-major, so that one channel's edges (:meth:`on`) are views, not copies: a long capture's
+    measurement channel holds nearly all of its edges. Arrays given in another order (time order, as a
+    VCD lists them) are put in this one (stably: simultaneous edges of a channel keep their order);
+    :meth:`time_order` gives the order across channels for writing them out.
 
     ``time`` and ``sigma`` share one time base: seconds of the capture clock when ``unit_s`` is 1.0 (WAV,
     VCD), or MCU cycles when the source gives cycles (edge list, ``unit_s`` then 1/f_cpu if known, else
@@ -33,9 +38,17 @@ class Edges:
         n = len(self.time)
         if not (len(self.channel) == len(self.polarity) == len(self.sigma) == n):
             raise ValueError("Edges arrays differ in length")
+        if n > 1 and np.any(self.channel[1:] < self.channel[:-1]):
+            order = np.argsort(self.channel, kind="stable")
+            for name in ("time", "channel", "polarity", "sigma"):
+                object.__setattr__(self, name, getattr(self, name)[order])
 
     def on(self, channel: int) -> Edges:
-        """The edges of one channel."""
-        keep = self.channel == channel
-        return Edges(self.time[keep], self.channel[keep], self.polarity[keep], self.sigma[keep],
+        """The edges of one channel (views of these arrays)."""
+        lo, hi = np.searchsorted(self.channel, [channel, channel + 1])
+        return Edges(self.time[lo:hi], self.channel[lo:hi], self.polarity[lo:hi], self.sigma[lo:hi],
                      self.unit_s, self.source)
+
+    def time_order(self) -> np.ndarray:
+        """The indices of the edges in time order across channels (simultaneous ones by channel)."""
+        return np.lexsort((self.channel, self.time))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numba
 import numpy as np
@@ -88,6 +89,37 @@ class FrameDecode:
         return next((f for f in self.of_kind("cal") if f.fields["count"] >= 3), None)
 
 
+class ScaledTimes:
+    """Edge times in µs, ``time · us_per_unit`` of source times, each product made when it is read: bit for
+    bit the whole product's values, without a second array as long as a long capture's edges."""
+
+    def __init__(self, time: np.ndarray, us_per_unit: float = 1.0) -> None:
+        self.time, self.us_per_unit = np.asarray(time, dtype=np.float64), float(us_per_unit)
+
+    def __len__(self) -> int:
+        return len(self.time)
+
+    def __getitem__(self, k: Any) -> Any:
+        return self.time[k] * self.us_per_unit
+
+    def part(self, lo: int, hi: int) -> ScaledTimes:
+        """Edges ``lo`` … ``hi − 1``, still unmultiplied."""
+        return ScaledTimes(self.time[lo:hi], self.us_per_unit)
+
+    def searchsorted(self, values_us: np.ndarray) -> list[int]:
+        """For each value, the first index whose time is at or after it (the products compared, as
+        ``np.searchsorted`` of the whole product would)."""
+        out = []
+        for v in np.asarray(values_us, dtype=np.float64).tolist():
+            k = int(np.searchsorted(self.time, v / self.us_per_unit))
+            while k > 0 and self[k - 1] >= v:
+                k -= 1
+            while k < len(self) and self[k] < v:
+                k += 1
+            out.append(k)
+        return out
+
+
 def crc16_ccitt_false(data: bytes) -> int:
     """CRC-16/CCITT-FALSE: polynomial 0x1021, initial value 0xFFFF, no reflection, no final xor."""
     crc = 0xFFFF
@@ -132,12 +164,13 @@ def frame_end(frame: Frame) -> int:
     return frame.start + header_edge_count(frame.kind) - 1
 
 
-def decode_frames(time_us: np.ndarray, polarity: np.ndarray, start_us: float | None = 0.0) -> FrameDecode:
+def decode_frames(time_us: np.ndarray | ScaledTimes, polarity: np.ndarray,
+                  start_us: float | None = 0.0) -> FrameDecode:
     """Decode every frame of the measurement channel.
 
     Parameters
     ----------
-    time_us : array of float
+    time_us : array of float, or ScaledTimes
         Edge times of the measurement channel, non-decreasing, in MCU µs (or nominal µs).
     polarity : array of int
         +1 for a rising edge, -1 for a falling edge.
@@ -151,11 +184,11 @@ def decode_frames(time_us: np.ndarray, polarity: np.ndarray, start_us: float | N
     FrameDecode
         Valid frames in capture order, and counts of rejected and incomplete frames.
     """
-    time_us = np.asarray(time_us, dtype=np.float64)
+    time_us = time_us if isinstance(time_us, ScaledTimes) else ScaledTimes(time_us)
     polarity = np.asarray(polarity)
-    if time_us.shape != polarity.shape or time_us.ndim != 1:
+    if time_us.time.shape != polarity.shape or time_us.time.ndim != 1:
         raise ValueError("time_us and polarity must be 1-D arrays of equal length")
-    if _decreasing(time_us):
+    if _decreasing(time_us.time):
         raise ValueError("edge times must be non-decreasing")
     result = _decode(time_us, polarity, start_us)
     if not result.frames:
@@ -165,9 +198,9 @@ def decode_frames(time_us: np.ndarray, polarity: np.ndarray, start_us: float | N
     return result
 
 
-def _frame_starts(time_us: np.ndarray, polarity: np.ndarray, start_us: float | None) -> np.ndarray:
+def _frame_starts(time_us: ScaledTimes, polarity: np.ndarray, start_us: float | None) -> np.ndarray:
     """Indices of rising edges that directly follow a QUIET (a low of at least QUIET_MIN_US)."""
-    starts = _quiet_rises(time_us, polarity, QUIET_MIN_US)
+    starts = _quiet_rises(time_us.time, time_us.us_per_unit, polarity, QUIET_MIN_US)
     if (start_us is not None and len(time_us) and polarity[0] > 0
             and time_us[0] - start_us >= QUIET_MIN_US):
         starts = np.concatenate(([0], starts))
@@ -175,32 +208,34 @@ def _frame_starts(time_us: np.ndarray, polarity: np.ndarray, start_us: float | N
 
 
 @numba.njit(cache=True, nogil=True)
-def _quiet_rises(time_us, polarity, quiet_min_us):  # pragma: no cover (compiled)
-    """Indices of the rising edges after a low of at least ``quiet_min_us`` (no per-edge temporaries: a
-    long capture's edges are many)."""
+def _quiet_rises(time, us_per_unit, polarity, quiet_min_us):  # pragma: no cover (compiled)
+    """Indices of the rising edges after a low of at least ``quiet_min_us`` (times ``time · us_per_unit``;
+    no per-edge temporaries: a long capture's edges are many)."""
     count = 0
-    for k in range(1, len(time_us)):
-        if polarity[k - 1] < 0 and polarity[k] > 0 and time_us[k] - time_us[k - 1] >= quiet_min_us:
+    for k in range(1, len(time)):
+        if (polarity[k - 1] < 0 and polarity[k] > 0
+                and time[k] * us_per_unit - time[k - 1] * us_per_unit >= quiet_min_us):
             count += 1
     out = np.empty(count, dtype=np.int64)
     count = 0
-    for k in range(1, len(time_us)):
-        if polarity[k - 1] < 0 and polarity[k] > 0 and time_us[k] - time_us[k - 1] >= quiet_min_us:
+    for k in range(1, len(time)):
+        if (polarity[k - 1] < 0 and polarity[k] > 0
+                and time[k] * us_per_unit - time[k - 1] * us_per_unit >= quiet_min_us):
             out[count] = k
             count += 1
     return out
 
 
 @numba.njit(cache=True, nogil=True)
-def _decreasing(time_us):  # pragma: no cover (compiled)
+def _decreasing(time):  # pragma: no cover (compiled)
     """Whether any time is before the one preceding it."""
-    for k in range(1, len(time_us)):
-        if time_us[k] < time_us[k - 1]:
+    for k in range(1, len(time)):
+        if time[k] < time[k - 1]:
             return True
     return False
 
 
-def _decode(time_us: np.ndarray, polarity: np.ndarray, start_us: float | None) -> FrameDecode:
+def _decode(time_us: ScaledTimes, polarity: np.ndarray, start_us: float | None) -> FrameDecode:
     starts = _frame_starts(time_us, polarity, start_us)
     frames: list[Frame] = []
     reasons: Counter[str] = Counter()
@@ -227,7 +262,7 @@ def _inside(value: float, bounds: tuple[float, float]) -> bool:
     return bounds[0] <= value <= bounds[1]
 
 
-def _is_sync(time_us: np.ndarray, polarity: np.ndarray, s: int, end: int) -> bool:
+def _is_sync(time_us: ScaledTimes, polarity: np.ndarray, s: int, end: int) -> bool:
     """True if edges s, s+1, s+2 are a SYNC's high and low (FORMAT.md §3)."""
     if s + 2 > end or polarity[s + 1] > 0 or polarity[s + 2] < 0:
         return False
@@ -235,7 +270,7 @@ def _is_sync(time_us: np.ndarray, polarity: np.ndarray, s: int, end: int) -> boo
             and _inside(time_us[s + 2] - time_us[s + 1], SYNC_LOW_US))
 
 
-def _decode_segment(time_us: np.ndarray, polarity: np.ndarray, s: int, end: int,
+def _decode_segment(time_us: ScaledTimes, polarity: np.ndarray, s: int, end: int,
                     last_segment: bool) -> Frame | str:
     """Decode the edges s … end (inclusive) as one frame; a Frame, "incomplete" or a rejection reason."""
     seg_pol = polarity[s:end + 1]
@@ -264,7 +299,7 @@ def _decode_segment(time_us: np.ndarray, polarity: np.ndarray, s: int, end: int,
     return Frame(kind, fields, int(lo), int(end + 1), int(s))
 
 
-def _header_bits(time_us: np.ndarray, r: int, end: int) -> tuple[list[int] | str, int | None]:
+def _header_bits(time_us: ScaledTimes, r: int, end: int) -> tuple[list[int] | str, int | None]:
     """Read header bits from rising edge r on.
 
     Returns the bits and the index of the first group edge (``end + 1`` when the header's last low
@@ -319,7 +354,7 @@ def _header(bits: list[int] | str) -> tuple[str, dict[str, int]] | str:
     return kind, fields
 
 
-def decode_between_gaps(time_us: np.ndarray, polarity: np.ndarray,
+def decode_between_gaps(time_us: ScaledTimes, polarity: np.ndarray,
                         gaps_us: np.ndarray) -> tuple[FrameDecode, int]:
     """Decode each gap-free stretch of the measurement channel on its own; (all frames, frames cut by gaps).
 
@@ -331,9 +366,9 @@ def decode_between_gaps(time_us: np.ndarray, polarity: np.ndarray,
     (:func:`_cuts_two`), else one. Frames wholly inside the lost audio are among those the END frame counts
     as missing.
     """
-    bounds = [0, *np.searchsorted(time_us, gaps_us), len(time_us)]
+    bounds = [0, *time_us.searchsorted(gaps_us), len(time_us)]
     starts_us = [0.0, *gaps_us]
-    stretches = [decode_frames(time_us[a:b], polarity[a:b], start_us=s) if b > a else None
+    stretches = [decode_frames(time_us.part(a, b), polarity[a:b], start_us=s) if b > a else None
                  for a, b, s in zip(bounds[:-1], bounds[1:], starts_us, strict=True)]
     inverted = {d.inverted for d in stretches if d is not None and d.frames}
     if len(inverted) > 1:

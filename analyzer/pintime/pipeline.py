@@ -24,7 +24,7 @@ from pintime.estimate.micro import MicroRow, build_micro, datasheet_cycles, micr
 from pintime.estimate.slowclock import SlowClock, slow_clock, slow_clock_json
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
-from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, decode_between_gaps
+from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, ScaledTimes, decode_between_gaps
 from pintime.ladder import LADDER, Attribution, attribute
 from pintime.locate.capture_edges import LEARN_MAX_S, METHODS, gap_guard_s, locate_capture
 from pintime.lost_audio import LostAudio, cut_spans, reconcile
@@ -43,7 +43,6 @@ class Analysis:
     edges: Edges
     clock: clk.Clock
     decode: FrameDecode
-    time_us: np.ndarray  # calibrated measurement-channel edge times, MCU µs from the capture start
     run: dict[str, int]  # the RUN frames' fields (all equal)
     missing: int | None  # frames the END frame counts that were neither decoded nor rejected
     cal_ppm: tuple[float, float] | None  # calibration-train period error after calibration, ppm ± 1σ
@@ -57,6 +56,12 @@ class Analysis:
     micro: list[MicroRow] | None = None  # program micro (firmware/micro/): each benchmark's estimate
     slow_clock: SlowClock | None = None  # --method count: the slow-clock model beside every estimate
     ladder: Attribution | None = None  # a resistor-ladder capture (pintime.ladder): its edges' attribution
+
+    @property
+    def time_us(self) -> np.ndarray:
+        """The calibrated measurement-channel edge times, MCU µs from the capture start (made on each use:
+        a long capture's would be another array per edge)."""
+        return self.clock.to_us(self.edges.on(MEASUREMENT_CHANNEL).time)
 
 
 def load_edges(path: str | Path, method: str | None = None, progress: bool = False,
@@ -110,7 +115,7 @@ def _run_fields(path: Path, decode: FrameDecode) -> dict[str, int]:
     return run
 
 
-def _calibration_check(decode: FrameDecode, time_us: np.ndarray, polarity: np.ndarray,
+def _calibration_check(decode: FrameDecode, time_us: ScaledTimes, polarity: np.ndarray,
                        f_cpu_hz: int) -> tuple[float, float] | None:
     train = decode.calibration_train()
     if train is None:
@@ -119,7 +124,7 @@ def _calibration_check(decode: FrameDecode, time_us: np.ndarray, polarity: np.nd
     return clk.calibration_train_ppm(time_us[g], polarity[g], train.fields["period_cycles"], f_cpu_hz)
 
 
-def _pin_asymmetry(decode: FrameDecode, time_us: np.ndarray,
+def _pin_asymmetry(decode: FrameDecode, time_us: ScaledTimes,
                    polarity: np.ndarray) -> tuple[float, float] | None:
     """The measurement pin's fall-minus-rise offset from its first calibration train (µs, ±1σ), None
     without a train."""
@@ -163,10 +168,9 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     has_reference = bool(np.any(edges.channel == REFERENCE_CHANNEL))
     clock = (clk.calibrate(edges, gaps_s) if has_reference
              else clk.calibrate_from_train(raw, cut_spans(listed_s, lost), guard_s))
-    on_pin = edges.channel == MEASUREMENT_CHANNEL  # its times and polarities (not edges.on: no sigma copy)
-    meas_time, meas_polarity = edges.time[on_pin], edges.polarity[on_pin]
-    del on_pin
-    time_us = clock.to_us(meas_time)
+    meas = edges.on(MEASUREMENT_CHANNEL)  # views
+    meas_time, meas_polarity = meas.time, meas.polarity
+    time_us = ScaledTimes(meas_time, clock.us_per_unit)  # clock.to_us, product by product
     decode, lost_to_gaps = decode_between_gaps(time_us, meas_polarity, clock.to_us(gaps_s))
     run = _run_fields(path, decode)
     if clock.unit_s is None:  # a cycle time base: now the MCU clock is known
@@ -202,7 +206,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         from pintime.table2.countmodel import table2_models
 
         slow = replace(slow, table2=table2_models(table2, slow.tick_us))
-    return Analysis(path, used, edges, clock, decode, time_us, run, missing, cal, table, table2, user, gaps,
+    return Analysis(path, used, edges, clock, decode, run, missing, cal, table, table2, user, gaps,
                     lost_to_gaps, lost, kernel, micro, slow, attribution)
 
 

@@ -17,6 +17,7 @@ LAYERS = [
     {"errors", "edges", "files"},
     {"capture", "frames"},
     {"locate", "ladder"},
+    {"frame_timing"},
     {"clock", "lost_audio", "estimate", "avr"},
     {"table2"},
     {"pipeline"},

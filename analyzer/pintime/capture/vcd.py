@@ -100,11 +100,13 @@ def vcd_text(edges: Edges, comment: str) -> str:
         first = edges.polarity[edges.channel == ch][0]
         lines.append(f"{0 if first > 0 else 1}{ident}")
     lines.append("$end")
-    times_ps = np.rint(edges.time * scale_ps).astype(np.int64)
+    order = edges.time_order()
+    times_ps = np.rint(edges.time[order] * scale_ps).astype(np.int64)
     if len(times_ps) and times_ps[0] < 0:
         raise PintimeError(f"{edges.source}: an edge before time 0 cannot be written as a VCD")
     last = 0
-    for t, ch, pol in zip(times_ps.tolist(), edges.channel.tolist(), edges.polarity.tolist(), strict=True):
+    for t, ch, pol in zip(times_ps.tolist(), edges.channel[order].tolist(), edges.polarity[order].tolist(),
+                          strict=True):
         if t != last:
             lines.append(f"#{t}")
             last = t

@@ -13,10 +13,11 @@ from pintime.estimate.slowclock import format_slow_clock
 from pintime.estimate.table1 import format_table1
 from pintime.estimate.user import format_user
 from pintime.files import refuse_overwrite, write_text
+from pintime.frame_timing import DetectedGap
 from pintime.frames import PROGRAMS
 from pintime.ladder import format_attribution
 from pintime.locate.capture_edges import METHODS
-from pintime.lost_audio import DetectedGap, LostAudio
+from pintime.lost_audio import LostAudio
 from pintime.pipeline import Analysis, analyze, refuse_unused_elf, summary_json, table2_inputs
 
 

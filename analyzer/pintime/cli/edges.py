@@ -74,11 +74,12 @@ def run(args: argparse.Namespace) -> int:
         if edges.unit_s is None:
             raise PintimeError(f"{args.capture}: edge list times are MCU cycles with no known F_CPU; "
                                "they are already exact edges")
-    scale = edges.unit_s
-    rows = np.column_stack([edges.time * scale, edges.channel, edges.polarity, edges.sigma * scale])
+    scale, order = edges.unit_s, edges.time_order()  # rows in time order across channels
+    rows = np.column_stack([edges.time[order] * scale, edges.channel[order], edges.polarity[order],
+                            edges.sigma[order] * scale])
     text = io.StringIO()
     if args.ladder:
-        pins = np.array([PIN_NAMES[c] for c in edges.channel.tolist()], dtype=object)
+        pins = np.array([PIN_NAMES[c] for c in edges.channel[order].tolist()], dtype=object)
         np.savetxt(text, np.column_stack([rows.astype(object), pins]),
                    fmt=["%.12f", "%d", "%d", "%.3e", "%s"], delimiter=",", header=LADDER_HEADER, comments="")
     else:

@@ -131,11 +131,11 @@ def linear_estimates(a: Analysis) -> list[tuple[str, str, tuple[str, int], np.nd
     """Every linear per-repetition estimate of a capture: label, technique, its frames' key (as
     :func:`frame_spans_us` has them), design, repetitions' edges (µs from each one's first) and estimate."""
     out = [(row.label, row.technique, (row.technique, row.n), design(row.technique, row.n),
-            a.table.pulse_edges_us[(row.technique, row.n)], row.estimate) for row in a.table.rows]
+            a.table.pulse_edges_us((row.technique, row.n)), row.estimate) for row in a.table.rows]
     m, o = a.table.overdetermined_m, a.table.overdetermined
     if m is not None and o is not None:
         out.append(("§5 system T_e", "overdetermined", ("overdet", m), overdetermined_design(m),
-                    a.table.pulse_edges_us[("overdet", m)], o.t_e))
+                    a.table.pulse_edges_us(("overdet", m)), o.t_e))
     out += [(f"{u.name} per call", "user", ("user", u.function), design("line_fit", u.m), u.pulse_edges_us,
              u.fit.slope) for u in a.user or []]
     return out
@@ -146,15 +146,15 @@ def frame_spans_us(a: Analysis) -> dict[tuple[str, int], float]:
     and ("user", function); a last frame of its kind counts to its own last edge."""
     technique_of = {"line": "line_fit", "overdet": "overdet"}
     spans: dict[tuple[str, int], list[float]] = defaultdict(list)
-    frames = a.decode.frames
+    frames, time_us = a.decode.frames, a.time_us
     for i, f in enumerate(frames):
         last = frames[i + 1].start if i + 1 < len(frames) else (f.group[-1] if len(f.group) else f.start)
-        end = a.time_us[last]
+        end = time_us[last]
         if f.kind == "user":
             key = ("user", f.fields["function"])
         else:
             key = (technique_of.get(f.kind, f.kind), f.fields.get("n", f.fields.get("m", 1)))
-        spans[key].append(float(end - a.time_us[f.start]))
+        spans[key].append(float(end - time_us[f.start]))
     return {k: float(np.median(v)) for k, v in spans.items()}
 
 

@@ -210,13 +210,13 @@ def table1_models(table: Table1, tick_us: float) -> tuple[list[tuple[str, int, s
     """The model beside every Table 1 row and the §5 system."""
     rows = []
     for row in table.rows:
-        edges = table.pulse_edges_us[(row.technique, row.n)]
+        edges = table.pulse_edges_us((row.technique, row.n))
         std = beilner_std_us(design(row.technique, row.n), edges, tick_us)
         rows.append((row.technique, row.n, row.label, model_estimate(row.estimate, std)))
     over: dict[str, ModelEstimate] = {}
     o, m = table.overdetermined, table.overdetermined_m
     if o is not None and m is not None:
-        std = beilner_std_us(overdetermined_design(m), table.pulse_edges_us[("overdet", m)], tick_us)
+        std = beilner_std_us(overdetermined_design(m), table.pulse_edges_us(("overdet", m)), tick_us)
         over = {"t_e": model_estimate(o.t_e, std), "t_i": model_estimate(o.t_i, std, 1),
                 "epsilon": model_estimate(o.epsilon, std, 2)}
     return rows, over

@@ -50,8 +50,15 @@ class Table1:
     line_points: dict[int, np.ndarray]  # by M: pulse widths (R, M) the line fits were made from, µs
     overdetermined: est.Overdetermined | None
     overdetermined_m: int | None
-    # by (technique, n) and ("overdet", m): each repetition's edges from its first, (R, 2 · pulses), µs
-    pulse_edges_us: dict[tuple[str, int], np.ndarray]
+    frames: list[Frame]  # the valid frames, and the measurement channel's edge times they index
+    time: np.ndarray  # (source time base, a view: no copy), for :meth:`pulse_edges_us`
+    us_per_unit: float
+
+    def pulse_edges_us(self, key: tuple[str, int]) -> np.ndarray:
+        """Each repetition's edges from its first, (R, 2 · pulses), µs, of ``key``: (technique, n) or
+        ("overdet", m). Made on each use: a long capture's would be another array per edge."""
+        return np.array([pulse_edges_us(self.time, f.group, self.us_per_unit) for f in self.frames
+                         if _key(f) == key])
 
 
 def pulse_widths_us(time: np.ndarray, group: np.ndarray, us_per_unit: float) -> np.ndarray:
@@ -106,14 +113,9 @@ def build_table1(frames: list[Frame], time: np.ndarray, us_per_unit: float) -> T
     ``us_per_unit`` converts them to MCU µs (from the clock calibration).
     """
     widths: dict[tuple[str, int], list[np.ndarray]] = defaultdict(list)
-    edges: dict[tuple[str, int], list[np.ndarray]] = defaultdict(list)
-    technique_of = {"direct": "direct", "executing": "executing", "differential": "differential",
-                    "line": "line_fit", "overdet": "overdet"}
     for frame in frames:
-        if frame.kind in technique_of:
-            n = frame.fields.get("n", frame.fields.get("m", 1))
-            widths[(technique_of[frame.kind], n)].append(pulse_widths_us(time, frame.group, us_per_unit))
-            edges[(technique_of[frame.kind], n)].append(pulse_edges_us(time, frame.group, us_per_unit))
+        if (key := _key(frame)) is not None:
+            widths[key].append(pulse_widths_us(time, frame.group, us_per_unit))
     paper = {(t, n): (mean, std) for t, n, _, mean, std in PAPER_TABLE1}
     paper_keys = [(t, n) for t, n, *_ in PAPER_TABLE1]
     keys = [k for k in widths if k[0] != "overdet"]
@@ -134,8 +136,18 @@ def build_table1(frames: list[Frame], time: np.ndarray, us_per_unit: float) -> T
     if overdet_m is not None:
         a = overdetermined_design(overdet_m)
         overdet = est.overdetermined(np.array(widths[("overdet", overdet_m)]), a[:, 0], a[:, 1])
-    pulse_edges = {k: np.array(v) for k, v in edges.items()}
-    return Table1(rows, line_fits, line_points, overdet, overdet_m, pulse_edges)
+    return Table1(rows, line_fits, line_points, overdet, overdet_m, frames, time, us_per_unit)
+
+
+TECHNIQUE_OF = {"direct": "direct", "executing": "executing", "differential": "differential",
+                "line": "line_fit", "overdet": "overdet"}  # Table 1's frame kinds
+
+
+def _key(frame: Frame) -> tuple[str, int] | None:
+    """A Table 1 frame's (technique, n), None for another frame."""
+    if frame.kind not in TECHNIQUE_OF:
+        return None
+    return TECHNIQUE_OF[frame.kind], frame.fields.get("n", frame.fields.get("m", 1))
 
 
 def _estimate_json(e: est.Estimate) -> dict[str, Any]:

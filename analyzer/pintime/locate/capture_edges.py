@@ -36,7 +36,7 @@ from pintime.locate.crlb import quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
 from pintime.locate.highpass import Highpass, RestoredBlock, learn_highpass, restore_block
 from pintime.locate.inflection import locate_inflection
-from pintime.locate.store import EdgeStore
+from pintime.locate.store import EdgeStore, edge_crlb_s
 from pintime.locate.template import Template
 from pintime.locate.threshold import locate_threshold
 
@@ -59,7 +59,6 @@ class CaptureEdges:
 
     edges: Edges  # times in seconds of the capture clock (sample 0 at t = 0)
     method: str
-    crlb_s: np.ndarray  # Cramér–Rao bound of each edge (1-sigma, s)
     inverted: bool | None  # the capture is inverted (None: no quiet interval to tell)
     noise_rms: tuple[float, ...]  # per channel (measurement, then reference if any), full-scale units
     template: Template
@@ -69,6 +68,14 @@ class CaptureEdges:
     train_refused: str | None = None  # why a calibration train found was not learned from (None: it was)
     highpass: tuple[Highpass, ...] = ()  # per channel: the AC coupling learned and undone (highpass.py)
     amp: np.ndarray = field(default_factory=lambda: np.zeros(0))  # each edge's step (FS, the signal's sign)
+
+    @property
+    def crlb_s(self) -> np.ndarray:
+        """The Cramér–Rao bound of each edge (1-sigma, s), computed on each use (validation needs it, an
+        analysis does not: a long capture's would be another array per edge)."""
+        e = self.edges
+        return edge_crlb_s(self.template, e.time, self.amp, e.channel, self.noise_rms,
+                           self.info.samplerate_hz)
 
 
 def gap_guard_s(samplerate_hz: float) -> float:
@@ -371,7 +378,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
                       if train_data and train_fit is not None else (None, 0.0))
     det = _Detector(len(info.columns), smallest_step)
     # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
-    results = EdgeStore(template, noise, None if method == "count" else rms, own_sigma, info.samplerate_hz)
+    results = EdgeStore(noise, None if method == "count" else rms, own_sigma, info.samplerate_hz)
     blocks = iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES)
     if progress:
         from tqdm import tqdm  # only for long runs on a terminal
@@ -379,13 +386,12 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
         blocks = tqdm(blocks, total=-(-info.frames // BLOCK_FRAMES), unit="block", desc="edges")
     for block in blocks:
         results.add(_locate_block(method, table, det, restore_block(block, highpass), info, noise))
-    time_s, channel, sign, sigma_s, crlb, amp = results.arrays()
-    on0 = channel == 0
-    inverted = detect.capture_inverted(time_s[on0], sign[on0])
-    del on0
+    time_s, channel, sign, sigma_s, amp = results.arrays()
+    edges = Edges(time_s, channel, sign, sigma_s, 1.0, str(path))
+    on0 = edges.on(0)  # channel-major: views
+    inverted = detect.capture_inverted(on0.time, on0.polarity)
     if inverted:
         np.negative(sign, out=sign)  # now the pin's polarity
-    edges = Edges(time_s, channel, sign, sigma_s, 1.0, str(path))
     method_rms = None if rms is None else rms / info.samplerate_hz
-    return CaptureEdges(edges, method, crlb, inverted, noise, template, train_fit, method_rms, info, refused,
+    return CaptureEdges(edges, method, inverted, noise, template, train_fit, method_rms, info, refused,
                         highpass, amp)

@@ -81,7 +81,7 @@ def match_stretches(located: Edges, truth: Edges, cuts_s: np.ndarray | None, gua
         stretch = np.searchsorted(cuts_s[:, 1], located.time)
         keep = ~near_spans(located.time, cuts_s, guard_s)
     scale = _scale(located, stretch, truth)
-    parts, n_map, last = [], 0, -1
+    parts, n_map, last = [], 0, None
     for s in np.unique(stretch[keep]):
         sel = np.flatnonzero(keep & (stretch == s))
         if len(sel) < MIN_STRETCH_EDGES:
@@ -89,10 +89,10 @@ def match_stretches(located: Edges, truth: Edges, cuts_s: np.ndarray | None, gua
             continue
         part = Edges(located.time[sel], located.channel[sel], located.polarity[sel], located.sigma[sel],
                      located.unit_s, located.source)
-        anchor = _first_anchor(part, truth) if last < 0 else _place(part, truth, t_exact, scale, last)
+        anchor = _first_anchor(part, truth) if last is None else _place(part, truth, t_exact, scale, last)
         idx, jdx, err, n = _match_stretch(part, truth, t_exact, scale, anchor)
         parts.append((sel[idx], jdx, err, np.full(len(idx), s)))
-        n_map, last = n_map + n, int(jdx.max())
+        n_map, last = n_map + n, float(t_exact[jdx].max())
     if not parts:
         raise PintimeError("no stretch between recording gaps holds enough located edges to compare")
     idx, jdx, err, seg = (np.concatenate(x) for x in zip(*parts, strict=True))
@@ -120,12 +120,13 @@ def _first_anchor(located: Edges, truth: Edges) -> tuple[int, int]:
     return int(first_l[0]), int(first_t[0])
 
 
-def _place(located: Edges, truth: Edges, t_exact: np.ndarray, scale: float, after: int) -> tuple[int, int]:
+def _place(located: Edges, truth: Edges, t_exact: np.ndarray, scale: float,
+           after: float) -> tuple[int, int]:
     """(located, exact) indices of one measurement-channel edge pair that places a stretch after a gap.
 
     Anchors are tried in turn: the stretch's measurement edges after its PLACE_ANCHORS longest intervals in
     its first PLACE_SPAN_S (rare ones: few exact edges follow an interval as long). The candidates for an
-    anchor are the exact edges after ``after`` of its polarity after an interval as long. Each other
+    anchor are the exact edges after time ``after`` of its polarity after an interval as long. Each other
     measurement edge of the stretch, nearest to the anchor first and at most PLACE_SPAN_S from it, mapped
     by ``scale``, must find an exact edge of its polarity within MATCH_TOLERANCE_S; a candidate that misses
     more than PLACE_MISSES of them is out. The repetitions of a run differ only in their frame headers, so
@@ -133,7 +134,7 @@ def _place(located: Edges, truth: Edges, t_exact: np.ndarray, scale: float, afte
     places the stretch.
     """
     lm = np.flatnonzero(located.channel == 0)
-    em = np.flatnonzero((truth.channel == 0) & (np.arange(len(t_exact)) > after))
+    em = np.flatnonzero((truth.channel == 0) & (t_exact > after))
     et, ep = t_exact[em], truth.polarity[em]
     exact_interval_s = np.diff(et, prepend=-np.inf) * scale
     early = np.diff(located.time[lm])[located.time[lm[1:]] - located.time[lm[0]] <= PLACE_SPAN_S]
