@@ -30,7 +30,8 @@ class Edges:
     time: np.ndarray  # float64, edge instants in the source time base
     channel: np.ndarray  # int8, MEASUREMENT_CHANNEL, REFERENCE_CHANNEL or a signal pin's (2 … MAX_CHANNEL)
     polarity: np.ndarray  # int8, +1 rising, -1 falling (pin level, after any inversion is undone)
-    sigma: np.ndarray  # float64, 1-sigma uncertainty of each time, same base (0 for exact sources)
+    sigma: np.ndarray  # 1-sigma uncertainty of each time, same base (0 for exact sources); float32 when
+    # located (7 digits, far finer than any σ is known to: a long capture's edges are many), else float64
     unit_s: float | None  # seconds per time unit, nominal
     source: str  # what the edges came from, for messages
 
@@ -45,7 +46,8 @@ class Edges:
 
     def on(self, channel: int) -> Edges:
         """The edges of one channel (views of these arrays)."""
-        lo, hi = np.searchsorted(self.channel, [channel, channel + 1])
+        # the bounds in the channels' own type: other values would make numpy convert the whole array
+        lo, hi = np.searchsorted(self.channel, np.array([channel, channel + 1], dtype=self.channel.dtype))
         return Edges(self.time[lo:hi], self.channel[lo:hi], self.polarity[lo:hi], self.sigma[lo:hi],
                      self.unit_s, self.source)
 

@@ -50,7 +50,7 @@ OUTLIER_MATCH = 0.2  # two opposite neighbouring jumps this close in size are on
 MAD_SIGMA = 1.4826  # median absolute deviation → standard deviation (normal)
 HEADER_CLASSES = 6  # classes 0-5: SYNC high, SYNC low, 0 bit's high, 1 bit's high, bit's low, CAL's SETTLE
 CAL_CLASS = 6  # the calibration train's period; QUIET classes are numbered from −7 down
-FRAME_CHUNK = 4096  # frames whose header intervals are taken at once
+FRAME_CHUNK = 512  # frames whose header intervals are taken at once
 GROUP_CHUNK = 1 << 18  # group intervals compared at once
 
 
@@ -215,11 +215,12 @@ def _header_intervals(time_us: ScaledTimes, frames: list[Frame], lo: int, hi: in
 
 
 def _median(values: np.ndarray) -> float:
-    """The median (NaN of none): the middle value, or the mean of the middle two."""
+    """The median (NaN of none): the middle value, or the mean of the middle two. ``values`` is sorted in
+    place (a class of millions of intervals is not copied for it)."""
     if not len(values):
         return float("nan")
-    v = np.sort(values)
-    return float(0.5 * (v[(len(v) - 1) // 2] + v[len(v) // 2]))
+    values.sort()
+    return float(0.5 * (values[(len(values) - 1) // 2] + values[len(values) // 2]))
 
 
 def _header_jumps(c: _Check, frames: list[Frame], typical: list[np.ndarray]) -> tuple[np.ndarray, ...]:
@@ -235,19 +236,19 @@ def _header_jumps(c: _Check, frames: list[Frame], typical: list[np.ndarray]) -> 
         for part in np.split(order, np.flatnonzero(np.diff(cls[order])) + 1):
             k = int(cls[part[0]])
             parts[k].append((duration[part], listed[part], ones[part] if k < 0 else np.zeros(0)))
-    whole = {k: [np.concatenate(v) for v in zip(*p, strict=True)] for k, p in parts.items()}
-    del parts
-    slope = _quiet_slope({k: (d, ones) for k, (d, _, ones) in whole.items() if k < 0})
+    quiets = {k: (np.concatenate([p[0] for p in v]), np.concatenate([p[2] for p in v]))
+              for k, v in parts.items() if k < 0}
+    slope = _quiet_slope(quiets)
     stats = {}  # class → (median, clean members, MAD) of its clean members
-    for k, (d, listed, ones) in whole.items():
+    for k in sorted(parts):  # a class at a time, its parts let go as it is joined
+        d, listed = (np.concatenate(v) for v in zip(*[p[:2] for p in parts.pop(k)], strict=True))
         if k < 0:
-            d = d - slope * ones
-        clean = d[~listed]
+            d = d - slope * quiets[k][1]
+        clean = d[~listed]  # a copy, sorted in place below
         median = _median(clean)
         stats[k] = (median, len(clean), _median(np.abs(clean - median)))
         if len(d) > 1:
-            typical.append(np.array([_median(d)]))
-    del whole
+            typical.append(np.array([median if len(clean) == len(d) else _median(d)]))
     found = []
     for lo, hi in chunks:
         first, cls, ones = _header_intervals(c.time_us, frames, lo, hi, numbers)

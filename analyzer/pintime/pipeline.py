@@ -27,6 +27,7 @@ from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, ScaledTimes, decode_between_gaps
 from pintime.ladder import LADDER, Attribution, attribute
 from pintime.locate.capture_edges import LEARN_MAX_S, METHODS, gap_guard_s, locate_capture
+from pintime.locate.store import release_free_memory
 from pintime.lost_audio import LostAudio, cut_spans, reconcile
 from pintime.table2.visits import locate, run_files
 
@@ -164,6 +165,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         if attribution is None and any(g.start_s < LEARN_MAX_S for g in lost.unlisted):  # learned across it
             raw = locate_capture(path, method, False, *channels, cut_spans(np.zeros(0), lost)).edges
             edges, gaps, lost = without_lost_audio(raw, gaps, rate_hz)
+    release_free_memory()  # what checking a long capture's frames left free (docs/design.md §11)
     gaps_s = listed_s if lost is None else np.sort(np.concatenate([listed_s, lost.boundaries_s]))
     has_reference = bool(np.any(edges.channel == REFERENCE_CHANNEL))
     clock = (clk.calibrate(edges, gaps_s) if has_reference

@@ -87,18 +87,18 @@ def _label(technique: str, n: int) -> str:
 
 
 def _rows_of(technique: str, n: int,
-             widths: list[np.ndarray]) -> tuple[est.Estimate, dict[str, Any], est.LineFit | None]:
-    """Apply one technique's estimator to its repetitions' pulse widths."""
+             widths: np.ndarray) -> tuple[est.Estimate, dict[str, Any], est.LineFit | None]:
+    """Apply one technique's estimator to its repetitions' pulse widths (repetitions, pulses)."""
     if technique == "direct":
-        return est.direct(np.array([w[0] for w in widths])), {}, None
+        return est.direct(widths[:, 0].copy()), {}, None
     if technique == "executing":
-        return est.executing(np.array([w[0] for w in widths]), n), {}, None
+        return est.executing(widths[:, 0].copy(), n), {}, None
     if technique == "differential":
-        pairs = np.array(widths).reshape(len(widths), n, 2)  # pulse widths alternate 1 call, 2 calls
+        pairs = widths.reshape(len(widths), n, 2)  # pulse widths alternate 1 call, 2 calls
         d = est.differential(pairs[:, :, 0], pairs[:, :, 1])
         return d.mean, {"median": _estimate_json(d.median), "trimmed_mean": _estimate_json(d.trimmed_mean),
                         "trim_fraction": est.TRIM_FRACTION}, None
-    fit = est.line_fit(np.array(widths))
+    fit = est.line_fit(widths)
     details = {"intercept": _estimate_json(fit.intercept),
                "r2_mean": float(np.mean([r.r2 for r in fit.reps])),
                "residual_rms_us_mean": float(np.mean([r.residual_rms_us for r in fit.reps])),
@@ -112,30 +112,41 @@ def build_table1(frames: list[Frame], time: np.ndarray, us_per_unit: float) -> T
     ``time`` are the measurement-channel edge times (source time base) the frames' groups index into;
     ``us_per_unit`` converts them to MCU µs (from the clock calibration).
     """
-    widths: dict[tuple[str, int], list[np.ndarray]] = defaultdict(list)
+    of_key: dict[tuple[str, int], list[Frame]] = defaultdict(list)
     for frame in frames:
         if (key := _key(frame)) is not None:
-            widths[key].append(pulse_widths_us(time, frame.group, us_per_unit))
+            of_key[key].append(frame)
+
+    def widths(key: tuple[str, int]) -> np.ndarray:
+        """(repetitions, pulses) µs of one technique and size: made one at a time, so that a long capture's
+        are never all held at once."""
+        first = of_key[key][0]
+        out = np.empty((len(of_key[key]), (first.group_hi - first.group_lo) // 2))
+        for r, frame in enumerate(of_key[key]):
+            out[r] = pulse_widths_us(time, frame.group, us_per_unit)
+        return out
+
     paper = {(t, n): (mean, std) for t, n, _, mean, std in PAPER_TABLE1}
     paper_keys = [(t, n) for t, n, *_ in PAPER_TABLE1]
-    keys = [k for k in widths if k[0] != "overdet"]
+    keys = [k for k in of_key if k[0] != "overdet"]
     keys.sort(key=lambda k: (paper_keys.index(k), 0) if k in paper else (len(paper_keys) + _ORDER.index(k[0]),
                                                                               k[1]))
     rows: list[Row] = []
     line_fits: dict[int, est.LineFit] = {}
     line_points: dict[int, np.ndarray] = {}
     for technique, n in keys:
-        estimate, details, fit = _rows_of(technique, n, widths[(technique, n)])
+        points = widths((technique, n))
+        estimate, details, fit = _rows_of(technique, n, points)
         if fit is not None:
             line_fits[n] = fit
-            line_points[n] = np.array(widths[(technique, n)])
+            line_points[n] = points
         mean, std = paper.get((technique, n), (None, None))
         rows.append(Row(technique, n, _label(technique, n), estimate, mean, std, details))
     overdet = None
-    overdet_m = max((n for t, n in widths if t == "overdet"), default=None)
+    overdet_m = max((n for t, n in of_key if t == "overdet"), default=None)
     if overdet_m is not None:
         a = overdetermined_design(overdet_m)
-        overdet = est.overdetermined(np.array(widths[("overdet", overdet_m)]), a[:, 0], a[:, 1])
+        overdet = est.overdetermined(widths(("overdet", overdet_m)), a[:, 0], a[:, 1])
     return Table1(rows, line_fits, line_points, overdet, overdet_m, frames, time, us_per_unit)
 
 

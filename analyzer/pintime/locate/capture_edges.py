@@ -36,7 +36,7 @@ from pintime.locate.crlb import quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
 from pintime.locate.highpass import Highpass, RestoredBlock, learn_highpass, restore_block
 from pintime.locate.inflection import locate_inflection
-from pintime.locate.store import EdgeStore, edge_crlb_s
+from pintime.locate.store import EdgeStore, edge_crlb_s, release_free_memory
 from pintime.locate.template import Template
 from pintime.locate.threshold import locate_threshold
 
@@ -387,6 +387,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     for block in blocks:
         results.add(_locate_block(method, table, det, restore_block(block, highpass), info, noise))
     time_s, channel, sign, sigma_s, amp = results.arrays()
+    release_free_memory()
     edges = Edges(time_s, channel, sign, sigma_s, 1.0, str(path))
     on0 = edges.on(0)  # channel-major: views
     inverted = detect.capture_inverted(on0.time, on0.polarity)

@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+
 import numpy as np
 
 from pintime.locate.crlb import crlb_samples
 from pintime.locate.template import Template
 
-FIRST_CAPACITY_EDGES = 1 << 16  # a channel's arrays start this long and grow by half each time they fill
+FIRST_CAPACITY_EDGES = 1 << 16  # a channel's arrays start this long and grow by an eighth when they fill
+GROWTH = 8  # (numpy fills what an array grows by: its spare room is resident memory)
 
 
 class GrowingArray:
@@ -24,7 +28,7 @@ class GrowingArray:
         """Append ``values``."""
         need = self.count + len(values)
         if need > len(self.data):
-            self.data.resize(max(need, len(self.data) * 3 // 2), refcheck=False)
+            self.data.resize(max(need, len(self.data) + len(self.data) // GROWTH), refcheck=False)
         self.data[self.count:need] = values
         self.count = need
 
@@ -37,12 +41,12 @@ class GrowingArray:
 
 
 class EdgeStore:
-    """The located edges, channel by channel, block by block (22 bytes an edge: time, signal sign, sigma,
-    step); a block's samples are gone once it is located. The edges come out channel-major, as
-    :class:`pintime.edges.Edges` keeps them, with no copy of the first channel's (nearly all of a capture's
-    edges are the measurement pin's)."""
+    """The located edges, channel by channel, block by block (18 bytes an edge: time, signal sign, sigma,
+    step; sigma and step in single precision); a block's samples are gone once it is located. The edges
+    come out channel-major, as :class:`pintime.edges.Edges` keeps them, with no copy of the first channel's
+    (nearly all of a capture's edges are the measurement pin's)."""
 
-    DTYPES = (np.float64, np.int8, np.float64, np.float32)  # time (s), sign, sigma (s), step (FS)
+    DTYPES = (np.float64, np.int8, np.float32, np.float32)  # time (s), sign, sigma (s), step (FS)
 
     def __init__(self, noise: tuple[float, ...], rms: float | None, own_sigma: float, fs: int) -> None:
         self.noise, self.fs = np.asarray(noise), fs
@@ -85,3 +89,13 @@ def edge_crlb_s(template: Template, time_s: np.ndarray, amp: np.ndarray, channel
     """The Cramér–Rao bound (1-sigma, s) of edges at ``time_s`` of steps ``amp`` on ``channel`` (each's
     noise RMS in ``noise``)."""
     return crlb_samples(template, amp, time_s * fs, 1.0) * np.asarray(noise)[channel] / fs
+
+
+def release_free_memory() -> None:
+    """Hand the C heap's free memory back to the system (glibc's ``malloc_trim``; elsewhere nothing): the
+    blocks' temporaries leave tens of MB free but resident, which a long capture's later steps would add
+    to."""
+    name = ctypes.util.find_library("c")
+    trim = getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+    if trim is not None:
+        trim(0)
