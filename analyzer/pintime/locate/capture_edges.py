@@ -19,9 +19,13 @@ straight line, which includes its sub-sample bias.
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numba
 import numpy as np
@@ -41,6 +45,8 @@ from pintime.locate.template import Template
 from pintime.locate.threshold import locate_threshold
 
 METHODS = ("template", "inflection", "threshold", "count")
+T = TypeVar("T")
+U = TypeVar("U")
 # An edge's location uses samples up to the template's half-support on either side (its own window, or
 # its neighbours' in a joint fit): edges this close to a recording gap may see the jump, and are dropped.
 GAP_GUARD_SAMPLES = 2 * train.TEMPLATE_HALF_SAMPLES
@@ -347,6 +353,40 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
     return out
 
 
+def ahead(items: Iterator[T], work: Callable[[T], U], depth: int = 2) -> Iterator[U]:
+    """``work(item)`` of each item, made up to ``depth`` items ahead in a second thread: reading and
+    restoring the next block (file reads and compiled kernels, which let go of the interpreter) overlap
+    locating this one. The results and their order are those of ``map(work, items)``; an exception in the
+    thread is raised here."""
+    done = object()
+    out: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if stop.is_set():
+                    return
+                out.put(work(item))
+            out.put(done)
+        except BaseException as err:  # handed to the consumer, raised there
+            out.put(err)
+
+    thread = threading.Thread(target=produce, daemon=True)
+    thread.start()
+    try:
+        while (value := out.get()) is not done:
+            if isinstance(value, BaseException):
+                raise value
+            yield value
+    finally:
+        stop.set()
+        while thread.is_alive():  # unblock a put waiting on a full queue
+            with contextlib.suppress(queue.Empty):
+                out.get_nowait()
+            thread.join(0.01)
+
+
 def locate_capture(path: str | Path, method: str | None = None, progress: bool = False,
                    measurement_channel: int = 0,
                    reference_channel: int | None | Literal["default"] = DEFAULT_REFERENCE,
@@ -379,13 +419,13 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     det = _Detector(len(info.columns), smallest_step)
     # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
     results = EdgeStore(noise, None if method == "count" else rms, own_sigma, info.samplerate_hz)
-    blocks = iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES)
+    blocks = ahead(iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES), lambda b: restore_block(b, highpass))
     if progress:
         from tqdm import tqdm  # only for long runs on a terminal
 
         blocks = tqdm(blocks, total=-(-info.frames // BLOCK_FRAMES), unit="block", desc="edges")
     for block in blocks:
-        results.add(_locate_block(method, table, det, restore_block(block, highpass), info, noise))
+        results.add(_locate_block(method, table, det, block, info, noise))
     time_s, channel, sign, sigma_s, amp = results.arrays()
     release_free_memory()
     edges = Edges(time_s, channel, sign, sigma_s, 1.0, str(path))
