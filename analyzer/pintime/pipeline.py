@@ -78,7 +78,7 @@ def load_edges(path: str | Path, method: str | None = None, progress: bool = Fal
         return read_vcd(path)
     if kind == "edges":
         return read_edge_list(path)
-    return locate_capture(path, method, progress, *channels).edges
+    return locate_capture(path, method, progress, *channels, steps=False).edges
 
 
 def ladder_edges(path: str | Path, method: str | None = None, progress: bool = False,
@@ -163,7 +163,8 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         guard_s = gap_guard_s(rate_hz)
         edges, gaps, lost = without_lost_audio(raw, gaps, rate_hz)
         if attribution is None and any(g.start_s < LEARN_MAX_S for g in lost.unlisted):  # learned across it
-            raw = locate_capture(path, method, False, *channels, cut_spans(np.zeros(0), lost)).edges
+            raw = locate_capture(path, method, False, *channels, cut_spans(np.zeros(0), lost),
+                                 steps=False).edges
             edges, gaps, lost = without_lost_audio(raw, gaps, rate_hz)
     release_free_memory()  # what checking a long capture's frames left free (docs/design.md §11)
     gaps_s = listed_s if lost is None else np.sort(np.concatenate([listed_s, lost.boundaries_s]))

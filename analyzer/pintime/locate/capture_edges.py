@@ -73,7 +73,8 @@ class CaptureEdges:
     info: WavInfo
     train_refused: str | None = None  # why a calibration train found was not learned from (None: it was)
     highpass: tuple[Highpass, ...] = ()  # per channel: the AC coupling learned and undone (highpass.py)
-    amp: np.ndarray = field(default_factory=lambda: np.zeros(0))  # each edge's step (FS, the signal's sign)
+    # each edge's step (FS, the signal's sign): the CRLB and a ladder's pins need it; empty when not kept
+    amp: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def crlb_s(self) -> np.ndarray:
@@ -390,7 +391,8 @@ def ahead(items: Iterator[T], work: Callable[[T], U], depth: int = 2) -> Iterato
 def locate_capture(path: str | Path, method: str | None = None, progress: bool = False,
                    measurement_channel: int = 0,
                    reference_channel: int | None | Literal["default"] = DEFAULT_REFERENCE,
-                   cuts_s: np.ndarray | None = None, smallest_step: float = 1.0) -> CaptureEdges:
+                   cuts_s: np.ndarray | None = None, smallest_step: float = 1.0,
+                   steps: bool = True) -> CaptureEdges:
     """Locate every edge of the WAV capture ``path`` with ``method`` (default: template).
 
     ``measurement_channel`` and ``reference_channel`` are the file's channels (0-based) of the measurement
@@ -399,7 +401,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     :data:`pintime.edges.REFERENCE_CHANNEL` whichever file channels those are. ``cuts_s``: where the data
     shows lost or inserted audio the sidecar does not list, kept out of learning (:func:`learn_capture`).
     ``smallest_step`` below 1 (a resistor ladder, :mod:`pintime.ladder`) detects steps down to that
-    fraction of the measurement channel's typical edge on every channel.
+    fraction of the measurement channel's typical edge on every channel. ``steps``: keep each edge's
+    step (``amp``; without it, 4 bytes an edge fewer, and no ``crlb_s``).
 
     Raises
     ------
@@ -418,7 +421,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
                       if train_data and train_fit is not None else (None, 0.0))
     det = _Detector(len(info.columns), smallest_step)
     # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
-    results = EdgeStore(noise, None if method == "count" else rms, own_sigma, info.samplerate_hz)
+    results = EdgeStore(noise, None if method == "count" else rms, own_sigma, info.samplerate_hz, steps)
     blocks = ahead(iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES), lambda b: restore_block(b, highpass))
     if progress:
         from tqdm import tqdm  # only for long runs on a terminal

@@ -48,8 +48,9 @@ class EdgeStore:
 
     DTYPES = (np.float64, np.int8, np.float32, np.float32)  # time (s), sign, sigma (s), step (FS)
 
-    def __init__(self, noise: tuple[float, ...], rms: float | None, own_sigma: float, fs: int) -> None:
-        self.noise, self.fs = np.asarray(noise), fs
+    def __init__(self, noise: tuple[float, ...], rms: float | None, own_sigma: float, fs: int,
+                 steps: bool = True) -> None:
+        self.noise, self.fs, self.steps = np.asarray(noise), fs, steps  # steps: keep each edge's step
         # the method's error on the train beyond its own uncertainty (the bias the train revealed)
         self.bias2 = None if rms is None else max(0.0, rms ** 2 - own_sigma ** 2)
         self.columns = [[GrowingArray(dtype) for dtype in self.DTYPES] for _ in noise]
@@ -62,30 +63,30 @@ class EdgeStore:
             pos, sigma, amp, channel, sign = block[:, np.argsort(block[0], kind="stable")]
             if self.bias2 is not None:
                 sigma = np.sqrt(sigma ** 2 + self.bias2)
-            values = (pos / self.fs, sign, sigma / self.fs, amp)
+            values = (pos / self.fs, sign, sigma / self.fs, amp if self.steps else amp[:0])
             for column, value in zip(self.columns[int(channel[0])], values, strict=True):
                 column.extend(value)
 
     def arrays(self) -> tuple[np.ndarray, ...]:
-        """Time (s), channel, sign, sigma (s) and step (FS) of every edge, channel-major (the first
-        channel's arrays grown in place to hold the others' after theirs)."""
-        counts = [c[0].count for c in self.columns]
-        total = sum(counts)
+        """Time (s), channel, sign, sigma (s) and step (FS; none if not kept) of every edge, channel-major
+        (the first channel's arrays grown in place to hold the others' after theirs)."""
         fields = []
         for k in range(len(self.DTYPES)):
-            out = self.columns[0][k].final(total)
+            counts = [c[k].count for c in self.columns]
+            out = self.columns[0][k].final(sum(counts))
             at = counts[0]
             for c in range(1, len(self.columns)):
                 out[at:at + counts[c]] = self.columns[c][k].final()
                 at += counts[c]
             fields.append(out)
+        counts = [c[0].count for c in self.columns]
         channel = np.repeat(np.arange(len(counts), dtype=np.int8), counts)
         time_s, sign, sigma_s, amp = fields
         return time_s, channel, sign, sigma_s, amp
 
 
 def edge_crlb_s(template: Template, time_s: np.ndarray, amp: np.ndarray, channel: np.ndarray,
-           noise: tuple[float, ...], fs: float) -> np.ndarray:
+                noise: tuple[float, ...], fs: float) -> np.ndarray:
     """The Cramér–Rao bound (1-sigma, s) of edges at ``time_s`` of steps ``amp`` on ``channel`` (each's
     noise RMS in ``noise``)."""
     return crlb_samples(template, amp, time_s * fs, 1.0) * np.asarray(noise)[channel] / fs
