@@ -54,3 +54,21 @@ class Edges:
     def time_order(self) -> np.ndarray:
         """The indices of the edges in time order across channels (simultaneous ones by channel)."""
         return np.lexsort((self.channel, self.time))
+
+
+REFERENCE_HALF_PERIOD_S = (0.45, 0.55)  # the 1 s reference's half period, s of the card's clock (any ppm)
+REGULAR_FRACTION = 0.9  # of its spacings a whole number of half periods to within 1 %: lost audio is rare
+
+
+def is_reference(time_s: np.ndarray) -> bool:
+    """Whether one channel's edge times (capture seconds) are the 1 s clock reference: three or more, their
+    typical spacing half a second, and nearly all of them whole half periods apart (another signal on that
+    channel, e.g. a resistor ladder's second pair of pins, would show thousands of "jumps")."""
+    if len(time_s) < 3:
+        return False
+    spacing = np.diff(time_s)
+    half_s = float(np.median(spacing))
+    if not REFERENCE_HALF_PERIOD_S[0] <= half_s <= REFERENCE_HALF_PERIOD_S[1]:
+        return False
+    whole = np.maximum(np.rint(spacing / half_s), 1.0)
+    return float(np.mean(np.abs(spacing / half_s - whole) < 0.01)) >= REGULAR_FRACTION

@@ -23,35 +23,17 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pintime.edges import REFERENCE_CHANNEL, Edges
+from pintime.edges import REFERENCE_CHANNEL, Edges, is_reference
 from pintime.frame_timing import DetectedGap, check_frames, steps
 
 WANDER_S = 100e-9  # the card's clock wander over half a second, at most (Allan deviation 5e-8 at 1 s: 25 ns)
-REFERENCE_HALF_PERIOD_S = (0.45, 0.55)  # the 1 s reference's half period, s of the card's clock (any ppm)
-REGULAR_FRACTION = 0.9  # of its spacings a whole number of half periods to within 1 %: lost audio is rare
-
-
-def is_reference(ref: Edges) -> bool:
-    """Whether a channel's edges (capture seconds) are the 1 s clock reference: three or more, their typical
-    spacing half a second, and nearly all of them whole half periods apart (another signal on that channel,
-    e.g. a resistor ladder's second pair of pins, would show thousands of "jumps")."""
-    if len(ref.time) < 3:
-        return False
-    spacing = np.diff(ref.time)
-    half_s = float(np.median(spacing))
-    if not REFERENCE_HALF_PERIOD_S[0] <= half_s <= REFERENCE_HALF_PERIOD_S[1]:
-        return False
-    whole = np.maximum(np.rint(spacing / half_s), 1.0)
-    return float(np.mean(np.abs(spacing / half_s - whole) < 0.01)) >= REGULAR_FRACTION
-
-
 def find_jumps(edges: Edges, samplerate_hz: float) -> list[DetectedGap]:
     """The jumps in the reference channel's phase of ``edges`` (capture seconds), in time order.
 
     A channel that is not the reference (:func:`is_reference`) shows none.
     """
     ref = edges.on(REFERENCE_CHANNEL)
-    if not is_reference(ref):
+    if not is_reference(ref.time):
         return []
     spacing = np.diff(ref.time)
     typical = float(np.median(spacing))
@@ -120,7 +102,7 @@ def reconcile(edges: Edges, listed_s: np.ndarray, samplerate_hz: float, guard_s:
     """
     found_in = edges if located is None else located
     frames = check_frames(found_in, samplerate_hz, listed_s, guard_s)
-    referenced = is_reference(found_in.on(REFERENCE_CHANNEL))
+    referenced = is_reference(found_in.on(REFERENCE_CHANNEL).time)
     detected = _merge(find_jumps(edges, samplerate_hz), frames.jumps + frames.breaks, referenced)
     listed = np.asarray(listed_s, dtype=np.float64)
     unlisted = [g for g in detected

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import soundfile as sf
 from pintime.capture.gaps import read_gaps
 from support import EXAMPLE_WAV
 
@@ -79,9 +80,20 @@ def test_output_to_a_full_disk_is_one_line(tmp_path):
     _one_error_line(proc, "cannot write the output", "No space left on device")
 
 
-def test_swapped_channels_say_what_to_check(tmp_path):
-    """The reference named as the measurement pin: no train, few isolated edges; the message says why."""
-    proc = _pintime("analyze", str(EXAMPLE_WAV), "--channel", "1", "--reference", "0", cwd=tmp_path)
+def test_swapped_channels_are_named(tmp_path):
+    """The reference named as the measurement pin: its 1 s square wave is recognised, and the message says
+    the channels look swapped and which options undo it (analyze and edges alike)."""
+    for command in ("analyze", "edges"):
+        proc = _pintime(command, str(EXAMPLE_WAV), "--channel", "1", "--reference", "0", cwd=tmp_path)
+        _one_error_line(proc, "holds a 1 s square wave", "look swapped", "--channel 0 --reference 1")
+
+
+def test_no_train_says_what_to_check(tmp_path):
+    """A capture that starts after the run's train (its first 5 s cut off): no train, few isolated edges;
+    the message says why."""
+    x, rate = sf.read(EXAMPLE_WAV, dtype="int32")
+    sf.write(tmp_path / "late.wav", x[5 * rate:], rate, subtype="PCM_24")
+    proc = _pintime("analyze", "late.wav", cwd=tmp_path)
     _one_error_line(proc, "no calibration train", "start before the run", "--channel")
 
 

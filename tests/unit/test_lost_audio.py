@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pintime.edges import REFERENCE_CHANNEL, Edges
-from pintime.lost_audio import find_jumps, is_reference
+from pintime.edges import REFERENCE_CHANNEL, Edges, is_reference
+from pintime.lost_audio import find_jumps
 
 RATE_HZ = 48_000.0
 
@@ -66,8 +66,8 @@ def test_a_jump_within_the_edges_noise_is_not_claimed():
 def test_another_signal_on_the_reference_channel_is_not_read_as_one():
     """A second signal there (a resistor ladder's other pins, any square wave that is not 1 s) is not the
     reference: its phase is not checked, rather than thousands of "jumps" reported."""
-    assert is_reference(edges_of(reference()))
+    assert is_reference(edges_of(reference()).on(1).time)
     pulses = np.sort(np.concatenate([np.arange(40) * 0.5, np.arange(40) * 0.5 + 17e-6]))
-    assert not is_reference(edges_of(pulses))
+    assert not is_reference(edges_of(pulses).on(1).time)
     assert find_jumps(edges_of(pulses), RATE_HZ) == []
-    assert not is_reference(edges_of(np.arange(40) * 0.01))  # a 50 Hz square wave
+    assert not is_reference(edges_of(np.arange(40) * 0.01).on(1).time)  # a 50 Hz square wave

@@ -32,7 +32,7 @@ import numpy as np
 
 from pintime.capture.gaps import read_gaps
 from pintime.capture.wav import DEFAULT_REFERENCE, Block, WavInfo, iter_blocks, open_wav
-from pintime.edges import Edges
+from pintime.edges import Edges, is_reference
 from pintime.errors import PintimeError
 from pintime.locate import detect, train
 from pintime.locate.count import locate_count
@@ -224,7 +224,14 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
                       f"{train.NEIGHBOUR_FREE_SPACING_SAMPLES})" if close else ""))
     try:
         return _learn_blind(pos, y, seeds), None, noise, [], refused
-    except PintimeError as err:  # name the capture
+    except PintimeError as err:  # name the capture, and the likely cause when the data shows it
+        if is_reference(pos / info.samplerate_hz):
+            pin = info.columns[0]
+            fix = (f"--channel {info.columns[1]} --reference {pin}" if len(info.columns) > 1
+                   else "--channel with the pin's channel")
+            raise PintimeError(f"{info.path}: the measurement channel ({info.channel_name(0)}) holds a 1 s "
+                               f"square wave, the clock reference's signal: the channels look swapped (try "
+                               f"{fix})") from None
         raise PintimeError(f"{info.path}: {err}" + ("" if refused is None else f"; {refused}")) from None
 
 
