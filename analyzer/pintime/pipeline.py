@@ -26,7 +26,7 @@ from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, ScaledTimes, decode_between_gaps
 from pintime.ladder import LADDER, Attribution, attribute
-from pintime.locate.capture_edges import LEARN_MAX_S, METHODS, gap_guard_s, locate_capture
+from pintime.locate.capture_edges import LEARN_MAX_S, METHODS, CaptureEdges, gap_guard_s, locate_capture
 from pintime.locate.store import release_free_memory
 from pintime.lost_audio import LostAudio, cut_spans, reconcile
 from pintime.table2.visits import locate, run_files
@@ -145,6 +145,22 @@ def without_lost_audio(raw: Edges, gaps: RecordingGaps | None,
     return edges, gaps, lost
 
 
+def located_without_lost_audio(path: str | Path, method: str | None, progress: bool, channels: Channels,
+                               gaps: RecordingGaps | None, steps: bool = True
+                               ) -> tuple[CaptureEdges, Edges, RecordingGaps | None, LostAudio]:
+    """A WAV's edges located (:func:`locate_capture`; ``steps`` as it takes them), and those of them kept
+    away from its listed ``gaps`` and from lost audio found in the data (:func:`without_lost_audio`). Where
+    the data finds lost audio nobody listed in the span the edge shape is learned from, the shape learned
+    across it is no edge's: the capture is located again, learning without it."""
+    located = locate_capture(path, method, progress, *channels, steps=steps)
+    rate_hz = located.info.samplerate_hz
+    edges, kept_gaps, lost = without_lost_audio(located.edges, gaps, rate_hz)
+    if any(g.start_s < LEARN_MAX_S for g in lost.unlisted):
+        located = locate_capture(path, method, False, *channels, cut_spans(np.zeros(0), lost), steps=steps)
+        edges, kept_gaps, lost = without_lost_audio(located.edges, gaps, rate_hz)
+    return located, edges, kept_gaps, lost
+
+
 def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
             elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS,
             ladder: bool = False) -> Analysis:
@@ -153,22 +169,24 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     path = Path(path)
     is_wav = sniff(path) == "wav"
     gaps = read_gaps(path) if is_wav else None
-    attribution = ladder_edges(path, method, sys.stderr.isatty(), channels) if ladder else None
-    edges = raw = (attribution.edges if attribution is not None  # the only long step: WAV edges
-                   else load_edges(path, method, sys.stderr.isatty(), channels))
     listed_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
-    lost, guard_s = None, 0.0
-    if is_wav:  # lost audio found from the data, listed or not (exact sources lose none)
-        rate_hz = open_wav(path, *channels).samplerate_hz
-        guard_s = gap_guard_s(rate_hz)
+    attribution, lost, rate_hz = None, None, 0.0
+    # the only long step: a WAV's edges; lost audio found from the data, listed or not (exact sources lose
+    # none)
+    if ladder:
+        attribution = ladder_edges(path, method, sys.stderr.isatty(), channels)
+        raw, rate_hz = attribution.edges, open_wav(path, *channels).samplerate_hz
         edges, gaps, lost = without_lost_audio(raw, gaps, rate_hz)
-        if attribution is None and any(g.start_s < LEARN_MAX_S for g in lost.unlisted):  # learned across it
-            raw = locate_capture(path, method, False, *channels, cut_spans(np.zeros(0), lost),
-                                 steps=False).edges
-            edges, gaps, lost = without_lost_audio(raw, gaps, rate_hz)
+    elif is_wav:
+        located, edges, gaps, lost = located_without_lost_audio(path, method, sys.stderr.isatty(), channels,
+                                                                gaps, steps=False)
+        raw, rate_hz = located.edges, located.info.samplerate_hz
+    else:
+        edges = raw = load_edges(path)
+    guard_s = gap_guard_s(rate_hz) if is_wav else 0.0
     release_free_memory()  # what checking a long capture's frames left free (docs/design.md §11)
     gaps_s = listed_s if lost is None else np.sort(np.concatenate([listed_s, lost.boundaries_s]))
-    has_reference = bool(np.any(edges.channel == REFERENCE_CHANNEL))
+    has_reference = len(edges.on(REFERENCE_CHANNEL).time) > 0
     clock = (clk.calibrate(edges, gaps_s) if has_reference
              else clk.calibrate_from_train(raw, cut_spans(listed_s, lost), guard_s))
     meas = edges.on(MEASUREMENT_CHANNEL)  # views

@@ -163,3 +163,16 @@ def test_validate_compares_edges_stretch_by_stretch_across_a_gap_found_in_the_da
     assert "recording gaps: 0 listed, 1 found in the data" in printed
     template = json.loads(out.read_text())["edges"]["template"]
     assert template["stretches"] == 2 and template["rms_ns"] < 1.0, template
+
+
+def test_edges_learns_again_without_lost_audio_in_the_train(tmp_path):
+    """One sample lost inside the calibration train (the template's learning span), no sidecar: `pintime
+    edges` learns the edge shape again without it, as `analyze` does, and lists the very edges the analysis
+    measures from (before, it kept the shape learned across the cut: edges off by up to 0.3 µs)."""
+    wav = cut(tmp_path, IN_THE_TRAIN_S, 1)
+    code, _, _ = run_cli(["edges", wav, "--reference", "none", "--csv", tmp_path / "e.csv"])
+    assert code == 0
+    listed = np.loadtxt(tmp_path / "e.csv", delimiter=",", skiprows=1)
+    kept = analyze(wav, channels=MONO).edges
+    assert len(listed) == len(kept.time)
+    np.testing.assert_allclose(listed[:, 0], kept.time, rtol=0, atol=1e-12)  # the CSV's 1 ps

@@ -15,9 +15,9 @@ from pintime.cli.args import add_channel_arguments, channels
 from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, version, write_text
 from pintime.ladder import PIN_NAMES, format_attribution
-from pintime.locate.capture_edges import METHODS, locate_capture
+from pintime.locate.capture_edges import METHODS
 from pintime.lost_audio import LostAudio
-from pintime.pipeline import ladder_edges, load_edges, sniff, without_lost_audio
+from pintime.pipeline import ladder_edges, load_edges, located_without_lost_audio, sniff
 
 HEADER = "time_s,channel,polarity,sigma_s"
 LADDER_HEADER = HEADER + ",pin"  # --ladder: the pin each edge was attributed to (PA0 … PA3)
@@ -44,15 +44,14 @@ def run(args: argparse.Namespace) -> int:
         print(format_attribution(attribution), file=sys.stderr)
         edges = attribution.edges
     elif sniff(args.capture) == "wav":
-        gaps = read_gaps(args.capture)
-        result = locate_capture(args.capture, args.method, sys.stderr.isatty(), *channels(args))
+        result, kept, gaps, lost = located_without_lost_audio(args.capture, args.method, sys.stderr.isatty(),
+                                                              channels(args), read_gaps(args.capture))
         edges = result.edges
         inverted = {None: "undetermined (no quiet interval)", True: "inverted (undone)", False: "normal"}
         learned = ("calibration train" if result.train is not None
                    else "blind, from isolated edges (no calibration train: may carry sub-sample bias)"
                    if result.train_refused is None
                    else f"blind, from isolated edges ({result.train_refused}: may carry sub-sample bias)")
-        kept, gaps, lost = without_lost_audio(edges, gaps, result.info.samplerate_hz)
         if lost.frames_checked_fraction > 0:  # a pintime capture: its frames (and reference) were checked
             edges = kept
         noise = "/".join(f"{rms:.3g}" for rms in result.noise_rms)
