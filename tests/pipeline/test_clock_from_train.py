@@ -4,6 +4,7 @@ channel: against the exact simavr edges, against the reference on a rendered car
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -57,7 +58,8 @@ def test_train_agrees_with_the_reference_on_a_rendered_card():
 
 def test_analysis_without_reference_matches_the_one_with_it(monkeypatch):
     both = pipeline.analyze(CAPTURE)
-    monkeypatch.setattr(pipeline, "load_edges", lambda *a, **k: _measurement_only(both.edges))
+    monkeypatch.setattr(pipeline, "locate_capture", lambda *a, **k: replace(
+        locate_capture(*a, **k), edges=_measurement_only(both.edges)))
     alone = pipeline.analyze(CAPTURE)
     assert alone.clock.source == "calibration train" and alone.cal_ppm is None
     assert len(alone.decode.frames) == len(both.decode.frames)

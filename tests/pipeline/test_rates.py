@@ -127,14 +127,15 @@ def test_renderer_writes_the_asked_format(tmp_path):
 
 def test_the_cards_decimation_filter_scales_with_the_rate():
     """A delta-sigma ADC's filter is specified in fractions of fs: its group delay is the same number of
-    samples at any rate (the analog poles, hundreds of kHz, move it by less than 0.05 sample)."""
+    samples at any rate (the analog poles, hundreds of kHz, move it by less than 0.05 sample, and the
+    filter's design at the modulator's rate, 64 to 256 fs, by less than 0.07)."""
     delays = []
     for rate_hz in (44100, 96000, 192000):
         card = replace(with_format(sc.PROFILES["default"], rate_hz).quiet(), ac_coupling_hz=(),
                        digital_highpass_hz=None)
         t_s = np.arange(0, 100, 1 / 64) / rate_hz
         delays.append(t_s[np.argmax(sc.step_response(card, t_s) >= 0.5)] * rate_hz)
-    assert np.ptp(delays) < 0.05 and 30 < delays[0] < 40
+    assert np.ptp(delays) < 0.1 and 30 < delays[0] < 40
 
 
 def test_laptop_jack_droops_to_a_fifth_within_half_a_millisecond():

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from pintime.capture.wav import STANDARD_RATES_HZ
 from pintime.errors import PintimeError
-from pintime.soundcard.model import Profile
+from pintime.soundcard.model import TABLE_STEPS_PER_SAMPLE, Profile
 
 OUTPUT_BITS = (16, 24)  # what the renderer writes
 OUTPUT_CHANNELS = (1, 2)  # the pin alone, or the pin (left) and the reference (right)
@@ -22,7 +24,9 @@ def with_format(profile: Profile, samplerate_hz: int | None = None, bits: int | 
 
     The same card at another rate: the decimation filter keeps its band edges as fractions of fs, the
     digital high-pass its corner as a fraction of fs (it scales with the rate in ADC chips); the analog
-    parts (driver, front-end poles, AC coupling) keep their corners in Hz.
+    parts (driver, front-end poles, AC coupling) keep their corners in Hz, and the modulator its clock:
+    its oversampling becomes the power of two nearest its rate in Hz over the new fs (a chip runs its
+    modulator from one master clock, 6.144 or 12.288 MHz, 5.6448 or 11.2896 for the 44.1 kHz family).
     """
     rate = profile.samplerate_hz if samplerate_hz is None else samplerate_hz
     bits = profile.bits if bits is None else bits
@@ -37,7 +41,10 @@ def with_format(profile: Profile, samplerate_hz: int | None = None, bits: int | 
     highpass_hz = profile.digital_highpass_hz
     if highpass_hz is not None and rate != profile.samplerate_hz:
         highpass_hz = highpass_hz * rate / profile.samplerate_hz
-    return replace(profile, samplerate_hz=rate, bits=bits, channels=channels, digital_highpass_hz=highpass_hz)
+    modulator_hz = profile.modulator_oversampling * profile.samplerate_hz
+    oversampling = 1 << max(0, round(np.log2(modulator_hz / rate)))
+    return replace(profile, samplerate_hz=rate, bits=bits, channels=channels, digital_highpass_hz=highpass_hz,
+                   modulator_oversampling=min(oversampling, TABLE_STEPS_PER_SAMPLE))
 
 
 def readme_divider_ratio() -> float:

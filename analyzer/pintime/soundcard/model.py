@@ -17,9 +17,11 @@ The model is a chain of named physical effects, applied in this order to each ch
    capacitance, the card's anti-alias RC).
 6. **polarity** — ``inverted`` for cards whose input stage inverts.
 7. **ADC** — the delta-sigma modulator samples the analog signal at ``modulator_oversampling · fs``; a
-   linear-phase decimation FIR (``SHARP`` or ``WIDE``, designed at the modulator rate) produces one output
-   per card sample. Its band edges are fractions of fs and its length a number of samples, as a real
-   decimator's: at a lower rate the same chip's step response is as many samples long, so longer in time.
+   decimation FIR (:mod:`pintime.soundcard.decimation`: ``SHARP`` or ``WIDE``, linear-phase, or
+   ``SHARP_MINIMUM_PHASE``, designed at the modulator rate) produces one output per card sample. Its band
+   edges are fractions of fs and its length a number of samples, as a real decimator's: at a lower rate
+   the same chip's step response is as many samples long, so longer in time, and its modulator keeps its
+   clock (:func:`pintime.soundcard.formats.with_format`), so oversamples more.
    Evaluated at the card's instants this passes whatever lies above fs/2 into the samples
    (aliasing), as the wide quad-speed filters do. Interchannel ``crosstalk_db``: each channel carries a
    copy of the other's signal at that level.
@@ -28,7 +30,10 @@ The model is a chain of named physical effects, applied in this order to each ch
    card rate (bilinear transform, prewarped to the corner; the difference from the continuous-time filter
    is of order (2π·f/fs)²: 4e-7 of the step for 20 Hz at 192 kHz, 2e-3 for 300 Hz at 48 kHz).
 9. **additive** — mains hum (``hum_hz`` and its harmonics at ``hum_dbfs``), white noise ``noise_dbfs``,
-   DC offset ``dc_offset_fs``.
+   DC offset ``dc_offset_fs``; then the input stage's static **nonlinearity** ``y + a₂y² + a₃y³``
+   (``nonlinearity`` = (a₂, a₃), y in FS: at a full-scale sine, harmonics a₂/2 and a₃/4). A real card
+   bends the signal before its decimation filter, which then smooths the bend; this model bends the
+   recorded samples.
 10. **output** — clipping at full scale, quantization to ``bits`` (16 or 24; optional TPDF dither), and
     ``channels`` of them: 2 (left = pin, right = reference) or 1 (the pin alone).
 
@@ -49,26 +54,11 @@ import numpy as np
 from scipy import signal
 
 from pintime.errors import PintimeError
+from pintime.soundcard.decimation import SHARP, SHARP_MINIMUM_PHASE, WIDE, DecimationFilter, decimation_fir
 
 SAMPLE_RATE_HZ = 192_000  # nominal card rate of the paper's setting and of the profiles that give no other
 TABLE_STEPS_PER_SAMPLE = 2048  # fine grid of the tabulated step response (2.5 ns at 192 kHz)
 SETTLE_TIME_CONSTANTS = 40  # front-end poles settle to e^-40 ≈ 4e-18 after this many time constants
-
-
-@dataclass(frozen=True)
-class DecimationFilter:
-    """A linear-phase decimation FIR, specified as in ADC datasheets (edges relative to fs)."""
-
-    name: str
-    passband_fs: float  # passband edge / fs
-    stopband_fs: float  # stopband edge / fs
-    attenuation_db: float  # stopband attenuation (and passband ripple of the Kaiser design)
-
-
-# AKM's sharp roll-off filters (AK5385A ADC of the paper's card, AK4385): 0.4535 fs / 0.546 fs, 100 dB.
-SHARP = DecimationFilter("sharp", 0.4535, 0.546, 100.0)
-# Cirrus CS5361/CS5381 in quad-speed mode (100-216 kHz): 0.24 fs / 0.78 fs, 97 dB, group delay 5/fs.
-WIDE = DecimationFilter("wide", 0.24, 0.78, 97.0)
 
 
 @dataclass(frozen=True)
@@ -111,6 +101,7 @@ class Profile:
     dc_offset_fs: float
     # 10. output
     dither: bool  # TPDF dither of ±1 LSB before rounding to ``bits``
+    nonlinearity: tuple[float, float] = (0.0, 0.0)  # (a₂, a₃) of y + a₂y² + a₃y³, y in FS (item 9)
     samplerate_hz: int = SAMPLE_RATE_HZ  # nominal card rate
     bits: int = 24  # PCM word length of the WAV
     channels: int = 2  # 2: left = measurement pin, right = clock reference; 1: the pin alone
@@ -264,6 +255,32 @@ PROFILES: dict[str, Profile] = {
             bits=16,
         ),
         Profile(
+            name="minphase-48k",
+            description="a consumer codec at 48 kHz / 16 bit with a minimum-phase (low-latency) decimation "
+                        "filter, a slightly nonlinear input (THD ≈ −85 dB at full scale) and a 20 Hz input "
+                        "coupling",
+            **_ARDUINO,
+            attenuator_ratio=1.5 / 11.5,  # as laptop-48k: step 0.46 FS on a 1 Vrms input
+            full_scale_v=1.41,
+            right_delay_s=0.0,
+            clock_ppm=-22.0,
+            wander_adev_1s=1e-8,
+            jitter_rms_s=100e-12,
+            frontend_poles_hz=(150e3, 600e3),  # assumed
+            inverted=False,
+            decimation=SHARP_MINIMUM_PHASE,
+            modulator_oversampling=128,  # 6.144 MHz
+            crosstalk_db=-90.0,  # assumed
+            ac_coupling_hz=(20.0,),  # 1 µF into 8 kΩ
+            digital_highpass_hz=None,
+            noise_dbfs=-92.0,  # 90-95 dB dynamic range
+            hum_hz=None, hum_dbfs=(), dc_offset_fs=5e-4,
+            dither=True,
+            nonlinearity=(8e-5, 2e-4),  # HD2 −88 dB, HD3 −86 dB at full scale: THD −84 dB
+            samplerate_hz=48000,
+            bits=16,
+        ),
+        Profile(
             name="usb-96k",
             description="a USB audio interface at 96 kHz / 24 bit: sharp filter, 2 Vrms line input",
             **_ARDUINO,
@@ -295,28 +312,6 @@ def get_profile(name: str) -> Profile:
         return PROFILES[name]
     except KeyError:
         raise PintimeError(f"unknown profile '{name}' (valid: {', '.join(PROFILES)})") from None
-
-
-@lru_cache(maxsize=8)
-def decimation_fir(spec: DecimationFilter, oversampling: int) -> np.ndarray:
-    """Taps of the linear-phase decimation FIR at the modulator rate ``oversampling · fs``; DC gain 1.
-
-    Kaiser-window design (odd length, type I): the transition band is ``spec``'s passband → stopband,
-    the cutoff their midpoint, the attenuation (and passband ripple) ``spec.attenuation_db``. A one-stage
-    equivalent of the chip's multi-stage decimator: it meets the datasheet's band edges, not its taps.
-    """
-    nyquist_fs = oversampling / 2  # modulator Nyquist frequency in units of fs
-    numtaps, beta = signal.kaiserord(spec.attenuation_db, (spec.stopband_fs - spec.passband_fs) / nyquist_fs)
-    cutoff_fs = (spec.passband_fs + spec.stopband_fs) / 2
-    stopband = np.linspace(spec.stopband_fs, nyquist_fs, 20_000)
-    while True:  # kaiserord's length is an estimate: lengthen until the stopband meets the spec (± 0.1 dB)
-        numtaps |= 1
-        taps = signal.firwin(numtaps, cutoff_fs / nyquist_fs, window=("kaiser", beta))
-        taps /= taps.sum()
-        _, response = signal.freqz(taps, worN=stopband, fs=oversampling)
-        if 20 * np.log10(np.abs(response).max()) <= 0.1 - spec.attenuation_db:
-            return taps
-        numtaps += 2
 
 
 def frontend_step(profile: Profile, x: np.ndarray, ramp_s: float) -> np.ndarray:

@@ -311,10 +311,13 @@ def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile
             if profile.crosstalk_db is not None and len(ys) == 2:  # both share the high-pass: leak after it
                 leak = 10 ** (profile.crosstalk_db / 20)
                 ys = [ys[0] + leak * ys[1], ys[1] + leak * ys[0]]
+            a2, a3 = profile.nonlinearity
             for c, y in enumerate(ys):
                 y += common
                 if noise_rms:
                     y += rngs["noise"].standard_normal(n, dtype=np.float32) * np.float32(noise_rms)
+                if a2 or a3:  # the input stage's bend (model.py item 9)
+                    y += (np.float32(a2) + np.float32(a3) * y) * y * y
                 block[:, c], clips = _output(y, profile, rngs["dither"])
                 clipped += clips
             out.write(block)
