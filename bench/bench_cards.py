@@ -74,7 +74,8 @@ def per_edge(result: CaptureEdges, truth: Edges, steady: bool) -> dict:
     with standard errors).
 
     Errors are taken about each channel's and polarity's mean and, with a ``steady`` clock, about one
-    straight line through (exact, located) times — the exact map then — or else about the 20 ms time map of
+    straight line through (exact, located) times with an offset per channel and polarity — the exact map
+    then — or else about the 20 ms time map of
     :mod:`pintime.validate.edgematch`, which follows the wander (and, at a capture's last edges, which it
     alone determines, takes part of their error: 25σ on the last edge of a steady 192 kHz capture that is
     0.05 ns off the line)."""
@@ -83,11 +84,11 @@ def per_edge(result: CaptureEdges, truth: Edges, steady: bool) -> dict:
     channel = result.edges.channel[m.idx]
     t = truth.time.astype(np.float64) * (truth.unit_s or 1.0)  # its unit set by truth_on_capture_clock
     err = m.err
-    if steady:
-        located = result.edges.time[m.idx]
-        design = np.column_stack([np.ones(len(m.idx)), t[m.jdx] - t[m.jdx][0]])
-        err = located - design @ np.linalg.lstsq(design, located, rcond=None)[0]
     group = 2 * channel.astype(np.int64) + (pol < 0)
+    if steady:  # one line, with an offset per channel and polarity (a card may sample its channels apart)
+        located = result.edges.time[m.idx]
+        design = np.column_stack([group == g for g in np.unique(group)] + [t[m.jdx] - t[m.jdx][0]])
+        err = located - design @ np.linalg.lstsq(design.astype(np.float64), located, rcond=None)[0]
     mean = np.bincount(group, err, 4) / np.maximum(np.bincount(group, minlength=4), 1)
     err = err - mean[group]
     z = np.abs(err) / result.edges.sigma[m.idx]
