@@ -21,7 +21,7 @@ import numpy as np
 
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
-from pintime.frames import ScaledTimes, decode_frames
+from pintime.frames import ScaledTimes, cut_trains, decode_frames
 from pintime.lost_audio import near_spans
 
 # Beyond this the capture's time base is wrong, not its clock: sound cards are within ±50 ppm
@@ -30,6 +30,7 @@ from pintime.lost_audio import near_spans
 # 1000×, a 44.1 kHz recording taken for 48 kHz (−8.1 %), a RUN frame's F_CPU that is not the clock the
 # reference counts.
 MAX_RATE_PPM = 20_000.0
+PERIOD_TOLERANCE = 0.01  # a cut train's edges a period (to 1 %: any card's ppm) from a neighbour are its own
 
 
 @dataclass(frozen=True)
@@ -208,9 +209,14 @@ def calibrate_from_train(edges: Edges, cuts_s: np.ndarray | None = None, guard_s
         raise PintimeError(f"{edges.source}: no reference channel, and the time unit is unknown: the MCU "
                            "clock cannot be calibrated")
     meas = edges.on(MEASUREMENT_CHANNEL)
-    decode = decode_frames(ScaledTimes(meas.time, edges.unit_s * 1e6), meas.polarity)
+    time_us = ScaledTimes(meas.time, edges.unit_s * 1e6)
+    decode = decode_frames(time_us, meas.polarity)
     runs, train = decode.of_kind("run"), decode.calibration_train()
     cuts = np.zeros((0, 2)) if cuts_s is None else np.asarray(cuts_s, dtype=np.float64).reshape(-1, 2)
+    polarity = -meas.polarity if decode.inverted else meas.polarity
+    cut_train = train is None and len(cuts) > 0 and bool(runs)
+    if cut_train:  # lost audio inside the train: its header still tells its period, its edges their times
+        train = next(iter(cut_trains(time_us, polarity)), None)
     if not runs or train is None:
         cut = f" (lost audio at {', '.join(f'{a:.4f}' for a, _ in cuts)} s may cut it)" if len(cuts) else ""
         raise PintimeError(f"{edges.source}: no reference channel (right / channel 1) and no "
@@ -219,8 +225,15 @@ def calibrate_from_train(edges: Edges, cuts_s: np.ndarray | None = None, guard_s
     f_cpu_hz, g = runs[0].fields["f_cpu_hz"], train.group
     time = meas.time[g]
     keep = ~near_spans(time, cuts, guard_s)
-    falling = (-meas.polarity[g] if decode.inverted else meas.polarity[g]) < 0
-    fit = fit_edge_line(time[keep], np.arange(len(g))[keep], falling[keep], meas.sigma[g][keep],
+    falling = polarity[g] < 0
+    index = np.arange(len(g))
+    if cut_train:  # indices from the nominal period (a stretch's own offset takes the lost audio's), and
+        # only edges a period from a neighbour: a QUIET the cut took joins the next frame's edges to it
+        period = train.fields["period_cycles"] / f_cpu_hz / edges.unit_s
+        index = np.rint((time - time[0]) / period).astype(np.int64)
+        near = np.abs(np.diff(time) / period - 1) < PERIOD_TOLERANCE
+        keep &= np.concatenate([[False], near]) | np.concatenate([near, [False]])
+    fit = fit_edge_line(time[keep], index[keep], falling[keep], meas.sigma[g][keep],
                         np.searchsorted(cuts[:, 1], time[keep]))
     cycles_per_s = f_cpu_hz / train.fields["period_cycles"]  # fitted steps per MCU second
     return Clock(units_per_mcu_s=fit.step * cycles_per_s, units_per_mcu_s_sigma=fit.step_sigma * cycles_per_s,

@@ -258,6 +258,27 @@ def _decode(time_us: ScaledTimes, polarity: np.ndarray, start_us: float | None) 
     return FrameDecode(frames, sum(reasons.values()), incomplete, dict(reasons))
 
 
+def cut_trains(time_us: ScaledTimes, polarity: np.ndarray) -> list[Frame]:
+    """The calibration trains whose CAL frame did not decode because its group holds another number of
+    edges than its header announces (audio lost or inserted inside the train): each CAL header read after
+    a QUIET and a SYNC, as a frame over the edges from its group's first to the next QUIET. Never decoded
+    as a frame: only a clock fitted with the lost audio cut out (:func:`pintime.clock.calibrate_from_train`)
+    uses one."""
+    starts = _frame_starts(time_us, polarity, 0.0)
+    out = []
+    for i, s in enumerate(starts):
+        end = len(time_us) - 1 if i + 1 == len(starts) else int(starts[i + 1]) - 1
+        if not _is_sync(time_us, polarity, s, end):
+            continue
+        bits, settle_end = _header_bits(time_us, s + 2, end)
+        if settle_end is None or settle_end > end:
+            continue
+        header = _header(bits)
+        if isinstance(header, tuple) and header[0] == "cal" and end + 1 - settle_end != header[1]["count"]:
+            out.append(Frame("cal", header[1], settle_end, end + 1, int(s)))
+    return out
+
+
 def _inside(value: float, bounds: tuple[float, float]) -> bool:
     return bounds[0] <= value <= bounds[1]
 
