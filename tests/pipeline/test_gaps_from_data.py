@@ -77,14 +77,15 @@ def found_at(summary: dict, at_s: float, span_s: float = 0.0) -> list[dict]:
 
 
 @pytest.mark.parametrize(("at_s", "lost"), [(IN_THE_TRAIN_S, 1), (IN_THE_TRAIN_S, 3000),
-                                           (IN_THE_TRAIN_S, -300), (IN_REP0_S, 50), (IN_REP1_S, 3000)])
+                                           (IN_THE_TRAIN_S, 96000), (IN_THE_TRAIN_S, -300), (IN_REP0_S, 50),
+                                           (IN_REP1_S, 3000)])
 def test_lost_audio_in_a_mono_capture_is_found_and_table1_unshifted(tmp_path, uncut_mono, at_s, lost):
-    """1, 50 and 3000 samples lost (and 300 inserted) with no sidecar and no reference: the frames' timing
-    finds the cut, the frames across it are cut, not decoded, and every Table 1 value's 95 % CI holds the
-    uncut capture's value: nothing moved beyond the uncertainty it claims. (Before, nothing was found
-    without a reference: 50 lost samples inside a pulse moved its row by 50 samples / 2 repetitions =
-    130 µs, silently.) 3000 lost or 300 inserted inside the only calibration train take edges from it
-    (or add some): its CAL frame no longer decodes, and the clock comes from its header's period and its
+    """1, 50, 3000 and 96000 (0.5 s) samples lost (and 300 inserted) with no sidecar and no reference: the
+    frames' timing finds the cut, the frames across it are cut, not decoded, and every Table 1 value's 95 %
+    CI holds the uncut capture's value: nothing moved beyond the uncertainty it claims. (Before, nothing was
+    found without a reference: 50 lost samples inside a pulse moved its row by 50 samples / 2 repetitions =
+    130 µs, silently.) 3000 or 96000 lost or 300 inserted inside the only calibration train take edges from
+    it (or add some): its CAL frame no longer decodes, and the clock comes from its header's period and its
     edges either side of the cut (before, the analysis stopped there)."""
     a = analyze(cut(tmp_path, at_s, lost), channels=MONO)
     summary = summary_json(a)

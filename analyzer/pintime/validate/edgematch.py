@@ -192,12 +192,16 @@ def _match_stretch(located: Edges, truth: Edges, t_exact: np.ndarray, scale: flo
             if span_s >= reach_s:
                 break
             span_s *= 2
-    # the map from the measurement pin's edges alone when it has them: a card's two channels may be
-    # sampled apart (two ADCs: `noisy`'s 1.3 µs), and the reference's few edges would bend the map toward
-    # that offset near each of them (−1.8 ns on the edges of a 4 s capture's first 2.8 s)
-    pin = (0,) if np.count_nonzero(located.channel == 0) >= 2 else (0, 1)
+    # the map from the measurement pin's edges, and from a reference edge only where the pin has none
+    # within 2 knots before it or after it: a card's two channels may be sampled apart (two ADCs: `noisy`'s
+    # 1.3 µs), and a reference edge among the pin's would bend the map toward that offset (−1.8 ns on the
+    # edges of a 4 s capture's first 2.8 s); a lone one keeps the map from following the wander blind for
+    # up to a second (table2's long silences: reference edges 10-70 ns off)
+    pin_time = located.time[located.channel == 0]
     for _ in range(3):
-        idx, jdx = _nearest(located, truth, mapped, pin)
+        idx, jdx = _nearest(located, truth, mapped)
+        lone = (located.channel[idx] == 1) & _unbracketed(located.time[idx], pin_time, 2 * CAL_KNOT_S)
+        idx, jdx = idx[(located.channel[idx] == 0) | lone], jdx[(located.channel[idx] == 0) | lone]
         if len(idx) < 2:
             raise PintimeError("the located edges do not match the exact ones (another capture?)")
         mapped, n_map = time_map(t_exact[jdx], located.time[idx], t_exact)
@@ -206,6 +210,15 @@ def _match_stretch(located: Edges, truth: Edges, t_exact: np.ndarray, scale: flo
         raise PintimeError(f"only {len(idx)} of the {len(located.time)} located edges match an exact edge "
                            f"within {MATCH_TOLERANCE_S * 1e6:g} µs (another capture?)")
     return idx, jdx, located.time[idx] - mapped[jdx], n_map
+
+
+def _unbracketed(t: np.ndarray, sorted_t: np.ndarray, reach: float) -> np.ndarray:
+    """Whether each of ``t`` lacks one of ``sorted_t`` within ``reach`` before it or after it."""
+    k = np.searchsorted(sorted_t, t)
+    before = np.where(k > 0, t - sorted_t[np.maximum(k - 1, 0)], np.inf) if len(sorted_t) else np.inf
+    after = np.where(k < len(sorted_t), sorted_t[np.minimum(k, len(sorted_t) - 1)] - t, np.inf) \
+        if len(sorted_t) else np.inf
+    return (before > reach) | (after > reach)
 
 
 def _nearest(located: Edges, truth: Edges, mapped: np.ndarray, channels: tuple[int, ...] = (0, 1),
