@@ -214,11 +214,9 @@ def _match_stretch(located: Edges, truth: Edges, t_exact: np.ndarray, scale: flo
 
 def _unbracketed(t: np.ndarray, sorted_t: np.ndarray, reach: float) -> np.ndarray:
     """Whether each of ``t`` lacks one of ``sorted_t`` within ``reach`` before it or after it."""
-    k = np.searchsorted(sorted_t, t)
-    before = np.where(k > 0, t - sorted_t[np.maximum(k - 1, 0)], np.inf) if len(sorted_t) else np.inf
-    after = np.where(k < len(sorted_t), sorted_t[np.minimum(k, len(sorted_t) - 1)] - t, np.inf) \
-        if len(sorted_t) else np.inf
-    return (before > reach) | (after > reach)
+    padded = np.concatenate([[-np.inf], sorted_t, [np.inf]])
+    k = np.searchsorted(padded, t)
+    return np.asarray((t - padded[k - 1] > reach) | (padded[k] - t > reach))
 
 
 def _nearest(located: Edges, truth: Edges, mapped: np.ndarray, channels: tuple[int, ...] = (0, 1),
