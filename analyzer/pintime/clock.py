@@ -241,16 +241,22 @@ def calibrate_from_train(edges: Edges, cuts_s: np.ndarray | None = None, guard_s
 
 
 def calibration_train_ppm(time_us: np.ndarray, polarity: np.ndarray, period_cycles: int,
-                          f_cpu_hz: int) -> tuple[float, float]:
-    """Check the clock with a CAL frame's train: (period error in ppm, its 1-sigma uncertainty).
+                          f_cpu_hz: int) -> tuple[float, float, float]:
+    """Check the clock with a CAL frame's train: (period error in ppm, its 1-sigma uncertainty, the second
+    half's period less the first half's, ppm).
 
     After calibration the train's edges must be ``period_cycles / f_cpu_hz`` s apart; the fitted period's
-    relative deviation is what is left of the clock error over the train (0 within the uncertainty).
+    relative deviation is what is left of the clock error over the train (0 within the uncertainty, but
+    for the clock's wander: the ratio of the two clocks moves, so a train and a reference spanning other
+    seconds see different mean ratios; the halves' difference shows by how much over the train's length).
     """
     index = edge_indices(time_us, polarity, "calibration train")
-    fit = fit_edge_line(time_us, index, polarity < 0)
     nominal_us = period_cycles * 1e6 / f_cpu_hz
-    return (fit.step / nominal_us - 1.0) * 1e6, fit.step_sigma / nominal_us * 1e6
+    fit = fit_edge_line(time_us, index, polarity < 0)
+    second = index >= np.median(index)
+    halves = [fit_edge_line(time_us[h], index[h], polarity[h] < 0).step for h in (~second, second)]
+    return ((fit.step / nominal_us - 1.0) * 1e6, fit.step_sigma / nominal_us * 1e6,
+            (halves[1] - halves[0]) / nominal_us * 1e6)
 
 
 def train_fall_minus_rise_us(time_us: np.ndarray, polarity: np.ndarray) -> tuple[float, float]:

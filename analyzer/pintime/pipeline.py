@@ -46,7 +46,8 @@ class Analysis:
     decode: FrameDecode
     run: dict[str, int]  # the RUN frames' fields (all equal)
     missing: int | None  # frames the END frame counts that were neither decoded nor rejected
-    cal_ppm: tuple[float, float] | None  # calibration-train period error after calibration, ppm ± 1σ
+    # calibration-train period error after calibration, ppm ± 1σ, and its halves' difference (the wander)
+    cal_ppm: tuple[float, float, float] | None
     table: Table1
     table2: Table2 | None = None  # table2 captures: the block-time system of paper §5.1 (Table 2)
     user: list[UserRow] | None = None  # user programs (firmware/user/pintime.h): each function's line fit
@@ -117,7 +118,7 @@ def _run_fields(path: Path, decode: FrameDecode) -> dict[str, int]:
 
 
 def _calibration_check(decode: FrameDecode, time_us: ScaledTimes, polarity: np.ndarray,
-                       f_cpu_hz: int) -> tuple[float, float] | None:
+                       f_cpu_hz: int) -> tuple[float, float, float] | None:
     train = decode.calibration_train()
     if train is None:
         return None
@@ -267,7 +268,8 @@ def summary_json(a: Analysis) -> dict[str, Any]:
                   "fall_minus_rise_us": c.fit.fall_offset * c.us_per_unit,
                   "fall_minus_rise_sigma_us": c.fit.fall_offset_sigma * c.us_per_unit,
                   "calibration_train_ppm": None if a.cal_ppm is None else a.cal_ppm[0],
-                  "calibration_train_ppm_sigma": None if a.cal_ppm is None else a.cal_ppm[1]},
+                  "calibration_train_ppm_sigma": None if a.cal_ppm is None else a.cal_ppm[1],
+                  "calibration_train_halves_ppm": None if a.cal_ppm is None else a.cal_ppm[2]},
         "frames": {"decoded": len(a.decode.frames), "rejected": a.decode.rejected,
                    "incomplete": a.decode.incomplete, "missing": a.missing,
                    "reasons": a.decode.reasons, "polarity_inverted": a.decode.inverted},

@@ -26,6 +26,6 @@ def test_simavr_run_calibrates_exactly():
     meas = edges.on(MEASUREMENT_CHANNEL)
     d = decode_frames(c.to_us(meas.time), meas.polarity)
     cal = d.of_kind("cal")[0]
-    ppm, sigma = calibration_train_ppm(c.to_us(meas.time[cal.group]), meas.polarity[cal.group],
-                                       cal.fields["period_cycles"], truth["f_cpu_hz"])
-    assert abs(ppm) < 1e-6 and sigma < 1e-6
+    ppm, sigma, halves_ppm = calibration_train_ppm(c.to_us(meas.time[cal.group]), meas.polarity[cal.group],
+                                                   cal.fields["period_cycles"], truth["f_cpu_hz"])
+    assert abs(ppm) < 1e-6 and sigma < 1e-6 and abs(halves_ppm) < 1e-6

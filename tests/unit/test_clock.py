@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pintime.clock import calibrate, fit_edge_line, train_fall_minus_rise_us
+from pintime.clock import calibrate, calibration_train_ppm, fit_edge_line, train_fall_minus_rise_us
 from pintime.edges import REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 
@@ -97,3 +97,17 @@ def test_train_fall_minus_rise_cancels_wander():
     expected_sigma = 1e-4 * np.sqrt(4 / 3 * 1.5 / 499)
     assert sigma == pytest.approx(expected_sigma, rel=0.3)
     assert abs(offset - 0.0025) < 4 * sigma
+
+
+def test_train_check_shows_the_clocks_wander_between_its_halves():
+    """A train whose clock ratio steps by 0.01 ppm at its middle: its mean period error is half the step
+    beyond the first half's, and the halves' difference is the step, which the period's σ (from the
+    scatter about one line) does not show: a train and a reference over other seconds may differ by it."""
+    n, period_us = 1000, 2777.0
+    k = np.arange(n)
+    ratio = np.where(k < n // 2, 1.0, 1.0 + 0.01e-6)
+    time_us = np.concatenate([[0.0], np.cumsum(np.full(n - 1, period_us) * ratio[1:])])
+    polarity = np.where(k % 2 == 0, 1, -1).astype(np.int8)
+    ppm, sigma, halves_ppm = calibration_train_ppm(time_us, polarity, 2777, 1_000_000)
+    assert halves_ppm == pytest.approx(0.01, rel=1e-3)
+    assert ppm == pytest.approx(0.005, rel=0.01) and sigma < halves_ppm / 100

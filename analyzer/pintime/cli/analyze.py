@@ -30,7 +30,8 @@ def format_summary(a: Analysis) -> str:
            + ("" if c.source == "reference" else " (no reference channel)")
            + f", residual RMS {c.residual_rms_us:.3g} µs")
     if a.cal_ppm is not None:
-        ppm += f"; calibration train after calibration {a.cal_ppm[0]:+.4f} ± {a.cal_ppm[1]:.4f} ppm"
+        ppm += (f"; calibration train after calibration {a.cal_ppm[0]:+.4f} ± {a.cal_ppm[1]:.4f} ppm (its "
+                f"halves differ by {a.cal_ppm[2]:+.4f} ppm)")
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(d.reasons.items()))
     frames = (f"frames: {len(d.frames)} decoded, {d.rejected} rejected"
               + (f" ({reasons})" if reasons else "")
