@@ -26,7 +26,7 @@ from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, ScaledTimes, decode_between_gaps
 from pintime.ladder import LADDER, Attribution, attribute
-from pintime.locate.capture_edges import LEARN_MAX_S, METHODS, CaptureEdges, gap_guard_s, locate_capture
+from pintime.locate.capture_edges import METHODS, CaptureEdges, gap_guard_s, locate_capture
 from pintime.locate.store import release_free_memory
 from pintime.lost_audio import LostAudio, cut_spans, reconcile
 from pintime.table2.visits import locate, run_files
@@ -156,7 +156,8 @@ def located_without_lost_audio(path: str | Path, method: str | None, progress: b
     located = locate_capture(path, method, progress, *channels, steps=steps)
     rate_hz = located.info.samplerate_hz
     edges, kept_gaps, lost = without_lost_audio(located.edges, gaps, rate_hz)
-    if any(g.start_s < LEARN_MAX_S for g in lost.unlisted):
+    learn_lo_s, learn_hi_s = located.learn_span_s
+    if any(g.start_s < learn_hi_s and g.end_s >= learn_lo_s for g in lost.unlisted):
         located = locate_capture(path, method, False, *channels, cut_spans(np.zeros(0), lost), steps=steps)
         edges, kept_gaps, lost = without_lost_audio(located.edges, gaps, rate_hz)
     return located, edges, kept_gaps, lost

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import soundfile as sf
 from pintime import pipeline
 from pintime.capture.edgelist import read_edge_list
 from pintime.cli import main
@@ -118,3 +119,20 @@ def test_reference_none_on_a_stereo_capture(capsys, tmp_path):
     assert main(["analyze", str(CAPTURE), "--reference", "none", "--json", str(out)]) == 0
     assert "(no reference channel)" in capsys.readouterr().out
     assert json.loads(out.read_text())["clock"]["source"] == "calibration train"
+
+
+def test_a_recording_that_starts_long_before_the_run_is_analysed(tmp_path):
+    """20 s of the card's idle input before the board's first frame (recording started, then the board
+    reset): the edge shape is learned from the seconds after the first edge, not the first 8 s of silence
+    (before, "no edges on the measurement channel in the first 8.0 s"), and Table 1 is the one of the
+    capture without the lead-in: the same edges, in blocks cut elsewhere."""
+    audio, rate = sf.read(CAPTURE, dtype="float64")
+    idle = audio[:1, :1] + np.random.default_rng(0).normal(0, 1e-6, (20 * rate, 1))
+    late, prompt = tmp_path / "late.wav", tmp_path / "prompt.wav"
+    sf.write(late, np.concatenate([idle, audio[:, :1]]), rate, subtype="PCM_24")
+    sf.write(prompt, audio[:, :1], rate, subtype="PCM_24")
+    rows = [{(r.technique, r.n): r.estimate for r in pipeline.analyze(p, channels=(0, None)).table.rows}
+            for p in (late, prompt)]
+    assert rows[0].keys() == rows[1].keys()
+    for key, estimate in rows[0].items():
+        assert estimate.mean_us == pytest.approx(rows[1][key].mean_us, abs=1e-4), key

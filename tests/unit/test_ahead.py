@@ -1,4 +1,4 @@
-"""The locator's read-ahead thread (``capture_edges.ahead``): the same results in the same order as a plain
+"""The locator's read-ahead thread (``pintime.locate.ahead``): the same results in the same order as a plain
 map, an error in the thread raised to the caller, and a caller that stops early leaves no thread behind."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 from pintime.errors import PintimeError
-from pintime.locate.capture_edges import ahead
+from pintime.locate.ahead import ahead
 
 
 def test_same_results_in_the_same_order():

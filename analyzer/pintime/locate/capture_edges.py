@@ -19,13 +19,9 @@ straight line, which includes its sub-sample bias.
 
 from __future__ import annotations
 
-import contextlib
-import queue
-import threading
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal
 
 import numba
 import numpy as np
@@ -35,6 +31,7 @@ from pintime.capture.wav import DEFAULT_REFERENCE, Block, WavInfo, iter_blocks, 
 from pintime.edges import Edges, is_reference
 from pintime.errors import PintimeError
 from pintime.locate import detect, train
+from pintime.locate.ahead import ahead
 from pintime.locate.count import locate_count
 from pintime.locate.crlb import quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
@@ -45,8 +42,6 @@ from pintime.locate.template import Template
 from pintime.locate.threshold import locate_threshold
 
 METHODS = ("template", "inflection", "threshold", "count")
-T = TypeVar("T")
-U = TypeVar("U")
 # An edge's location uses samples up to the template's half-support on either side (its own window, or
 # its neighbours' in a joint fit): edges this close to a recording gap may see the jump, and are dropped.
 GAP_GUARD_SAMPLES = 2 * train.TEMPLATE_HALF_SAMPLES
@@ -75,6 +70,7 @@ class CaptureEdges:
     highpass: tuple[Highpass, ...] = ()  # per channel: the AC coupling learned and undone (highpass.py)
     # each edge's step (FS, the signal's sign): the CRLB and a ladder's pins need it; empty when not kept
     amp: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    learn_span_s: tuple[float, float] = (0.0, LEARN_MAX_S)  # the seconds the edge shape was learned from
 
     @property
     def crlb_s(self) -> np.ndarray:
@@ -152,23 +148,38 @@ def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:
     return pos - SIMPLE_HALF
 
 
+def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int]:
+    """The frames the edge shape, the noise and the AC coupling are learned from: LEARN_MAX_S from the start
+    of the first block whose measurement channel holds an edge (the run's first frame: a recording may begin
+    in silence, seconds before the board is reset), or the first LEARN_MAX_S when no block holds one."""
+    det = _Detector(1, smallest_step)
+    start = 0
+    for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES):
+        if len(det.steps(block, 0)[0]):
+            start = block.own_lo
+            break
+    return start, int(min(start + LEARN_MAX_S * info.samplerate_hz, info.frames))
+
+
 def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
-                  highpass: tuple[Highpass, ...] | None = None, smallest_step: float = 1.0) -> tuple[
+                  highpass: tuple[Highpass, ...] | None = None, smallest_step: float = 1.0,
+                  span: tuple[int, int] | None = None) -> tuple[
         Template, train.TrainFit | None, tuple[float, ...], list, str | None]:
     """Learning pass on the recording with its AC coupling ``highpass`` undone (default: learned here):
     template, train fit, noise per channel, the train's windows, and why a train found was refused (its fit
     leaves far more than the noise: its edges are too close at this sample rate) and the template learned
     blind instead. ``cuts_s``: (start, end) rows, ascending, where the data shows audio lost or inserted
     (:func:`pintime.lost_audio.cut_spans`): treated as the sidecar's gaps are. ``smallest_step``: as
-    :func:`locate_capture`'s (a ladder's smaller steps are edges, not noise, to the noise measurement)."""
+    :func:`locate_capture`'s (a ladder's smaller steps are edges, not noise, to the noise measurement).
+    ``span``: the frames learned from (default: :func:`learn_span`)."""
+    start, stop = learn_span(info, smallest_step) if span is None else span
     if highpass is None:
-        highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, LEARN_MAX_S)
+        highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, start, stop)
     columns = range(len(info.columns))
     det = _Detector(len(columns), smallest_step)
-    stop = int(min(LEARN_MAX_S * info.samplerate_hz, info.frames))
     pos_all, sign_all, wins, simple = [], [], [], []
     noise_parts: list[list[tuple[float, int]]] = [[] for _ in columns]
-    for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, 0, stop):
+    for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, start, stop):
         block = restore_block(block, highpass)
         for ch in columns:
             pos, sign = det.steps(block, ch)
@@ -191,8 +202,9 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     noise = tuple(p if not p < floor else floor for p in map(_pool, noise_parts))
     pos = np.concatenate(pos_all)
     if pos.size == 0:
-        raise PintimeError(f"{info.path}: no edges on the measurement ({info.channel_name(0)}) channel in "
-                           f"the first {stop / info.samplerate_hz:.1f} s: silence, or not a pintime capture")
+        raise PintimeError(f"{info.path}: no edges on the measurement ({info.channel_name(0)}) channel"
+                           + (f" from {start / info.samplerate_hz:.1f} s" if start else "")
+                           + ": silence, or not a pintime capture")
     sign, y, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
     gaps = read_gaps(info.path)
     stretch = np.zeros(len(pos), np.int64)
@@ -267,10 +279,10 @@ def _learn_blind(pos: np.ndarray, y: np.ndarray, seeds: np.ndarray) -> Template:
     isolated = np.concatenate([[True], gap > len(train.WINDOW)]) & np.concatenate([gap > len(train.WINDOW),
                                                                                      [True]])
     if isolated.sum() < 20:
-        raise PintimeError(f"no calibration train in the first {LEARN_MAX_S:g} s of the measurement channel, "
-                           f"and only {isolated.sum()} isolated edges there to learn the edge shape from: "
-                           "the recording must start before the run (the train follows its first frame), or "
-                           "--channel names another channel than the measurement pin's")
+        raise PintimeError(f"no calibration train in the {LEARN_MAX_S:g} s from the measurement channel's "
+                           f"first edges, and only {isolated.sum()} isolated edges there to learn the edge "
+                           "shape from: the recording must start before the run (the train follows its first "
+                           "frame), or --channel names another channel than the measurement pin's")
     y, tau = y[isolated], seeds[isolated] - pos[isolated]
     template = Template.initial(train.TEMPLATE_HALF_SAMPLES, train.KNOT_SAMPLES)
     m = train.WINDOW.astype(np.float64)
@@ -361,40 +373,6 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
     return out
 
 
-def ahead(items: Iterator[T], work: Callable[[T], U], depth: int = 2) -> Iterator[U]:
-    """``work(item)`` of each item, made up to ``depth`` items ahead in a second thread: reading and
-    restoring the next block (file reads and compiled kernels, which let go of the interpreter) overlap
-    locating this one. The results and their order are those of ``map(work, items)``; an exception in the
-    thread is raised here."""
-    done = object()
-    out: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if stop.is_set():
-                    return
-                out.put(work(item))
-            out.put(done)
-        except BaseException as err:  # handed to the consumer, raised there
-            out.put(err)
-
-    thread = threading.Thread(target=produce, daemon=True)
-    thread.start()
-    try:
-        while (value := out.get()) is not done:
-            if isinstance(value, BaseException):
-                raise value
-            yield value
-    finally:
-        stop.set()
-        while thread.is_alive():  # unblock a put waiting on a full queue
-            with contextlib.suppress(queue.Empty):
-                out.get_nowait()
-            thread.join(0.01)
-
-
 def locate_capture(path: str | Path, method: str | None = None, progress: bool = False,
                    measurement_channel: int = 0,
                    reference_channel: int | None | Literal["default"] = DEFAULT_REFERENCE,
@@ -420,8 +398,10 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     if method not in METHODS:
         raise PintimeError(f"unknown edge method '{method}' (valid: {', '.join(METHODS)})")
     info = open_wav(path, measurement_channel, reference_channel)
-    highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, LEARN_MAX_S)
-    template, train_fit, noise, train_data, refused = learn_capture(info, cuts_s, highpass, smallest_step)
+    span = learn_span(info, smallest_step)
+    highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, *span)
+    template, train_fit, noise, train_data, refused = learn_capture(info, cuts_s, highpass, smallest_step,
+                                                                    span)
     table = TemplateTable.build(template)
     # the method's error on the train (known before locating), so that each block's edges are final at once
     rms, own_sigma = (_method_rms(method, table, noise[0], train_data, train_fit.knot_edges)
@@ -429,11 +409,12 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     det = _Detector(len(info.columns), smallest_step)
     # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
     results = EdgeStore(noise, None if method == "count" else rms, own_sigma, info.samplerate_hz, steps)
-    blocks = ahead(iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES), lambda b: restore_block(b, highpass))
+    # nothing before the learning span: its start is the first block with an edge
+    blocks = ahead(iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, span[0]), lambda b: restore_block(b, highpass))
     if progress:
         from tqdm import tqdm  # only for long runs on a terminal
 
-        blocks = tqdm(blocks, total=-(-info.frames // BLOCK_FRAMES), unit="block", desc="edges")
+        blocks = tqdm(blocks, total=-(-(info.frames - span[0]) // BLOCK_FRAMES), unit="block", desc="edges")
     for block in blocks:
         results.add(_locate_block(method, table, det, block, info, noise))
     time_s, channel, sign, sigma_s, amp = results.arrays()
@@ -445,4 +426,4 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
         np.negative(sign, out=sign)  # now the pin's polarity
     method_rms = None if rms is None else rms / info.samplerate_hz
     return CaptureEdges(edges, method, inverted, noise, template, train_fit, method_rms, info, refused,
-                        highpass, amp)
+                        highpass, amp, (span[0] / info.samplerate_hz, span[1] / info.samplerate_hz))

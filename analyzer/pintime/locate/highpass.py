@@ -186,14 +186,14 @@ class HighpassLearner:
         return beta, cov, rss
 
 
-def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, stop_s: float) -> tuple[Highpass, ...]:
-    """Each channel's coupling, learned from the quiet samples of the capture's first ``stop_s`` seconds
-    (edges found as :mod:`pintime.locate.detect` finds them, on the recording as it is)."""
+def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, start_frame: int,
+                   stop_frame: int) -> tuple[Highpass, ...]:
+    """Each channel's coupling, learned from the quiet samples of the capture's frames ``start_frame`` …
+    ``stop_frame`` (edges found as :mod:`pintime.locate.detect` finds them, on the recording as it is)."""
     spacing = max(1, round(LAG_S * info.samplerate_hz))
     learners = [HighpassLearner(spacing) for _ in info.columns]
     swing: list[float | None] = [None] * len(info.columns)
-    stop = int(min(stop_s * info.samplerate_hz, info.frames))
-    for block in iter_blocks(info, block_frames, pad_frames, 0, stop):
+    for block in iter_blocks(info, block_frames, pad_frames, start_frame, stop_frame):
         for c, learner in enumerate(learners):
             x = block.data[:, c]
             threshold = detect.edge_threshold(x, swing[c])
