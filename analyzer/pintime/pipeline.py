@@ -58,6 +58,7 @@ class Analysis:
     micro: list[MicroRow] | None = None  # program micro (firmware/micro/): each benchmark's estimate
     slow_clock: SlowClock | None = None  # --method count: the slow-clock model beside every estimate
     ladder: Attribution | None = None  # a resistor-ladder capture (pintime.ladder): its edges' attribution
+    skipped_s: tuple[float, float] | None = None  # WAVs: edges left out before a later run's train
 
     @property
     def time_us(self) -> np.ndarray:
@@ -172,7 +173,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     is_wav = sniff(path) == "wav"
     gaps = read_gaps(path) if is_wav else None
     listed_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
-    attribution, lost, rate_hz = None, None, 0.0
+    attribution, lost, rate_hz, skipped_s = None, None, 0.0, None
     # the only long step: a WAV's edges; lost audio found from the data, listed or not (exact sources lose
     # none)
     if ladder:
@@ -182,7 +183,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     elif is_wav:
         located, edges, gaps, lost = located_without_lost_audio(path, method, sys.stderr.isatty(), channels,
                                                                 gaps, steps=False)
-        raw, rate_hz = located.edges, located.info.samplerate_hz
+        raw, rate_hz, skipped_s = located.edges, located.info.samplerate_hz, located.skipped_s
     else:
         edges = raw = load_edges(path)
     guard_s = gap_guard_s(rate_hz) if is_wav else 0.0
@@ -230,7 +231,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
 
         slow = replace(slow, table2=table2_models(table2, slow.tick_us))
     return Analysis(path, used, edges, clock, decode, run, missing, cal, table, table2, user, gaps,
-                    lost_to_gaps, lost, kernel, micro, slow, attribution)
+                    lost_to_gaps, lost, kernel, micro, slow, attribution, skipped_s)
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -275,6 +276,7 @@ def summary_json(a: Analysis) -> dict[str, Any]:
                    "incomplete": a.decode.incomplete, "missing": a.missing,
                    "reasons": a.decode.reasons, "polarity_inverted": a.decode.inverted},
         "recording_gaps": _gaps_json(a),
+        "skipped_before_train_s": None if a.skipped_s is None else list(a.skipped_s),
         **({} if a.ladder is None else {"ladder": ladder_json(a.ladder)}),
         **table1_json(a.table),
         **({} if a.table2 is None else _table2_json(a.table2)),

@@ -17,7 +17,7 @@ from pintime.edges import MEASUREMENT_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.locate.capture_edges import locate_capture
 from pintime.soundcard.model import get_profile
-from support import EXAMPLE_WAV
+from support import EXAMPLE_WAV, run_cli
 
 CAPTURE = EXAMPLE_WAV
 
@@ -121,18 +121,50 @@ def test_reference_none_on_a_stereo_capture(capsys, tmp_path):
     assert json.loads(out.read_text())["clock"]["source"] == "calibration train"
 
 
-def test_a_recording_that_starts_long_before_the_run_is_analysed(tmp_path):
+def _table1(path) -> dict:
+    a = pipeline.analyze(path, channels=(0, None))
+    return {(r.technique, r.n): r.estimate.mean_us for r in a.table.rows}, a
+
+
+@pytest.fixture(scope="module")
+def mono_example(tmp_path_factory) -> tuple[np.ndarray, int, dict]:
+    """The example capture's pin channel, its rate, and its Table 1 (µs by technique and n)."""
+    audio, rate = sf.read(CAPTURE, dtype="float64")
+    path = tmp_path_factory.mktemp("mono") / "prompt.wav"
+    sf.write(path, audio[:, :1], rate, subtype="PCM_24")
+    return audio[:, :1], rate, _table1(path)[0]
+
+
+def test_a_recording_that_starts_long_before_the_run_is_analysed(tmp_path, mono_example):
     """20 s of the card's idle input before the board's first frame (recording started, then the board
     reset): the edge shape is learned from the seconds after the first edge, not the first 8 s of silence
     (before, "no edges on the measurement channel in the first 8.0 s"), and Table 1 is the one of the
     capture without the lead-in: the same edges, in blocks cut elsewhere."""
-    audio, rate = sf.read(CAPTURE, dtype="float64")
-    idle = audio[:1, :1] + np.random.default_rng(0).normal(0, 1e-6, (20 * rate, 1))
-    late, prompt = tmp_path / "late.wav", tmp_path / "prompt.wav"
-    sf.write(late, np.concatenate([idle, audio[:, :1]]), rate, subtype="PCM_24")
-    sf.write(prompt, audio[:, :1], rate, subtype="PCM_24")
-    rows = [{(r.technique, r.n): r.estimate for r in pipeline.analyze(p, channels=(0, None)).table.rows}
-            for p in (late, prompt)]
-    assert rows[0].keys() == rows[1].keys()
-    for key, estimate in rows[0].items():
-        assert estimate.mean_us == pytest.approx(rows[1][key].mean_us, abs=1e-4), key
+    audio, rate, prompt = mono_example
+    idle = audio[:1] + np.random.default_rng(0).normal(0, 1e-6, (20 * rate, 1))
+    late = tmp_path / "late.wav"
+    sf.write(late, np.concatenate([idle, audio]), rate, subtype="PCM_24")
+    rows, a = _table1(late)
+    assert rows.keys() == prompt.keys() and a.skipped_s is None
+    for key, mean_us in rows.items():
+        assert mean_us == pytest.approx(prompt[key], abs=1e-4), key
+
+
+def test_a_recording_that_begins_inside_an_earlier_run_analyses_the_run_after_the_reset(tmp_path,
+                                                                                        mono_example):
+    """The end of an earlier run (its last 2.9 s of frames, no RUN frame, no train), 2.5 s idle, then the
+    board reset and a whole run: the learning span moves to that run's calibration train, the earlier run's
+    edges are left out and said to be (they would learn the shape blind and mix two runs' frames), and
+    Table 1 is the whole run's."""
+    audio, rate, prompt = mono_example
+    idle = audio[:1] + np.random.default_rng(0).normal(0, 1e-6, (int(2.5 * rate), 1))
+    reset = tmp_path / "reset.wav"
+    sf.write(reset, np.concatenate([audio[int(3.5 * rate):], idle, audio]), rate, subtype="PCM_24")
+    rows, a = _table1(reset)
+    tail_s = len(audio) / rate - 3.5
+    assert a.skipped_s is not None and a.skipped_s[0] < 0.1 and tail_s < a.skipped_s[1] < tail_s + 2.5 + 0.1
+    assert rows.keys() == prompt.keys()
+    for key, mean_us in rows.items():
+        assert mean_us == pytest.approx(prompt[key], abs=1e-4), key
+    code, printed, lines = run_cli(["analyze", reset, "--reference", "none"])
+    assert code == 0 and not lines and "s left out: they come before the calibration train" in printed

@@ -16,7 +16,7 @@ from pintime.files import refuse_overwrite, write_text
 from pintime.frame_timing import DetectedGap
 from pintime.frames import PROGRAMS
 from pintime.ladder import format_attribution
-from pintime.locate.capture_edges import METHODS
+from pintime.locate.capture_edges import METHODS, skipped_text
 from pintime.lost_audio import LostAudio
 from pintime.pipeline import Analysis, analyze, refuse_unused_elf, summary_json, table2_inputs
 
@@ -39,7 +39,8 @@ def format_summary(a: Analysis) -> str:
               + ("" if a.gaps is None else f", {a.lost_to_gaps} cut by {len(a.gaps.gaps)} recording gap(s) "
                  f"listed in {a.gaps.sidecar} ({a.gaps.edges_dropped} edges beside them dropped)")
               + _found_text(a)
-              + ("; measurement polarity was inverted (undone)" if d.inverted else ""))
+              + ("; measurement polarity was inverted (undone)" if d.inverted else "")
+              + ("" if a.skipped_s is None else f"; {skipped_text(a.skipped_s)}"))
     run = (f"{a.path}: program {PROGRAMS[a.run['program']]}, F_CPU {a.run['f_cpu_hz']} Hz, "
            f"firmware {a.run['revision']:08x}")
     if a.table2 is None:

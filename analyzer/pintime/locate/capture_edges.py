@@ -32,6 +32,7 @@ from pintime.edges import Edges, is_reference
 from pintime.errors import PintimeError
 from pintime.locate import detect, train
 from pintime.locate.ahead import ahead
+from pintime.locate.blind import learn_blind
 from pintime.locate.count import locate_count
 from pintime.locate.crlb import quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
@@ -49,9 +50,12 @@ BLOCK_FRAMES = 1 << 18  # 1.4 s per block at 192 kHz (4 MB of float32 stereo wit
 PAD_FRAMES = 1024  # look-ahead/behind of a block: a group of close edges must fit in it
 LEARN_MAX_S = 8.0  # the calibration train is at the start of a capture (FORMAT.md §6)
 LEARN_EDGES = 1300  # enough measurement-channel edges to hold the whole train (1000 edges)
+LEARN_SEARCH_S = 300.0  # a calibration train is looked for this far after the first edge (a run's length)
+TRAIN_SPAN_S = 3.0  # a calibration train lasts 2.78 s (FORMAT.md §6)
+TRAIN_LEAD_S = 0.1  # a learning span that starts at a train starts this much before it (its frame header)
+CAL_PERIOD_S = 2777e-6  # a pintime calibration train's edge spacing (FORMAT.md §6), within 1 %
 SIMPLE_HALF = 16  # window half-width of the threshold and inflection methods (and of the seeds)
 MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this far inside a block's data
-BLIND_ROUNDS = 4  # fit / refit alternations of blind template learning
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,7 @@ class CaptureEdges:
     # each edge's step (FS, the signal's sign): the CRLB and a ladder's pins need it; empty when not kept
     amp: np.ndarray = field(default_factory=lambda: np.zeros(0))
     learn_span_s: tuple[float, float] = (0.0, LEARN_MAX_S)  # the seconds the edge shape was learned from
+    skipped_s: tuple[float, float] | None = None  # a stretch with edges left out: an earlier run's end
 
     @property
     def crlb_s(self) -> np.ndarray:
@@ -79,6 +84,13 @@ class CaptureEdges:
         e = self.edges
         return edge_crlb_s(self.template, e.time, self.amp, e.channel, self.noise_rms,
                            self.info.samplerate_hz)
+
+
+def skipped_text(skipped_s: tuple[float, float]) -> str:
+    """The sentence reporting a stretch left out before a later calibration train (:func:`learn_span`)."""
+    return (f"the edges of {skipped_s[0]:.3f}-{skipped_s[1]:.3f} s left out: they come before the "
+            "calibration train of a run that begins later (the end of an earlier run, before the board was "
+            "reset?)")
 
 
 def gap_guard_s(samplerate_hz: float) -> float:
@@ -148,17 +160,40 @@ def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:
     return pos - SIMPLE_HALF
 
 
-def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int]:
-    """The frames the edge shape, the noise and the AC coupling are learned from: LEARN_MAX_S from the start
-    of the first block whose measurement channel holds an edge (the run's first frame: a recording may begin
-    in silence, seconds before the board is reset), or the first LEARN_MAX_S when no block holds one."""
+def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int]:
+    """The frames the edge shape, the noise and the AC coupling are learned from, and the first frame of the
+    first block whose measurement channel holds an edge.
+
+    The span is LEARN_MAX_S from that block (a recording may begin in silence, seconds before the board is
+    reset), unless a pintime calibration train (alternating edges CAL_PERIOD_S apart) lies too far beyond
+    it to be learned from there, within LEARN_SEARCH_S: a recording that begins inside an earlier run, then
+    the board is reset. The span then starts just before the train, and every edge before it is left out
+    (the caller reports it). The first LEARN_MAX_S when no block holds an edge."""
+    rate = info.samplerate_hz
     det = _Detector(1, smallest_step)
-    start = 0
+    first = None
+    pos, sign = np.zeros(0, np.int64), np.zeros(0)  # the edges of the last LEARN_MAX_S scanned
     for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES):
-        if len(det.steps(block, 0)[0]):
-            start = block.own_lo
+        p, g = det.steps(block, 0)
+        own = (p >= block.own_lo) & (p < block.own_hi)
+        if first is None and own.any():
+            first = block.own_lo
+        if first is None:
+            continue
+        pos, sign = np.concatenate([pos, p[own]]), np.concatenate([sign, g[own]])
+        recent = pos >= block.own_hi - LEARN_MAX_S * rate
+        pos, sign = pos[recent], sign[recent]
+        idx = train.find_train(pos, sign)
+        if idx is not None:
+            if pos[idx[0]] + TRAIN_SPAN_S * rate <= first + LEARN_MAX_S * rate:
+                break  # learned from where it is (a calibration train, or any square wave)
+            if abs(np.median(np.diff(pos[idx])) / (CAL_PERIOD_S * rate) - 1) < 0.01:
+                start = max(first, int(pos[idx[0]] - TRAIN_LEAD_S * rate))
+                return start, int(min(start + LEARN_MAX_S * rate, info.frames)), first
+        if block.own_hi - first > LEARN_SEARCH_S * rate:
             break
-    return start, int(min(start + LEARN_MAX_S * info.samplerate_hz, info.frames))
+    start = 0 if first is None else first
+    return start, int(min(start + LEARN_MAX_S * rate, info.frames)), start
 
 
 def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
@@ -172,7 +207,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     (:func:`pintime.lost_audio.cut_spans`): treated as the sidecar's gaps are. ``smallest_step``: as
     :func:`locate_capture`'s (a ladder's smaller steps are edges, not noise, to the noise measurement).
     ``span``: the frames learned from (default: :func:`learn_span`)."""
-    start, stop = learn_span(info, smallest_step) if span is None else span
+    start, stop = learn_span(info, smallest_step)[:2] if span is None else span
     if highpass is None:
         highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, start, stop)
     columns = range(len(info.columns))
@@ -235,7 +270,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
                       "inside one another's learning window (it needs more than "
                       f"{train.NEIGHBOUR_FREE_SPACING_SAMPLES})" if close else ""))
     try:
-        return _learn_blind(pos, y, seeds), None, noise, [], refused
+        return learn_blind(pos, y, seeds, LEARN_MAX_S), None, noise, [], refused
     except PintimeError as err:  # name the capture, and the likely cause when the data shows it
         if is_reference(pos / info.samplerate_hz):
             pin = info.columns[0]
@@ -271,30 +306,6 @@ def _pool(parts: list[tuple[float, int]]) -> float:
     var = sum(s * s * n for s, n in parts if n)
     n = sum(n for _, n in parts if n)
     return float(np.sqrt(var / n)) if n else float("nan")
-
-
-def _learn_blind(pos: np.ndarray, y: np.ndarray, seeds: np.ndarray) -> Template:
-    """Template from isolated edges without known positions: alternate locating and refitting."""
-    gap = np.diff(pos)
-    isolated = np.concatenate([[True], gap > len(train.WINDOW)]) & np.concatenate([gap > len(train.WINDOW),
-                                                                                     [True]])
-    if isolated.sum() < 20:
-        raise PintimeError(f"no calibration train in the {LEARN_MAX_S:g} s from the measurement channel's "
-                           f"first edges, and only {isolated.sum()} isolated edges there to learn the edge "
-                           "shape from: the recording must start before the run (the train follows its first "
-                           "frame), or --channel names another channel than the measurement pin's")
-    y, tau = y[isolated], seeds[isolated] - pos[isolated]
-    template = Template.initial(train.TEMPLATE_HALF_SAMPLES, train.KNOT_SAMPLES)
-    m = train.WINDOW.astype(np.float64)
-    ramp = m / m[-1]
-    nuisance = np.linalg.qr(np.stack([np.ones(len(m)), ramp, ramp * ramp], axis=1))[0]
-    centre = -int(train.WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
-    for _ in range(BLIND_ROUNDS):
-        u = m[None, :] - tau[:, None]
-        amp = train.window_linear(template, y, u, ramp)[0][:, :1]
-        template = template.refit(u, np.broadcast_to(amp, u.shape), y, nuisance).normalized()
-        tau = fit_isolated(TemplateTable.build(template), y[:, centre], tau, 1.0).phase
-    return template
 
 
 def _method_rms(method: str, table: TemplateTable, noise: float, train_data: list,
@@ -398,7 +409,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     if method not in METHODS:
         raise PintimeError(f"unknown edge method '{method}' (valid: {', '.join(METHODS)})")
     info = open_wav(path, measurement_channel, reference_channel)
-    span = learn_span(info, smallest_step)
+    start, stop, first_edge = learn_span(info, smallest_step)
+    span = (start, stop)
     highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, *span)
     template, train_fit, noise, train_data, refused = learn_capture(info, cuts_s, highpass, smallest_step,
                                                                     span)
@@ -426,4 +438,6 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
         np.negative(sign, out=sign)  # now the pin's polarity
     method_rms = None if rms is None else rms / info.samplerate_hz
     return CaptureEdges(edges, method, inverted, noise, template, train_fit, method_rms, info, refused,
-                        highpass, amp, (span[0] / info.samplerate_hz, span[1] / info.samplerate_hz))
+                        highpass, amp, (span[0] / info.samplerate_hz, span[1] / info.samplerate_hz),
+                        None if first_edge == span[0] else (first_edge / info.samplerate_hz,
+                                                            span[0] / info.samplerate_hz))
