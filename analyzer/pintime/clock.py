@@ -182,12 +182,30 @@ def calibrate(edges: Edges, gaps: np.ndarray | None = None) -> Clock:
     try:
         index = edge_indices(ref.time, ref.polarity, f"{edges.source}: reference channel", segment)
     except PintimeError as e:
+        if _copies_the_pin(edges):
+            raise PintimeError(f"{edges.source}: the reference channel holds the measurement pin's own edges "
+                               "(a mono input recorded as two identical channels?): --reference none reads "
+                               "the capture without a reference") from None
         raise PintimeError(f"{e}: not a 1 s clock reference (another signal on that channel? "
                            "--reference none reads the capture without one; a resistor-ladder capture "
                            "needs --ladder)") from None
     fit = fit_edge_line(ref.time, index, ref.polarity < 0, ref.sigma, segment)
     return Clock(units_per_mcu_s=2.0 * fit.step, units_per_mcu_s_sigma=2.0 * fit.step_sigma, fit=fit,
                  unit_s=edges.unit_s)
+
+
+def _copies_the_pin(edges: Edges) -> bool:
+    """Whether nine in ten reference edges have a measurement edge within 1 µs, all of their polarity or all
+    of the other (the same signal on both channels, maybe inverted); never for a time base of unknown
+    unit."""
+    ref, pin = edges.on(REFERENCE_CHANNEL), edges.on(MEASUREMENT_CHANNEL)
+    if edges.unit_s is None or len(pin.time) < 2:
+        return False
+    k = np.clip(np.searchsorted(pin.time, ref.time), 1, len(pin.time) - 1)
+    k = np.where(np.abs(ref.time - pin.time[k - 1]) < np.abs(ref.time - pin.time[k]), k - 1, k)
+    near = np.abs(ref.time - pin.time[k]) < 1e-6 / edges.unit_s
+    same = ref.polarity == pin.polarity[k]
+    return bool(max(np.count_nonzero(near & same), np.count_nonzero(near & ~same)) >= 0.9 * len(ref.time))
 
 
 def calibrate_from_train(edges: Edges, cuts_s: np.ndarray | None = None, guard_s: float = 0.0) -> Clock:

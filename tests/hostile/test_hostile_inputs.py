@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import soundfile as sf
 from pintime.capture.gaps import read_gaps
@@ -86,6 +87,16 @@ def test_swapped_channels_are_named(tmp_path):
     for command in ("analyze", "edges"):
         proc = _pintime(command, str(EXAMPLE_WAV), "--channel", "1", "--reference", "0", cwd=tmp_path)
         _one_error_line(proc, "holds a 1 s square wave", "look swapped", "--channel 0 --reference 1")
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_pin_recorded_on_both_channels_is_named(tmp_path, sign):
+    """A mono input recorded as two identical channels (or one inverted): the "reference" holds the pin's
+    own edges; the message says so and how to read the capture without a reference."""
+    x, rate = sf.read(EXAMPLE_WAV, dtype="float64")
+    sf.write(tmp_path / "twice.wav", np.column_stack([x[:, 0], sign * x[:, 0]]), rate, subtype="PCM_24")
+    proc = _pintime("analyze", "twice.wav", cwd=tmp_path)
+    _one_error_line(proc, "the reference channel holds the measurement pin's own edges", "--reference none")
 
 
 def test_no_train_says_what_to_check(tmp_path):
