@@ -59,6 +59,7 @@ class Analysis:
     slow_clock: SlowClock | None = None  # --method count: the slow-clock model beside every estimate
     ladder: Attribution | None = None  # a resistor-ladder capture (pintime.ladder): its edges' attribution
     skipped_s: tuple[float, float] | None = None  # WAVs: edges left out before a later run's train
+    unplaced: int = 0  # WAVs: edges detected that the method could not place (left out)
 
     @property
     def time_us(self) -> np.ndarray:
@@ -173,7 +174,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     is_wav = sniff(path) == "wav"
     gaps = read_gaps(path) if is_wav else None
     listed_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
-    attribution, lost, rate_hz, skipped_s = None, None, 0.0, None
+    attribution, lost, rate_hz, skipped_s, unplaced = None, None, 0.0, None, 0
     # the only long step: a WAV's edges; lost audio found from the data, listed or not (exact sources lose
     # none)
     if ladder:
@@ -184,6 +185,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         located, edges, gaps, lost = located_without_lost_audio(path, method, sys.stderr.isatty(), channels,
                                                                 gaps, steps=False)
         raw, rate_hz, skipped_s = located.edges, located.info.samplerate_hz, located.skipped_s
+        unplaced = located.unplaced
     else:
         edges = raw = load_edges(path)
     guard_s = gap_guard_s(rate_hz) if is_wav else 0.0
@@ -231,7 +233,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
 
         slow = replace(slow, table2=table2_models(table2, slow.tick_us))
     return Analysis(path, used, edges, clock, decode, run, missing, cal, table, table2, user, gaps,
-                    lost_to_gaps, lost, kernel, micro, slow, attribution, skipped_s)
+                    lost_to_gaps, lost, kernel, micro, slow, attribution, skipped_s, unplaced)
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -277,6 +279,7 @@ def summary_json(a: Analysis) -> dict[str, Any]:
                    "reasons": a.decode.reasons, "polarity_inverted": a.decode.inverted},
         "recording_gaps": _gaps_json(a),
         "skipped_before_train_s": None if a.skipped_s is None else list(a.skipped_s),
+        "edges_unplaced": a.unplaced,
         **({} if a.ladder is None else {"ladder": ladder_json(a.ladder)}),
         **table1_json(a.table),
         **({} if a.table2 is None else _table2_json(a.table2)),

@@ -116,3 +116,20 @@ def test_a_vcd_with_a_second_pa0_signal_is_refused(tmp_path, make_sim):
     (tmp_path / "two.vcd").write_bytes(text.replace(
         declared, declared + b"\n$scope module porta $end\n$var wire 1 # ddr_PA0 $end\n$upscope $end"))
     _one_error_line(_pintime("analyze", "two.vcd", cwd=tmp_path), "two signals end in _PA0", "ambiguous")
+
+
+def test_edges_the_threshold_method_cannot_place_are_counted_not_guessed(tmp_path, make_sim):
+    """A 16-bit laptop input at 0.01 FS: many windows do not cross the middle of their levels near the
+    detection. The threshold method gives them no position (before: an extrapolated one, or NaN, and a
+    traceback 'edge times must be non-decreasing'); they are left out and counted, in analyze and edges."""
+    wav = tmp_path / "low.wav"
+    assert _pintime("synth", str(make_sim / "table1.edges.csv"), "-o", str(wav), "--profile", "laptop-48k",
+                    "--bits", "16", "--channels", "1", "--level", "0.01", "--seed", "3", "--duration-s", "8",
+                    cwd=tmp_path).returncode == 0
+    proc = _pintime("analyze", str(wav), "--method", "threshold", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "the threshold method could not place" in proc.stdout.decode()
+    proc = _pintime("edges", str(wav), "--method", "threshold", "--csv", str(tmp_path / "e.csv"),
+                    cwd=tmp_path)
+    assert proc.returncode == 0 and "the threshold method could not place" in proc.stderr.decode()
+    assert "nan" not in (tmp_path / "e.csv").read_text()

@@ -16,7 +16,7 @@ from pintime.files import refuse_overwrite, write_text
 from pintime.frame_timing import DetectedGap
 from pintime.frames import PROGRAMS
 from pintime.ladder import format_attribution
-from pintime.locate.capture_edges import METHODS, skipped_text
+from pintime.locate.capture_edges import METHODS
 from pintime.lost_audio import LostAudio
 from pintime.pipeline import Analysis, analyze, refuse_unused_elf, summary_json, table2_inputs
 
@@ -40,7 +40,8 @@ def format_summary(a: Analysis) -> str:
                  f"listed in {a.gaps.sidecar} ({a.gaps.edges_dropped} edges beside them dropped)")
               + _found_text(a)
               + ("; measurement polarity was inverted (undone)" if d.inverted else "")
-              + ("" if a.skipped_s is None else f"; {skipped_text(a.skipped_s)}"))
+              + ("" if a.skipped_s is None else f"; {skipped_text(a.skipped_s)}")
+              + ("" if not a.unplaced else f"; {unplaced_text(a.unplaced, a.method)}"))
     run = (f"{a.path}: program {PROGRAMS[a.run['program']]}, F_CPU {a.run['f_cpu_hz']} Hz, "
            f"firmware {a.run['revision']:08x}")
     if a.table2 is None:
@@ -58,6 +59,20 @@ def format_summary(a: Analysis) -> str:
     slow = [] if a.slow_clock is None else ["", format_slow_clock(a.slow_clock)]
     ladder = [] if a.ladder is None else [format_attribution(a.ladder)]
     return "\n".join([run, ppm, frames, *ladder, "", table, *slow])
+
+
+def skipped_text(skipped_s: tuple[float, float]) -> str:
+    """The sentence reporting a stretch left out before a later calibration train
+    (:func:`pintime.locate.capture_edges.learn_span`)."""
+    return (f"the edges of {skipped_s[0]:.3f}-{skipped_s[1]:.3f} s left out: they come before the "
+            "calibration train of a run that begins later (the end of an earlier run, before the board was "
+            "reset?)")
+
+
+def unplaced_text(count: int, method: str) -> str:
+    """The sentence reporting edges the method could not place (:class:`pintime.locate.store.EdgeStore`)."""
+    return (f"{count} edge(s) detected that the {method} method could not place (no crossing of the middle "
+            "near the detection) left out: frames holding them are not decoded")
 
 
 def _found_text(a: Analysis) -> str:

@@ -10,12 +10,12 @@ import numpy as np
 
 from pintime.capture.gaps import read_gaps
 from pintime.capture.vcd import vcd_text
-from pintime.cli.analyze import gaps_text
+from pintime.cli.analyze import gaps_text, skipped_text, unplaced_text
 from pintime.cli.args import add_channel_arguments, channels
 from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, version, write_text
 from pintime.ladder import PIN_NAMES, format_attribution
-from pintime.locate.capture_edges import METHODS, skipped_text
+from pintime.locate.capture_edges import METHODS
 from pintime.lost_audio import LostAudio
 from pintime.pipeline import ladder_edges, load_edges, located_without_lost_audio, sniff
 
@@ -60,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
               f"median CRLB {np.median(result.crlb_s) * 1e9:.3g} ns", file=sys.stderr)
         if result.skipped_s is not None:
             print(skipped_text(result.skipped_s), file=sys.stderr)
+        if result.unplaced:
+            print(unplaced_text(result.unplaced, result.method), file=sys.stderr)
         if gaps is not None:
             print(f"{len(gaps.gaps)} recording gap(s) listed in {gaps.sidecar} at "
                   f"{', '.join(f'{t:.6f}' for t in gaps.times_s)} s: {gaps.edges_dropped} edges beside them "

@@ -76,6 +76,7 @@ class CaptureEdges:
     amp: np.ndarray = field(default_factory=lambda: np.zeros(0))
     learn_span_s: tuple[float, float] = (0.0, LEARN_MAX_S)  # the seconds the edge shape was learned from
     skipped_s: tuple[float, float] | None = None  # a stretch with edges left out: an earlier run's end
+    unplaced: int = 0  # edges detected that the method could not place (left out, frames with them lost)
 
     @property
     def crlb_s(self) -> np.ndarray:
@@ -84,13 +85,6 @@ class CaptureEdges:
         e = self.edges
         return edge_crlb_s(self.template, e.time, self.amp, e.channel, self.noise_rms,
                            self.info.samplerate_hz)
-
-
-def skipped_text(skipped_s: tuple[float, float]) -> str:
-    """The sentence reporting a stretch left out before a later calibration train (:func:`learn_span`)."""
-    return (f"the edges of {skipped_s[0]:.3f}-{skipped_s[1]:.3f} s left out: they come before the "
-            "calibration train of a run that begins later (the end of an earlier run, before the board was "
-            "reset?)")
 
 
 def gap_guard_s(samplerate_hz: float) -> float:
@@ -157,7 +151,8 @@ def _gather_kernel(data, channel, rows, offsets, clip_level, y):  # pragma: no c
 def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:
     """Sub-sample seeds relative to the window centre (threshold method)."""
     pos, _ = locate_threshold(y_simple, noise)
-    return pos - SIMPLE_HALF
+    # no crossing near the detection (a window the threshold method cannot read): seeded at its centre
+    return np.where(np.isfinite(pos), pos - SIMPLE_HALF, 0.0)
 
 
 def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int]:
@@ -322,10 +317,11 @@ def _method_rms(method: str, table: TemplateTable, noise: float, train_data: lis
     phase, sigma, _ = locate_single(method, table, noise, y_simple, y[:, -int(train.WINDOW[0]) + np.arange(
         -FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)])
     est = pos + phase
-    v = train.line_basis(sign < 0, knot_every)
-    resid = est - v @ np.linalg.lstsq(v, est, rcond=None)[0]
-    dof = max(1, len(est) - v.shape[1])
-    return float(np.sqrt(np.sum(resid ** 2) / dof)), float(np.sqrt(np.mean(sigma ** 2)))
+    placed = np.isfinite(est)  # the edges the method could place (the line's knots stay by edge index)
+    v = train.line_basis(sign < 0, knot_every)[placed]
+    resid = est[placed] - v @ np.linalg.lstsq(v, est[placed], rcond=None)[0]
+    dof = max(1, len(resid) - v.shape[1])
+    return float(np.sqrt(np.sum(resid ** 2) / dof)), float(np.sqrt(np.mean(sigma[placed] ** 2)))
 
 
 def locate_single(method: str, table: TemplateTable, noise: float, y_simple: np.ndarray,
@@ -440,4 +436,4 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     return CaptureEdges(edges, method, inverted, noise, template, train_fit, method_rms, info, refused,
                         highpass, amp, (span[0] / info.samplerate_hz, span[1] / info.samplerate_hz),
                         None if first_edge == span[0] else (first_edge / info.samplerate_hz,
-                                                            span[0] / info.samplerate_hz))
+                                                            span[0] / info.samplerate_hz), results.unplaced)

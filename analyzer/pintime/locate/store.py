@@ -54,12 +54,19 @@ class EdgeStore:
         # the method's error on the train beyond its own uncertainty (the bias the train revealed)
         self.bias2 = None if rms is None else max(0.0, rms ** 2 - own_sigma ** 2)
         self.columns = [[GrowingArray(dtype) for dtype in self.DTYPES] for _ in noise]
+        self.unplaced = 0  # edges detected that the method could not place (no finite position): left out
 
     def add(self, located: list[np.ndarray]) -> None:
         """One block's edges, per channel (rows: position, sigma, amplitude, channel, sign; samples), each
         sorted: blocks own consecutive stretches, so each channel's whole is sorted. Their uncertainties
-        are raised to the train's error, and all is kept in seconds."""
+        are raised to the train's error, and all is kept in seconds. An edge without a finite position is
+        counted (``unplaced``), not kept."""
         for block in located:
+            placed = np.isfinite(block[0])  # e.g. the threshold method finds no crossing near a detection
+            self.unplaced += int(np.count_nonzero(~placed))
+            block = block[:, placed]
+            if not block.shape[1]:
+                continue
             pos, sigma, amp, channel, sign = block[:, np.argsort(block[0], kind="stable")]
             if self.bias2 is not None:
                 sigma = np.sqrt(sigma ** 2 + self.bias2)

@@ -23,14 +23,15 @@ def locate_threshold(y: np.ndarray, noise_rms: float) -> tuple[np.ndarray, np.nd
     Returns
     -------
     position (samples from the window start) and its standard deviation from noise alone; the sub-sample
-    bias of the method is not in it (validation and the calibration train measure that).
+    bias of the method is not in it (validation and the calibration train measure that). A window whose
+    samples do not cross the middle of its levels near the centre has no position (NaN, sigma inf).
     """
     position, sigma = np.empty(len(y)), np.empty(len(y))
     _threshold_kernel(np.ascontiguousarray(y, dtype=np.float64), noise_rms, position, sigma)
     return position, sigma
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")  # a flat window divides by 0 into inf/nan
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _threshold_kernel(y, noise_rms, position, sigma):  # pragma: no cover (compiled)
     """:func:`locate_threshold` window by window, into ``position`` and ``sigma``."""
     c = y.shape[1] // 2
@@ -41,12 +42,16 @@ def _threshold_kernel(y, noise_rms, position, sigma):  # pragma: no cover (compi
         mid = 0.5 * (before + after)
         up = 1.0 if after > before else -1.0
         # the first crossing of the middle among samples c − 3 … c + 3: sample k not yet past it, k + 1 past
-        # (none: k = c − 3)
-        k = c - 3
+        # (none: no position, NaN, and the edge is left out and counted)
+        k = -1
         for j in range(c - 3, c + 3):
             if up * (y[e, j + 1] - mid) >= 0 and not up * (y[e, j] - mid) >= 0:
                 k = j
                 break
+        if k < 0:
+            position[e] = np.nan
+            sigma[e] = np.inf
+            continue
         y0 = y[e, k] - mid
         slope = (y[e, k + 1] - mid) - y0
         frac = -y0 / slope
