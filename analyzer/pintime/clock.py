@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
+from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges, nearest_index
 from pintime.errors import PintimeError
 from pintime.frames import ScaledTimes, cut_trains, decode_frames
 from pintime.lost_audio import near_spans
@@ -201,8 +201,7 @@ def _copies_the_pin(edges: Edges) -> bool:
     ref, pin = edges.on(REFERENCE_CHANNEL), edges.on(MEASUREMENT_CHANNEL)
     if edges.unit_s is None or len(pin.time) < 2:
         return False
-    k = np.clip(np.searchsorted(pin.time, ref.time), 1, len(pin.time) - 1)
-    k = np.where(np.abs(ref.time - pin.time[k - 1]) < np.abs(ref.time - pin.time[k]), k - 1, k)
+    k = nearest_index(pin.time, ref.time)
     near = np.abs(ref.time - pin.time[k]) < 1e-6 / edges.unit_s
     same = ref.polarity == pin.polarity[k]
     return bool(max(np.count_nonzero(near & same), np.count_nonzero(near & ~same)) >= 0.9 * len(ref.time))

@@ -56,6 +56,13 @@ class Edges:
         return np.lexsort((self.channel, self.time))
 
 
+def nearest_index(sorted_t: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """For each of ``t``, the index of the nearest of ``sorted_t`` (at least two, ascending; a tie goes to
+    the later one)."""
+    k = np.clip(np.searchsorted(sorted_t, t), 1, len(sorted_t) - 1)
+    return np.where(np.abs(t - sorted_t[k - 1]) < np.abs(t - sorted_t[k]), k - 1, k)
+
+
 REFERENCE_HALF_PERIOD_S = (0.45, 0.55)  # the 1 s reference's half period, s of the card's clock (any ppm)
 REGULAR_FRACTION = 0.9  # of its spacings a whole number of half periods to within 1 %: lost audio is rare
 

@@ -23,7 +23,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import spsolve
 
-from pintime.edges import Edges
+from pintime.edges import Edges, nearest_index
 from pintime.errors import PintimeError
 from pintime.lost_audio import near_spans
 
@@ -151,8 +151,7 @@ def _place(located: Edges, truth: Edges, t_exact: np.ndarray, scale: float,
             if len(cand) <= 1 and n >= PLACE_EDGES:
                 break
             target = et[cand] + (located.time[i] - t0) / scale
-            k = np.clip(np.searchsorted(et, target), 1, len(et) - 1)
-            k = np.where(np.abs(target - et[k - 1]) < np.abs(target - et[k]), k - 1, k)
+            k = nearest_index(et, target)
             misses += (np.abs(et[k] - target) * scale >= MATCH_TOLERANCE_S) | (ep[k] != located.polarity[i])
             cand, misses = cand[misses <= PLACE_MISSES], misses[misses <= PLACE_MISSES]
         if len(cand) == 1:
@@ -200,8 +199,9 @@ def _match_stretch(located: Edges, truth: Edges, t_exact: np.ndarray, scale: flo
     pin_time = located.time[located.channel == 0]
     for _ in range(3):
         idx, jdx = _nearest(located, truth, mapped)
-        lone = (located.channel[idx] == 1) & _unbracketed(located.time[idx], pin_time, 2 * CAL_KNOT_S)
-        idx, jdx = idx[(located.channel[idx] == 0) | lone], jdx[(located.channel[idx] == 0) | lone]
+        on_pin = located.channel[idx] == 0
+        keep = on_pin | _unbracketed(located.time[idx], pin_time, 2 * CAL_KNOT_S)
+        idx, jdx = idx[keep], jdx[keep]
         if len(idx) < 2:
             raise PintimeError("the located edges do not match the exact ones (another capture?)")
         mapped, n_map = time_map(t_exact[jdx], located.time[idx], t_exact)
@@ -229,8 +229,7 @@ def _nearest(located: Edges, truth: Edges, mapped: np.ndarray, channels: tuple[i
         if li.size == 0 or ti.size < 2:
             continue
         t_l, t_t = located.time[li], mapped[ti]
-        k = np.clip(np.searchsorted(t_t, t_l), 1, len(ti) - 1)
-        k = np.where(np.abs(t_l - t_t[k - 1]) < np.abs(t_l - t_t[k]), k - 1, k)
+        k = nearest_index(t_t, t_l)
         ok = (np.abs(t_l - t_t[k]) < tolerance_s) & (located.polarity[li] == truth.polarity[ti[k]])
         pairs_l.append(li[ok])
         pairs_t.append(ti[k][ok])
