@@ -19,6 +19,7 @@ from pintime.capture.vcd import read_vcd
 from pintime.capture.wav import DEFAULT_CHANNELS, Channels, open_wav
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
+from pintime.estimate.estimators import with_template_error
 from pintime.estimate.kernel import Kernel, build_kernel, kernel_json
 from pintime.estimate.micro import MicroRow, build_micro, datasheet_cycles, micro_json
 from pintime.estimate.slowclock import SlowClock, slow_clock, slow_clock_json
@@ -27,7 +28,9 @@ from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, ScaledTimes, decode_between_gaps
 from pintime.ladder import LADDER, Attribution, attribute
 from pintime.locate.capture_edges import METHODS, CaptureEdges, gap_guard_s, locate_capture
+from pintime.locate.fit import TemplateTable
 from pintime.locate.store import release_free_memory
+from pintime.locate.template_error import draw_shifts_samples
 from pintime.lost_audio import LostAudio, cut_spans, reconcile
 from pintime.table2.visits import locate, run_files
 
@@ -175,6 +178,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     gaps = read_gaps(path) if is_wav else None
     listed_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
     attribution, lost, rate_hz, skipped_s, unplaced = None, None, 0.0, None, 0
+    draws_from: CaptureEdges | None = None  # a template-located WAV: its template's error draws
     # the only long step: a WAV's edges; lost audio found from the data, listed or not (exact sources lose
     # none)
     if ladder:
@@ -186,6 +190,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
                                                                 gaps, steps=False)
         raw, rate_hz, skipped_s = located.edges, located.info.samplerate_hz, located.skipped_s
         unplaced = located.unplaced
+        draws_from = located if located.method == "template" else None
     else:
         edges = raw = load_edges(path)
     guard_s = gap_guard_s(rate_hz) if is_wav else 0.0
@@ -203,22 +208,36 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         clock = clock.with_unit(1.0 / run["f_cpu_hz"])
     clk.check_rate(clock, run["f_cpu_hz"], str(path))
     polarity = -meas_polarity if decode.inverted else meas_polarity
-    table = build_table1(decode.frames, meas_time, clock.us_per_unit)
-    table2 = None
-    if PROGRAMS[run["program"]] == "table2":  # its modules (block systems, cuts, CFGs) only for it
-        from pintime.table2.table import table2_from_capture
+    def estimates(meas_time: np.ndarray) -> tuple[Any, ...]:
+        """Table 1 and the program's own results from the measurement channel's edge times."""
+        table = build_table1(decode.frames, meas_time, clock.us_per_unit)
+        table2 = None
+        if PROGRAMS[run["program"]] == "table2":  # its modules (block systems, cuts, CFGs) only for it
+            from pintime.table2.table import table2_from_capture
 
-        table2 = table2_from_capture(path, visits, run, decode.frames, meas_time, clock.us_per_unit)
-    user = (build_user(decode.frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
-                       None if elf is None else _same_firmware(elf, run, path))
-            if PROGRAMS[run["program"]] == "user" else None)
-    kernel = (build_kernel(decode.frames, meas_time, edges, clock.us_per_unit, run["f_cpu_hz"],
-                           _pin_asymmetry(decode, time_us, polarity),
-                           None if attribution is None else attribution.unattributed_s)
-              if PROGRAMS[run["program"]] == "kernel" else None)
-    micro = (build_micro(decode.frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
-                         None if elf is None else datasheet_cycles(_same_firmware(elf, run, path)))
-             if PROGRAMS[run["program"]] == "micro" else None)
+            table2 = table2_from_capture(path, visits, run, decode.frames, meas_time, clock.us_per_unit)
+        user = (build_user(decode.frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
+                           None if elf is None else _same_firmware(elf, run, path))
+                if PROGRAMS[run["program"]] == "user" else None)
+        kernel = (build_kernel(decode.frames, meas_time, edges, clock.us_per_unit, run["f_cpu_hz"],
+                               _pin_asymmetry(decode, time_us, polarity),
+                               None if attribution is None else attribution.unattributed_s)
+                  if PROGRAMS[run["program"]] == "kernel" else None)
+        micro = (build_micro(decode.frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
+                             None if elf is None else datasheet_cycles(_same_firmware(elf, run, path)))
+                 if PROGRAMS[run["program"]] == "micro" else None)
+        return table, table2, user, kernel, micro
+
+    results = estimates(meas_time)
+    if draws_from is not None and draws_from.train is not None and draws_from.train.draws:
+        # the learned template's error, shared by every repetition (locate/template_error.py)
+        located_table = TemplateTable.build(draws_from.template)
+        fs = draws_from.info.samplerate_hz
+        moved = [estimates(meas_time + draw_shifts_samples(located_table, d, meas_time * fs,
+                                                           meas_polarity) / fs)
+                 for d in draws_from.train.draws]
+        results = with_template_error(results, moved, len(moved))
+    table, table2, user, kernel, micro = results
     ends = decode.of_kind("end")
     seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
             + lost_to_gaps)

@@ -7,7 +7,8 @@ Student-t 95 % confidence interval of the mean.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
+from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -28,12 +29,41 @@ CI_LEVEL = 0.95  # confidence level of every interval ``summarize`` gives
 
 @dataclass(frozen=True)
 class Estimate:
-    """Mean of per-repetition estimates, their std over repetitions, and the 95 % CI of the mean."""
+    """Mean of per-repetition estimates, their std over repetitions, and the 95 % CI of the mean (with
+    the learned edge template's shared error in it, when there is one: :func:`with_template_error`)."""
 
     mean_us: float
     std_us: float  # sample standard deviation (ddof = 1) over repetitions; nan for one repetition
     ci95_us: tuple[float, float]
     count: int  # repetitions
+    template_sigma_us: float = 0.0  # 1σ of the error all repetitions share through the learned template
+
+
+def with_template_error(main: Any, draws: list[Any], dof: int) -> Any:
+    """``main`` (any result: an Estimate, or dataclasses, lists, tuples and dicts holding them) with every
+    Estimate's template error from the same results computed on the template's error draws ``draws``
+    (:func:`pintime.locate.train.error_draws`, ``dof`` of them): σ² the mean square of their means'
+    differences from its own, and its CI widened in quadrature by Student's t (``dof``) times σ.
+
+    Repetitions all share the template's error, so their spread cannot show it (docs/results.md, "What the
+    confidence intervals leave out").
+    """
+    if isinstance(main, Estimate):
+        sigma = float(np.sqrt(np.mean([(d.mean_us - main.mean_us) ** 2 for d in draws])))
+        half = (main.ci95_us[1] - main.ci95_us[0]) / 2
+        half = float(np.hypot(half, scipy.special.stdtrit(dof, (1 + CI_LEVEL) / 2) * sigma))
+        return replace(main, ci95_us=(main.mean_us - half, main.mean_us + half), template_sigma_us=sigma)
+    if all(d is main for d in draws):  # the same object: nothing in it moved
+        return main
+    if is_dataclass(main) and not isinstance(main, type):
+        return replace(main, **{f.name: with_template_error(getattr(main, f.name),
+                                                           [getattr(d, f.name) for d in draws], dof)
+                                for f in fields(main) if f.init})
+    if isinstance(main, list | tuple):
+        return type(main)(with_template_error(m, [d[i] for d in draws], dof) for i, m in enumerate(main))
+    if isinstance(main, dict):
+        return {k: with_template_error(v, [d[k] for d in draws], dof) for k, v in main.items()}
+    return main
 
 
 def summarize(per_rep_us: np.ndarray) -> Estimate:

@@ -22,7 +22,7 @@ asymmetry; a difference between them would remain in those rows (it is not measu
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -118,7 +118,7 @@ def frame_figures(frame: Frame, time: np.ndarray, edges: Edges, us_per_unit: flo
 def _widened(e: est.Estimate, sigma_us: float) -> est.Estimate:
     """``e`` with its 95 % CI widened in quadrature by 1.96 σ of an offset added to it."""
     half = float(np.hypot((e.ci95_us[1] - e.ci95_us[0]) / 2, 1.96 * sigma_us))
-    return est.Estimate(e.mean_us, e.std_us, (e.mean_us - half, e.mean_us + half), e.count)
+    return replace(e, ci95_us=(e.mean_us - half, e.mean_us + half))
 
 
 def build_kernel(frames: list[Frame], time: np.ndarray, edges: Edges, us_per_unit: float,
@@ -180,6 +180,7 @@ def kernel_json(k: Kernel) -> dict[str, Any]:
         row: dict[str, Any] = {
             "name": r.name, "threads": r.threads, "mean_us": e.mean_us,
             "std_us": None if np.isnan(e.std_us) else e.std_us, "ci95_half_us": half, "count": e.count,
+            "template_sigma_us": e.template_sigma_us,
             "mean_cycles": k.cycles(e.mean_us), "ci95_half_cycles": None if half is None else k.cycles(half)}
         if r.percent is not None:
             row |= {"percent": r.percent[0], "percent_ci95_half": r.percent[1]}

@@ -132,6 +132,12 @@ class Template:
     def refit(self, u: np.ndarray, gain: np.ndarray, target: np.ndarray,
               nuisance: np.ndarray | None = None, carrier_per_sample: float | None = None,
               shape: Template | None = None) -> Template:
+        """:meth:`learn`'s template."""
+        return self.learn(u, gain, target, nuisance, carrier_per_sample, shape)[0]
+
+    def learn(self, u: np.ndarray, gain: np.ndarray, target: np.ndarray,
+              nuisance: np.ndarray | None = None, carrier_per_sample: float | None = None,
+              shape: Template | None = None) -> tuple[Template, np.ndarray]:
         """The template minimising ``Σ (target − gain·g(u) − baseline)²``.
 
         ``u``, ``gain`` and ``target`` are (windows, L). ``nuisance`` (L, p), orthonormal columns, spans a
@@ -142,6 +148,9 @@ class Template:
         this again with the result until it settles (the ripple is ~1e-4 of the step). Normal equations:
         ``DᵀD − (QᵀD)ᵀ(QᵀD)`` with ``D`` the sparse design (4 basis functions per sample, and the
         ripple's RIPPLE_HARMONICS × RIPPLE_TERMS columns) and ``QᵀD`` its baseline part per window.
+        Also returned: their Cholesky factor ``R`` (upper, ``RᵀR`` = the normal equations; garbage below
+        the diagonal): under white noise of σ the free coefficients (and ripple terms) err with covariance
+        ``σ²(RᵀR)⁻¹`` (:meth:`plus` adds such a deviation).
         """
         carrier = self.carrier_per_sample if carrier_per_sample is None else carrier_per_sample
         n_win, length = u.shape
@@ -180,9 +189,23 @@ class Template:
                 _subtract_at(normal, c, part.T @ part)
         sol = np.zeros(n_all)
         # the normal equations are symmetric positive definite: Cholesky
-        sol[N_ZERO:] = linalg.cho_solve(linalg.cho_factor(normal), rhs)
+        factor = linalg.cho_factor(normal)
+        sol[N_ZERO:] = linalg.cho_solve(factor, rhs)
         learned = sol[n_smooth:].reshape(RIPPLE_HARMONICS, RIPPLE_TERMS) if carrier else None
-        return Template(self.half_samples, self.knot_samples, sol[:n_smooth], self.origin, carrier, learned)
+        return (Template(self.half_samples, self.knot_samples, sol[:n_smooth], self.origin, carrier, learned),
+                factor[0])
+
+    def plus(self, free: np.ndarray, scale: float) -> Template:
+        """This template with ``free`` added: a deviation of :meth:`learn`'s free coefficients (times
+        ``scale``, the factor between the template it learned and this one) and ripple terms (relative to
+        the template's slope, so not scaled)."""
+        n_spline = len(self.coef) - N_ZERO
+        coef = self.coef.copy()
+        coef[N_ZERO:] += free[:n_spline] * scale
+        ripple = (None if self.ripple is None
+                  else self.ripple + free[n_spline:].reshape(RIPPLE_HARMONICS, RIPPLE_TERMS))
+        return Template(self.half_samples, self.knot_samples, coef, self.origin, self.carrier_per_sample,
+                        ripple)
 
     def normalized(self) -> Template:
         """The same shape scaled to ``g(U) = 1`` and with its origin moved to where ``g = 1/2``."""

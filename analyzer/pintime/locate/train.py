@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import linalg
 
 from pintime.locate.template import Template
 
@@ -48,6 +49,7 @@ RIPPLE_ROUNDS = 2  # fine refits with a ripple: the second takes its envelope fr
 TOLERANCE_SAMPLES = 1e-6  # stop when the line's shape and δ move less than this (~5 ps)
 KNOT_EDGES = 8  # the train's line bends at least this often (22 ms at 2777 µs): the clock wanders
 MIN_TURNS = 2.0  # each polarity's phase turns this often between knots (1.1 turns left 12.8× the CRLB)
+DRAWS = 8  # draws of the template's error (TrainFit.draws): the uncertainties they give have DRAWS dof
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,8 @@ class TrainFit:
     edges: int
     residual_rms: float  # of the samples, after the fit (noise plus template misfit)
     knot_edges: int  # the line's knots are this many edges apart (:func:`knot_edges`)
+    # the template moved by random draws of its own error (:func:`error_draws`)
+    draws: tuple[Template, ...] = ()
 
 
 def find_train(pos: np.ndarray, sign: np.ndarray) -> np.ndarray | None:
@@ -183,8 +187,8 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         k = slice(None, None, max(1, n // (FINE_EDGES if fine else COARSE_EDGES)))
         lin, _, _, _ = window_linear(template, y[k], u[k], ramp)
         gain = common_gain(lin[:, 0], falling[k])
-        fresh = fresh.refit(u[k], np.broadcast_to(gain[:, None], u[k].shape), y[k], nuisance, carrier,
-                            template)
+        fresh, factor = fresh.learn(u[k], np.broadcast_to(gain[:, None], u[k].shape), y[k], nuisance,
+                                    carrier, template)
         # line update by variable projection: per edge, the τ information left after the linear terms
         lin, cols, dg, n_ll = window_linear(fresh, y, u, ramp)
         resid = y - np.einsum("elp,ep->el", cols, lin)
@@ -194,12 +198,12 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         info = np.sum(j_tau * j_tau, axis=1) - np.sum(n_lt * proj, axis=1)
         grad = np.sum(j_tau * resid, axis=1) - np.sum(proj * np.einsum("elp,el->ep", cols, resid), axis=1)
         step = np.linalg.solve((v * info[:, None]).T @ v, v.T @ grad)
-        return fresh, step, resid, (u, resid * np.sign(lin[:, :1]))
+        return fresh, factor, step, resid, (u, resid * np.sign(lin[:, :1]))
 
     # coarse knots until the line has converged (cheap), then the fine template with its ripple if any
     template = Template.initial(TEMPLATE_HALF_SAMPLES, COARSE_KNOT_SAMPLES)
     for iteration in range(MAX_ITERATIONS):
-        template, step, resid, signed = refit(template, template, 0.0)
+        template, _, step, resid, signed = refit(template, template, 0.0)
         line = line + step
         # a common shift of the knots trades off against the template's origin and creeps slowly; it does
         # not matter, the line's shape and δ do
@@ -211,10 +215,28 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     fine = Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES)
     # the ripple's envelope is the template's own slope: again with the fine one's (Template.refit)
     for _ in range(RIPPLE_ROUNDS if carrier else 1):
-        template, step, resid, _ = refit(template, fine, carrier)
+        template, factor, step, resid, _ = refit(template, fine, carrier)
         line = line + step
     rms = float(np.sqrt(np.mean(resid * resid)))
     final = template.normalized()
     shift = final.origin - template.origin  # edge times move with the origin
     period, first = np.polyfit(np.arange(n), v[:, :-1] @ line[:-1], 1)  # the line's mean slope: P
-    return TrainFit(final, float(first + shift), float(period), float(line[-1]), n, rms, every)
+    draws = error_draws(final, template, factor, rms)
+    return TrainFit(final, float(first + shift), float(period), float(line[-1]), n, rms, every, draws)
+
+
+def error_draws(final: Template, learned: Template, factor: np.ndarray, noise_rms: float
+                ) -> tuple[Template, ...]:
+    """DRAWS templates: ``final`` (``learned`` normalized) plus random draws of the error its learning
+    left, from the normal equations' Cholesky factor ``factor`` (:meth:`Template.learn`) and the train
+    fit's residual RMS ``noise_rms`` (noise and misfit: at least the noise).
+
+    The template is learned once, so its error is shared by every edge and no spread of repetitions
+    shows it. Each result ``R`` computed again with each draw gives its variance from that error,
+    ``Σₖ (R(drawₖ) − R(final))² / DRAWS`` (to first order; DRAWS degrees of freedom). Seeded: the same
+    capture always gives the same draws.
+    """
+    z = np.random.default_rng(0).standard_normal((factor.shape[0], DRAWS))
+    deviation = linalg.solve_triangular(factor, z, lower=False) * noise_rms  # covariance σ²(RᵀR)⁻¹
+    scale = 1.0 / learned.evaluate(np.array([learned.half_samples]))[0][0]  # as normalized() scales
+    return tuple(final.plus(deviation[:, k], scale) for k in range(DRAWS))

@@ -29,6 +29,7 @@ class Compared:
     std_us: float | None  # their standard deviation; None for a single repetition
     count: int  # repetitions
     truth_us: float | None  # the same estimate on the exact edges; None where they have no such estimate
+    template_sigma_us: float = 0.0  # 1σ of the error its repetitions share through the learned template
 
     @property
     def error_us(self) -> float | None:
@@ -37,9 +38,11 @@ class Compared:
 
     @property
     def error_se(self) -> float | None:
-        """The error in standard errors of the mean of ``count`` repetitions (None without a truth or a
-        standard error)."""
-        se = None if self.std_us is None or self.count < 2 else self.std_us / self.count ** 0.5
+        """The error in standard errors: of the mean of ``count`` repetitions, and of the learned template's
+        shared error beside it (None without a truth or a standard error)."""
+        if self.std_us is None or self.count < 2:
+            return None
+        se = float(np.hypot(self.std_us / self.count ** 0.5, self.template_sigma_us))
         error = self.error_us
         return None if error is None or not se else error / se
 
