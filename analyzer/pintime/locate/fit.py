@@ -226,7 +226,7 @@ def _singles_kernel(pinv, ringing, ringing_slope, stop, x, centre, single, known
         start = centre[e] - length // 2
         ring[:] = 0.0
         if with_ringing:
-            _window_ringing(ringing, ringing_slope, stop, start, e, e, centre, known_phase, known_amp, ring)
+            window_ringing(ringing, ringing_slope, stop, start, e, e, centre, known_phase, known_amp, ring)
         for k in range(length):
             y[k] = x[start + k] - ring[k]
         phase[e], amp[e], q[i] = _fit_one(pinv, y, phase[e], steps)
@@ -256,11 +256,11 @@ def _ringing_kernel(ringing, ringing_slope, stop, start, first, last, centre, ph
                     out):  # pragma: no cover (compiled)
     """:func:`_neighbour_ringing` window by window, added into ``out``."""
     for w in range(out.shape[0]):
-        _window_ringing(ringing, ringing_slope, stop, start[w], first[w], last[w], centre, phase, amp, out[w])
+        window_ringing(ringing, ringing_slope, stop, start[w], first[w], last[w], centre, phase, amp, out[w])
 
 
 @numba.njit(cache=True, nogil=True)
-def _window_ringing(ringing, ringing_slope, stop, start, first, last, centre, phase, amp,
+def window_ringing(ringing, ringing_slope, stop, start, first, last, centre, phase, amp,
                     out):  # pragma: no cover (compiled)
     """The ringing of one window's neighbours (:func:`_neighbour_ringing`), neighbour by neighbour, added
     into ``out``."""

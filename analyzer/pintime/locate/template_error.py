@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pintime.locate.fit import JOINT_SAMPLES, PHASE_RANGE, PHASES_PER_SAMPLE, TemplateTable, _window_ringing
+from pintime.locate.fit import JOINT_SAMPLES, PHASE_RANGE, PHASES_PER_SAMPLE, TemplateTable, window_ringing
 from pintime.locate.template import Template
 
 TABLE_PER_SAMPLE = 128  # g, g′ and Δg are tabulated this finely (linear interpolation ≪ their error)
@@ -77,7 +77,7 @@ def _shift_kernel(pinv, d_ring, d_slope, stop, tables, u_lo, centre, phase, amp,
         start = centre[f] - half
         length = int(centre[f + n - 1] - centre[f]) + 2 * half + 1
         change = np.zeros(length)
-        _window_ringing(d_ring, d_slope, stop, start, f, f + n - 1, centre, phase, amp, change)
+        window_ringing(d_ring, d_slope, stop, start, f, f + n - 1, centre, phase, amp, change)
         for k in range(f, f + n):
             offset = centre[k] - start + phase[k]
             for m in range(length):
