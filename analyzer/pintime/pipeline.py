@@ -27,9 +27,11 @@ from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, ScaledTimes, decode_between_gaps
 from pintime.ladder import LADDER, Attribution, attribute
+from pintime.locate.ahead import ahead
 from pintime.locate.capture_edges import METHODS, CaptureEdges, gap_guard_s, locate_capture
 from pintime.locate.fit import TemplateTable
 from pintime.locate.store import release_free_memory
+from pintime.locate.template import Template
 from pintime.locate.template_error import draw_shifts_samples
 from pintime.lost_audio import LostAudio, cut_spans, reconcile
 from pintime.table2.visits import locate, run_files
@@ -233,9 +235,12 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         # the learned template's error, shared by every repetition (locate/template_error.py)
         located_table = TemplateTable.build(draws_from.template)
         fs = draws_from.info.samplerate_hz
-        moved = [estimates(meas_time + draw_shifts_samples(located_table, d, meas_time * fs,
-                                                           meas_polarity) / fs)
-                 for d in draws_from.train.draws]
+        # each draw's edge times made one ahead in a second thread (a compiled kernel) while the last
+        # draw's estimates are computed: depth 1, so at most two such arrays exist at once
+        def moved_times(draw: Template) -> np.ndarray:
+            return meas_time + draw_shifts_samples(located_table, draw, meas_time * fs, meas_polarity) / fs
+
+        moved = [estimates(t) for t in ahead(iter(draws_from.train.draws), moved_times, depth=1)]
         results = with_template_error(results, moved, len(moved))
     table, table2, user, kernel, micro = results
     ends = decode.of_kind("end")

@@ -1,0 +1,92 @@
+"""The learned template's shared error: each edge's first-order shift under a template draw against the
+locator run again with that draw, and every estimate's CI widened by the draws' spread."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import scipy.special
+from pintime.estimate.estimators import CI_LEVEL, Estimate, summarize, with_template_error
+from pintime.locate.detect import find_steps
+from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
+from pintime.locate.template import N_ZERO, Template
+from pintime.locate.template_error import draw_shifts_samples
+from test_locate_template import ringing_template
+
+
+def rendered(template: Template, times: np.ndarray, sign: np.ndarray, length: int) -> np.ndarray:
+    """Noise-free samples of steps ``sign`` at ``times`` through ``template``."""
+    n = np.arange(length, dtype=np.float64)
+    return sum(s * template.evaluate(n - t)[0] for t, s in zip(times, sign, strict=True))
+
+
+def located(table: TemplateTable, x: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """Every edge's time as the capture locator fits it: windows where the detector puts the edges, alone
+    one per window, the others with their neighbours (pintime.locate.capture_edges)."""
+    centre = find_steps(x, 0.3)[0]
+    assert len(centre) == len(times)
+    seeds = times - centre + 0.05  # a seed off by 0.05 sample, as a simple estimator's is
+    gap = np.diff(centre)
+    alone = np.concatenate([[True], gap >= table.reach_samples]) & \
+        np.concatenate([gap >= table.reach_samples, [True]])
+    phase = np.empty(len(times))
+    windows = x[centre[alone, None] + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)[None, :]]
+    phase[alone] = fit_isolated(table, windows, seeds[alone], 1e-6).phase
+    phase[~alone] = fit_groups(table, x, centre[~alone], seeds[~alone], 1e-6).phase
+    return centre + phase
+
+
+def test_first_order_shifts_are_those_of_locating_again():
+    """Isolated edges, pulses of 4.8 samples (one joint window), 9.7 and 20 samples (neighbours' ringing
+    taken out), each at several sub-sample phases: the shifts a template draw makes, computed from the
+    edge list, against locating the same samples again with the draw."""
+    base = ringing_template()
+    rng = np.random.default_rng(3)
+    free = np.zeros(len(base.coef) - N_ZERO)
+    free[:] = np.convolve(rng.standard_normal(len(free)), np.ones(8) / 8, mode="same") * 2e-3
+    draw = base.plus(free, 1.0)
+    times, sign = [], []
+    t = 200.0
+    for width in (4.8, 9.7, 20.0, 300.0) * 4:
+        t += 150.0 + rng.uniform(0, 1)
+        times += [t, t + width]
+        sign += [1.0, -1.0]
+        t += width
+    times, sign = np.array(times), np.array(sign)
+    x = rendered(base, times, sign, int(t) + 200)
+    table = TemplateTable.build(base)
+    before = located(table, x, times)
+    np.testing.assert_allclose(before, times, atol=1e-6)  # the base template locates its own render
+    again = located(TemplateTable.build(draw), x, times) - before
+    first_order = draw_shifts_samples(table, draw, before, sign)
+    assert np.abs(again).max() > 1e-3  # the draw does move edges ...
+    np.testing.assert_allclose(first_order, again, atol=0.01 * np.abs(again).max())  # ... as predicted
+
+
+@dataclass(frozen=True)
+class Result:
+    rows: list[Estimate]
+    label: str
+    points: np.ndarray
+
+
+def test_every_estimate_gets_the_draws_spread():
+    """σ is the RMS of the draws' means about the result's, the CI grows in quadrature by t(dof)·σ, and
+    whatever is not an Estimate is the result's own."""
+    main = Result([summarize(np.array([1.0, 1.2, 0.8])), summarize(np.array([5.0, 5.0, 5.1]))], "a",
+                  np.zeros(3))
+    shifts = [(0.01, -0.02), (-0.03, 0.0), (0.02, 0.04)]
+    draws = [Result([Estimate(e.mean_us + d, e.std_us, e.ci95_us, e.count) for e, d in zip(main.rows, s,
+                                                                                               strict=True)],
+                    "b", np.ones(3)) for s in shifts]
+    out = with_template_error(main, draws, len(draws))
+    assert out.label == "a" and out.points is main.points
+    t = scipy.special.stdtrit(len(draws), (1 + CI_LEVEL) / 2)
+    for i, (before, after) in enumerate(zip(main.rows, out.rows, strict=True)):
+        sigma = np.sqrt(np.mean([s[i] ** 2 for s in shifts]))
+        assert after.template_sigma_us == pytest.approx(sigma)
+        half = np.hypot((before.ci95_us[1] - before.ci95_us[0]) / 2, t * sigma)
+        assert after.ci95_us == pytest.approx((before.mean_us - half, before.mean_us + half))
+        assert (after.mean_us, after.std_us, after.count) == (before.mean_us, before.std_us, before.count)
