@@ -45,8 +45,8 @@ def with_template_error(main: Any, draws: list[Any], dof: int) -> Any:
     (:func:`pintime.locate.train.error_draws`, ``dof`` of them): σ² the mean square of their means'
     differences from its own, and its CI widened in quadrature by Student's t (``dof``) times σ.
 
-    Repetitions all share the template's error, so their spread cannot show it (docs/results.md, "What the
-    confidence intervals leave out").
+    Repetitions all share the template's error, so their spread cannot show it (docs/results.md, "The
+    learned edge shape's error, now in every CI").
     """
     if isinstance(main, Estimate):
         sigma = float(np.sqrt(np.mean([(d.mean_us - main.mean_us) ** 2 for d in draws])))

@@ -3,7 +3,8 @@
 The template is learned once, from the calibration train (:mod:`pintime.locate.train`), so its error
 moves every edge the same way for the same arrangement of neighbours: no spread over repetitions shows it,
 and where a technique subtracts pulses whose edges lie within the template's reach of one another in
-different arrangements it does not cancel (docs/results.md, "What the confidence intervals leave out").
+different arrangements it does not cancel (docs/results.md, "The learned edge shape's error, now in every
+CI").
 The train fit gives draws ``T + Δₖ`` of that error (:func:`pintime.locate.train.error_draws`). For each,
 the time the template locator (:mod:`pintime.locate.fit`) would have given every edge follows to first
 order from the least-squares fit it made, without the audio: at the fit's optimum a model changed by
