@@ -19,7 +19,7 @@ from pintime.capture.vcd import read_vcd
 from pintime.capture.wav import DEFAULT_CHANNELS, Channels, open_wav
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
-from pintime.estimate.estimators import with_template_error
+from pintime.estimate.estimators import estimate_means, with_template_error
 from pintime.estimate.kernel import Kernel, build_kernel, kernel_json
 from pintime.estimate.micro import MicroRow, build_micro, datasheet_cycles, micro_json
 from pintime.estimate.slowclock import SlowClock, slow_clock, slow_clock_json
@@ -27,12 +27,10 @@ from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, ScaledTimes, decode_between_gaps
 from pintime.ladder import LADDER, Attribution, attribute
-from pintime.locate.ahead import ahead
 from pintime.locate.capture_edges import METHODS, CaptureEdges, gap_guard_s, locate_capture
 from pintime.locate.fit import TemplateTable
 from pintime.locate.store import release_free_memory
-from pintime.locate.template import Template
-from pintime.locate.template_error import draw_shifts_samples
+from pintime.locate.template_error import DrawModel
 from pintime.lost_audio import LostAudio, cut_spans, reconcile
 from pintime.table2.visits import locate, run_files
 
@@ -235,12 +233,9 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         # the learned template's error, shared by every repetition (locate/template_error.py)
         located_table = TemplateTable.build(draws_from.template)
         fs = draws_from.info.samplerate_hz
-        # each draw's edge times made one ahead in a second thread (a compiled kernel) while the last
-        # draw's estimates are computed: depth 1, so at most two such arrays exist at once
-        def moved_times(draw: Template) -> np.ndarray:
-            return meas_time + draw_shifts_samples(located_table, draw, meas_time * fs, meas_polarity) / fs
-
-        moved = [estimates(t) for t in ahead(iter(draws_from.train.draws), moved_times, depth=1)]
+        # one draw's times at a time, and of its results only their means: bounded memory
+        moved = [estimate_means(estimates(DrawModel.build(located_table, d).moved_times_s(
+            meas_time, meas_polarity, fs))) for d in draws_from.train.draws]
         results = with_template_error(results, moved, len(moved))
     table, table2, user, kernel, micro = results
     ends = decode.of_kind("end")

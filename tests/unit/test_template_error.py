@@ -8,11 +8,12 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 import scipy.special
-from pintime.estimate.estimators import CI_LEVEL, Estimate, summarize, with_template_error
+from pintime.estimate.estimators import CI_LEVEL, Estimate, estimate_means, summarize, with_template_error
+from pintime.locate import template_error
 from pintime.locate.detect import find_steps
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
 from pintime.locate.template import N_ZERO, Template
-from pintime.locate.template_error import draw_shifts_samples
+from pintime.locate.template_error import DrawModel
 from test_locate_template import ringing_template
 
 
@@ -60,9 +61,25 @@ def test_first_order_shifts_are_those_of_locating_again():
     before = located(table, x, times)
     np.testing.assert_allclose(before, times, atol=1e-6)  # the base template locates its own render
     again = located(TemplateTable.build(draw), x, times) - before
-    first_order = draw_shifts_samples(table, draw, before, sign)
+    first_order = DrawModel.build(table, draw).shifts_samples(before, sign)
     assert np.abs(again).max() > 1e-3  # the draw does move edges ...
     np.testing.assert_allclose(first_order, again, atol=0.01 * np.abs(again).max())  # ... as predicted
+
+
+def test_moved_times_chunk_by_chunk_are_the_whole_lists(monkeypatch):
+    """Chunks of 5 edges (each ends between clusters; the edges within reach either side come along) give
+    the times the whole list gives."""
+    base = ringing_template()
+    free = np.convolve(np.random.default_rng(4).standard_normal(len(base.coef) - N_ZERO), np.ones(8) / 8,
+                       mode="same") * 2e-3
+    model = DrawModel.build(TemplateTable.build(base), base.plus(free, 1.0))
+    rng = np.random.default_rng(5)
+    pos = np.cumsum(rng.uniform(3.0, 40.0, 200)) + 100.0
+    sign = np.where(np.arange(200) % 2, -1.0, 1.0)
+    fs = 48000.0
+    whole = pos / fs + model.shifts_samples(pos, sign) / fs
+    monkeypatch.setattr(template_error, "CHUNK_EDGES", 5)
+    np.testing.assert_allclose(model.moved_times_s(pos / fs, sign, fs), whole, rtol=0, atol=1e-15)
 
 
 @dataclass(frozen=True)
@@ -74,15 +91,17 @@ class Result:
 
 def test_every_estimate_gets_the_draws_spread():
     """σ is the RMS of the draws' means about the result's, the CI grows in quadrature by t(dof)·σ, and
-    whatever is not an Estimate is the result's own."""
+    whatever is not an Estimate is the result's own; a draw with another number of Estimates is left out."""
     main = Result([summarize(np.array([1.0, 1.2, 0.8])), summarize(np.array([5.0, 5.0, 5.1]))], "a",
                   np.zeros(3))
     shifts = [(0.01, -0.02), (-0.03, 0.0), (0.02, 0.04)]
     draws = [Result([Estimate(e.mean_us + d, e.std_us, e.ci95_us, e.count) for e, d in zip(main.rows, s,
                                                                                                strict=True)],
                     "b", np.ones(3)) for s in shifts]
-    out = with_template_error(main, draws, len(draws))
+    out = with_template_error(main, [estimate_means(d) for d in draws], len(draws))
     assert out.label == "a" and out.points is main.points
+    odd = Result(draws[0].rows[:1], "c", np.ones(3))
+    assert with_template_error(main, [estimate_means(d) for d in [*draws, odd]], len(draws)) == out
     t = scipy.special.stdtrit(len(draws), (1 + CI_LEVEL) / 2)
     for i, (before, after) in enumerate(zip(main.rows, out.rows, strict=True)):
         sigma = np.sqrt(np.mean([s[i] ** 2 for s in shifts]))

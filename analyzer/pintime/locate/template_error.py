@@ -15,6 +15,8 @@ and of the ringing of its neighbours that the fit took out, all known from the e
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 
@@ -34,61 +36,91 @@ TABLE_PER_SAMPLE = 128  # g, g′ and Δg are tabulated this finely (linear inte
 # 0.76 % of the largest without, 0.42 % with one sweep, the same with more (tests/unit/test_template_error.py)
 COUPLING_SWEEPS = 1
 COARSE_PHASES = 256  # the detector's choice of sample is tabulated over this many sub-sample phases
+CHUNK_EDGES = 1 << 18  # moved_times_s works this many edges at a time (≈ 25 MB of temporaries)
+MARGIN_REACHES = 3  # … with the edges this many neighbours' reaches either side of a chunk
 
 
-def draw_shifts_samples(table: TemplateTable, draw: Template, pos: np.ndarray,
-                        sign: np.ndarray) -> np.ndarray:
-    """How far (samples) the template locator would have moved each edge at ``pos`` (samples, one channel,
-    ascending; ``sign`` ±1 its step's sign) had it learned ``draw`` instead of ``table``'s template.
+@dataclass(frozen=True)
+class DrawModel:
+    """What locating with a draw of the template changes, tabulated once per draw (:meth:`build`)."""
 
-    Edges within JOINT_SAMPLES of each other were fitted together (one window, one template each, offset
-    and slope): their shifts solve that joint fit's linearized system. The others were fitted one per
-    window, their neighbours' ringing taken out: the pseudo-inverse's timing row on the change of the
-    window's model gives theirs. Their neighbours' own shifts move the ringing taken out of their windows:
-    COUPLING_SWEEPS sweeps add that (to the edges fitted alone; a joint window's neighbours are further).
-    """
-    base = table.template
-    draw_table = TemplateTable.build(draw)
-    d_ring = draw_table.ringing.astype(np.float64) - table.ringing
-    d_slope = draw_table.ringing_slope.astype(np.float64) - table.ringing_slope
-    u_lo = -base.half_samples - 1.0
-    u = u_lo + np.arange(int((2 * base.half_samples + 3) * TABLE_PER_SAMPLE) + 1) / TABLE_PER_SAMPLE
-    g, dg = base.evaluate(u)
-    tables = np.stack([g, dg, draw.evaluate(u)[0] - g])  # g, g′ and Δg from u_lo on
-    centre = coarse_samples(base, pos)
-    phase = pos - centre
-    amp = np.asarray(sign, dtype=np.float64)
-    gap = np.diff(centre)
-    new = np.concatenate([[True], gap > JOINT_SAMPLES])  # each cluster's first edge
-    first = np.flatnonzero(new)
-    size = np.diff(np.append(first, len(pos)))
-    stop = table.ringing_half + 2
-    alone = np.zeros(len(pos))
-    _shift_kernel(table.pinv, d_ring, d_slope, stop, tables, u_lo, centre, phase, amp, amp, first, size,
-                  True, alone)
-    rate, rate_slope = _ringing_rate(table)
-    shift = alone
-    for _ in range(COUPLING_SWEEPS):
-        # a neighbour moved by δ changes the ringing its window took out by −A·r′·δ
-        coupled = alone.copy()
-        _shift_kernel(table.pinv, rate, rate_slope, stop, tables, u_lo, centre, phase, amp, -amp * shift,
-                      first, size, False, coupled)
-        shift = coupled
-    return shift
+    table: TemplateTable  # the locator's, for the template it learned
+    d_ring: np.ndarray  # the draw's neighbours' ringing less the template's (the table's layout) …
+    d_ring_slope: np.ndarray  # … and its change to the next finer u
+    rate: np.ndarray  # the template's ringing's derivative r′ (per sample, the table's layout) …
+    rate_slope: np.ndarray  # … and its change to the next finer u
+    curves: np.ndarray  # (3, …): g, g′ and the draw's Δg, every 1/TABLE_PER_SAMPLE sample from u_lo
+    u_lo: float
+    coarse_offset: np.ndarray  # (COARSE_PHASES,) the detector's sample less floor(t), by sub-sample phase
 
+    @classmethod
+    def build(cls, table: TemplateTable, draw: Template) -> DrawModel:
+        base = table.template
+        draw_table = TemplateTable.build(draw)
+        u_lo = -base.half_samples - 1.0
+        u = u_lo + np.arange(int((2 * base.half_samples + 3) * TABLE_PER_SAMPLE) + 1) / TABLE_PER_SAMPLE
+        g, dg = base.evaluate(u)
+        # the detector's sample: the steepest by central difference of the noise-free response
+        frac = np.linspace(0.0, 1.0, COARSE_PHASES, endpoint=False)
+        m = np.arange(-3, 5)
+        steep = np.abs(base.evaluate(m[None, :] + 1 - frac[:, None])[0]
+                       - base.evaluate(m[None, :] - 1 - frac[:, None])[0])
+        return cls(table, draw_table.ringing.astype(np.float64) - table.ringing,
+                   draw_table.ringing_slope.astype(np.float64) - table.ringing_slope, *_ringing_rate(table),
+                   np.stack([g, dg, draw.evaluate(u)[0] - g]), u_lo, m[np.argmax(steep, axis=1)])
 
-def coarse_samples(template: Template, pos: np.ndarray) -> np.ndarray:
-    """The sample the edge detector (:func:`pintime.locate.detect.find_steps`) puts an edge at ``pos`` on:
-    the steepest by central difference of the noise-free response, a function of the sub-sample phase
-    (the locator's windows are centred there, and a template's error moves an edge as its window sees it).
-    """
-    frac = np.linspace(0.0, 1.0, COARSE_PHASES, endpoint=False)
-    m = np.arange(-3, 5)
-    steep = np.abs(template.evaluate(m[None, :] + 1 - frac[:, None])[0]
-                   - template.evaluate(m[None, :] - 1 - frac[:, None])[0])
-    offset = m[np.argmax(steep, axis=1)]
-    whole = np.floor(pos)
-    return (whole + offset[((pos - whole) * COARSE_PHASES).astype(np.int64) % COARSE_PHASES]).astype(np.int64)
+    def moved_times_s(self, time_s: np.ndarray, sign: np.ndarray, fs: float) -> np.ndarray:
+        """The edge times ``time_s`` (seconds of the capture, one channel, ascending; ``sign`` ±1 each
+        step's sign) the template locator would have given with the draw (:meth:`shifts_samples`), worked
+        out CHUNK_EDGES at a time: memory stays bounded on any capture. Chunks end between two clusters
+        (edges fitted together), and each is worked out with the edges within MARGIN_REACHES neighbours'
+        reach either side, whose ringing reaches into its windows."""
+        out = np.empty_like(time_s)
+        n = len(time_s)
+        margin_s = MARGIN_REACHES * (self.table.ringing_half + 2) / fs
+        a = 0
+        while a < n:
+            b = min(a + CHUNK_EDGES, n)
+            while b < n and (time_s[b] - time_s[b - 1]) * fs <= JOINT_SAMPLES + 1:  # inside a cluster
+                b += 1
+            lo = int(np.searchsorted(time_s, time_s[a] - margin_s))
+            hi = int(np.searchsorted(time_s, time_s[b - 1] + margin_s, side="right"))
+            shift = self.shifts_samples(time_s[lo:hi] * fs, sign[lo:hi])
+            out[a:b] = time_s[a:b] + shift[a - lo:b - lo] / fs
+            a = b
+        return out
+
+    def shifts_samples(self, pos: np.ndarray, sign: np.ndarray) -> np.ndarray:
+        """How far (samples) the template locator would have moved each edge at ``pos`` (samples, one
+        channel, ascending; ``sign`` ±1 its step's sign) had it learned the draw instead of the template.
+
+        Windows are centred where the detector puts each edge (a template's error moves an edge as its
+        window sees it). Edges within JOINT_SAMPLES of each other were fitted together (one window, one
+        template each, offset and slope): their shifts solve that joint fit's linearized system. The others
+        were fitted one per window, their neighbours' ringing taken out: the pseudo-inverse's timing row on
+        the change of the window's model gives theirs. Their neighbours' own shifts move the ringing taken
+        out of their windows: COUPLING_SWEEPS sweeps add that (to the edges fitted alone; a joint window's
+        neighbours are further).
+        """
+        whole = np.floor(pos)
+        centre = (whole + self.coarse_offset[((pos - whole) * COARSE_PHASES).astype(np.int64)
+                                             % COARSE_PHASES]).astype(np.int64)
+        phase = pos - centre
+        amp = np.asarray(sign, dtype=np.float64)
+        first = np.flatnonzero(np.concatenate([[True], np.diff(centre) > JOINT_SAMPLES]))  # clusters' starts
+        size = np.diff(np.append(first, len(pos)))
+        pinv, stop = self.table.pinv, self.table.ringing_half + 2
+        alone = np.zeros(len(pos))
+        _shift_kernel(pinv, self.d_ring, self.d_ring_slope, stop, self.curves, self.u_lo, centre, phase, amp,
+                      amp, first, size, True, alone)
+        shift = alone
+        for _ in range(COUPLING_SWEEPS):
+            # a neighbour moved by δ changes the ringing its window took out by −A·r′·δ
+            coupled = alone.copy()
+            _shift_kernel(pinv, self.rate, self.rate_slope, stop, self.curves, self.u_lo, centre, phase, amp,
+                          -amp * shift, first, size, False, coupled)
+            shift = coupled
+        return shift
 
 
 def _ringing_rate(table: TemplateTable) -> tuple[np.ndarray, np.ndarray]:
