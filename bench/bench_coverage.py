@@ -68,7 +68,8 @@ def run(duration_s: float, seeds: int) -> list[dict[str, Any]]:
     for label, values in per_row.items():
         error, z, z_reps, inside, sigma = (np.array(v) for v in zip(*values, strict=True))
         rows.append({"label": label, "errors_ns": (error * 1e3).tolist(),
-                     "z_rms": float(np.sqrt(np.mean(z ** 2))), "z_reps_rms": float(np.sqrt(np.mean(z_reps ** 2))),
+                     "z_rms": float(np.sqrt(np.mean(z ** 2))),
+                     "z_reps_rms": float(np.sqrt(np.mean(z_reps ** 2))),
                      "inside": int(np.count_nonzero(inside)), "total": len(values),
                      "template_sigma_ns": float(np.mean(sigma) * 1e3)})
     return rows
