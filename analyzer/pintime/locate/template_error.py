@@ -24,17 +24,12 @@ from pintime.locate.fit import (
     JOINT_SAMPLES,
     PHASE_RANGE,
     PHASES_PER_SAMPLE,
-    RINGING_PER_SAMPLE,
     TemplateTable,
     window_ringing,
 )
 from pintime.locate.template import Template
 
 TABLE_PER_SAMPLE = 128  # g, g′ and Δg are tabulated this finely (linear interpolation ≪ their error)
-# sweeps after the first pass that move each window's neighbours' ringing by their own shifts, as the
-# locator's Gauss–Seidel sweeps did: on a sinc-like step's pulses of 4.8-20 samples the shifts are off by
-# 0.76 % of the largest without, 0.42 % with one sweep, the same with more (tests/unit/test_template_error.py)
-COUPLING_SWEEPS = 1
 COARSE_PHASES = 256  # the detector's choice of sample is tabulated over this many sub-sample phases
 CHUNK_EDGES = 1 << 18  # moved_times_s works this many edges at a time (≈ 25 MB of temporaries)
 MARGIN_REACHES = 3  # … with the edges this many neighbours' reaches either side of a chunk
@@ -47,8 +42,6 @@ class DrawModel:
     table: TemplateTable  # the locator's, for the template it learned
     d_ring: np.ndarray  # the draw's neighbours' ringing less the template's (the table's layout) …
     d_ring_slope: np.ndarray  # … and its change to the next finer u
-    rate: np.ndarray  # the template's ringing's derivative r′ (per sample, the table's layout) …
-    rate_slope: np.ndarray  # … and its change to the next finer u
     curves: np.ndarray  # (3, …): g, g′ and the draw's Δg, every 1/TABLE_PER_SAMPLE sample from u_lo
     u_lo: float
     coarse_offset: np.ndarray  # (COARSE_PHASES,) the detector's sample less floor(t), by sub-sample phase
@@ -66,7 +59,7 @@ class DrawModel:
         steep = np.abs(base.evaluate(m[None, :] + 1 - frac[:, None])[0]
                        - base.evaluate(m[None, :] - 1 - frac[:, None])[0])
         return cls(table, draw_table.ringing.astype(np.float64) - table.ringing,
-                   draw_table.ringing_slope.astype(np.float64) - table.ringing_slope, *_ringing_rate(table),
+                   draw_table.ringing_slope.astype(np.float64) - table.ringing_slope,
                    np.stack([g, dg, draw.evaluate(u)[0] - g]), u_lo, m[np.argmax(steep, axis=1)])
 
     def moved_times_s(self, time_s: np.ndarray, sign: np.ndarray, fs: float) -> np.ndarray:
@@ -98,9 +91,10 @@ class DrawModel:
         window sees it). Edges within JOINT_SAMPLES of each other were fitted together (one window, one
         template each, offset and slope): their shifts solve that joint fit's linearized system. The others
         were fitted one per window, their neighbours' ringing taken out: the pseudo-inverse's timing row on
-        the change of the window's model gives theirs. Their neighbours' own shifts move the ringing taken
-        out of their windows: COUPLING_SWEEPS sweeps add that (to the edges fitted alone; a joint window's
-        neighbours are further).
+        the change of the window's model gives theirs. Left out: that their neighbours' own shifts move the
+        ringing taken out of their windows, as the locator's Gauss–Seidel sweeps would (on a sinc-like
+        step's pulses of 4.8–20 samples the shifts are then off by 0.76 % of the largest, 0.42 % with it:
+        not worth a second pass, tests/unit/test_template_error.py).
         """
         whole = np.floor(pos)
         centre = (whole + self.coarse_offset[((pos - whole) * COARSE_PHASES).astype(np.int64)
@@ -109,28 +103,10 @@ class DrawModel:
         amp = np.asarray(sign, dtype=np.float64)
         first = np.flatnonzero(np.concatenate([[True], np.diff(centre) > JOINT_SAMPLES]))  # clusters' starts
         size = np.diff(np.append(first, len(pos)))
-        pinv, stop = self.table.pinv, self.table.ringing_half + 2
-        alone = np.zeros(len(pos))
-        _shift_kernel(pinv, self.d_ring, self.d_ring_slope, stop, self.curves, self.u_lo, centre, phase, amp,
-                      amp, first, size, True, alone)
-        shift = alone
-        for _ in range(COUPLING_SWEEPS):
-            # a neighbour moved by δ changes the ringing its window took out by −A·r′·δ
-            coupled = alone.copy()
-            _shift_kernel(pinv, self.rate, self.rate_slope, stop, self.curves, self.u_lo, centre, phase, amp,
-                          -amp * shift, first, size, False, coupled)
-            shift = coupled
+        shift = np.zeros(len(pos))
+        _shift_kernel(self.table.pinv, self.d_ring, self.d_ring_slope, self.table.ringing_half + 2,
+                      self.curves, self.u_lo, centre, phase, amp, first, size, shift)
         return shift
-
-
-def _ringing_rate(table: TemplateTable) -> tuple[np.ndarray, np.ndarray]:
-    """The neighbours' ringing's derivative ``r′`` (per sample) and its change to the next finer ``u``, in
-    the layout of ``table.ringing`` (rows: the fine fraction, columns: whole samples)."""
-    fine = table.ringing.T.ravel().astype(np.float64)  # u ascending
-    rate = np.gradient(fine) * RINGING_PER_SAMPLE
-    step = np.diff(rate, append=0.0)
-    shape = table.ringing.shape[::-1]
-    return rate.reshape(shape).T.copy(), step.reshape(shape).T.copy()
 
 
 @numba.njit(cache=True, nogil=True)
@@ -145,17 +121,17 @@ def _lookup(tables, row, u_lo, u):  # pragma: no cover (compiled)
 
 
 @numba.njit(cache=True, nogil=True)
-def _shift_kernel(pinv, ring, ring_slope, stop, tables, u_lo, centre, phase, amp, ring_amp, first, size,
-                  with_own, shift):  # pragma: no cover (compiled)
-    """:func:`draw_shifts_samples` cluster by cluster, added into ``shift``: a single edge ``−pinv_δ·ΔM /
-    A``, a joint one the times of ``−(JᵀJ)⁻¹Jᵀ·ΔM`` with ``J`` the joint fit's columns (amplitudes, times,
-    offset, slope). ``ΔM``: the neighbours' ``ring_amp × ring`` (a table as the locator's ringing), and
-    (``with_own``: the first pass, joint windows too) the window's own edges' Δg (``tables`` row 2)."""
+def _shift_kernel(pinv, d_ring, d_ring_slope, stop, tables, u_lo, centre, phase, amp, first, size,
+                  shift):  # pragma: no cover (compiled)
+    """:meth:`DrawModel.shifts_samples` cluster by cluster, into ``shift``: a single edge's ``−pinv_δ·ΔM /
+    A``, a joint one's the times of ``−(JᵀJ)⁻¹Jᵀ·ΔM`` with ``J`` the joint fit's columns (amplitudes,
+    times, offset, slope); ``ΔM`` is the change of the neighbours' ringing (``d_ring``, in the layout of the
+    locator's table) and of the window's own edges' response (Δg: ``tables`` row 2)."""
     half = pinv.shape[2] // 2
     lo_phase = PHASE_RANGE[0]
     # a single edge's own part, −pinv_δ·Δg, depends on its phase alone: once per tabulated phase
     own = np.zeros(pinv.shape[0])
-    for cell in range(pinv.shape[0] if with_own else 0):
+    for cell in range(pinv.shape[0]):
         at = lo_phase + (cell + 0.5) / PHASES_PER_SAMPLE
         for m in range(2 * half + 1):
             own[cell] -= pinv[cell, 1, m] * _lookup(tables, 2, u_lo, m - half - at)
@@ -166,17 +142,15 @@ def _shift_kernel(pinv, ring, ring_slope, stop, tables, u_lo, centre, phase, amp
         if n == 1:
             cell = min(int((phase[f] - lo_phase) * PHASES_PER_SAMPLE), pinv.shape[0] - 1)
             single[:] = 0.0
-            window_ringing(ring, ring_slope, stop, start, f, f, centre, phase, ring_amp, single)
+            window_ringing(d_ring, d_ring_slope, stop, start, f, f, centre, phase, amp, single)
             t = 0.0
             for m in range(len(single)):
                 t += pinv[cell, 1, m] * single[m]
-            shift[f] += own[cell] - t / amp[f]
-            continue
-        if not with_own:
+            shift[f] = own[cell] - t / amp[f]
             continue
         length = int(centre[f + n - 1] - centre[f]) + 2 * half + 1
         change = np.zeros(length)
-        window_ringing(ring, ring_slope, stop, start, f, f + n - 1, centre, phase, ring_amp, change)
+        window_ringing(d_ring, d_ring_slope, stop, start, f, f + n - 1, centre, phase, amp, change)
         for k in range(f, f + n):
             offset = centre[k] - start + phase[k]
             for m in range(length):
@@ -192,7 +166,7 @@ def _shift_kernel(pinv, ring, ring_slope, stop, tables, u_lo, centre, phase, amp
             jac[m, 2 * n + 1] = m / (length - 1)
         step = _solve_normal(jac, change)
         for j in range(n):
-            shift[f + j] += -step[n + j]
+            shift[f + j] = -step[n + j]
 
 
 @numba.njit(cache=True, nogil=True)
