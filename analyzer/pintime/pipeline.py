@@ -5,6 +5,7 @@ functions, the kernel). ``pintime analyze``, ``pintime validate`` and the benchm
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,20 +20,25 @@ from pintime.capture.vcd import read_vcd
 from pintime.capture.wav import DEFAULT_CHANNELS, Channels, open_wav
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
-from pintime.estimate.estimators import estimate_means, with_template_error
 from pintime.estimate.kernel import Kernel, build_kernel, kernel_json
 from pintime.estimate.micro import MicroRow, build_micro, datasheet_cycles, micro_json
+from pintime.estimate.shared import estimate_means, with_template_error
 from pintime.estimate.slowclock import SlowClock, slow_clock, slow_clock_json
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
-from pintime.frames import FORMAT_VERSION, PROGRAMS, FrameDecode, ScaledTimes, decode_between_gaps
+from pintime.frames import FORMAT_VERSION, PROGRAMS, Frame, FrameDecode, ScaledTimes, decode_between_gaps
 from pintime.ladder import LADDER, Attribution, attribute
 from pintime.locate.capture_edges import METHODS, CaptureEdges, gap_guard_s, locate_capture
 from pintime.locate.fit import TemplateTable
 from pintime.locate.store import release_free_memory
+from pintime.locate.template import Template
 from pintime.locate.template_error import DrawModel
 from pintime.lost_audio import LostAudio, cut_spans, reconcile
 from pintime.table2.visits import locate, run_files
+
+# the learned template's error is worked out on a long capture's first this many edges (or more, until their
+# frames give every estimate): ≈ 9 minutes of Table 1 runs, 17 MB a draw
+DRAW_EDGES = 1 << 21
 
 if TYPE_CHECKING:
     from pintime.table2.table import Table2
@@ -168,6 +174,35 @@ def located_without_lost_audio(path: str | Path, method: str | None, progress: b
     return located, edges, kept_gaps, lost
 
 
+def _with_template_error(results: tuple[Any, ...],
+                         estimates: Callable[[np.ndarray, list[Frame]], tuple[Any, ...]],
+                         located: CaptureEdges, draws: tuple[Template, ...], meas_time: np.ndarray,
+                         meas_polarity: np.ndarray, frames: list[Frame]) -> tuple[Any, ...]:
+    """``results`` with the learned template's shared error in every estimate
+    (:mod:`pintime.estimate.shared`), from the estimates again on each draw's edge times
+    (:mod:`pintime.locate.template_error`; ``draws``: its train fit's).
+
+    Of a long capture only its first DRAW_EDGES edges (more, until their frames give every estimate): the
+    error is the same in every repetition, and time and memory stay bounded (an hour's capture would
+    need another array per edge a draw, and 8 more analyses of it)."""
+    table = TemplateTable.build(located.template)
+    fs = located.info.samplerate_hz
+    wanted = set(estimate_means(results))
+    count = min(DRAW_EDGES, len(meas_time))
+    while True:
+        part = frames if count == len(meas_time) else [f for f in frames if f.group_hi <= count]
+        try:
+            base = estimate_means(results if count == len(meas_time) else estimates(meas_time[:count], part))
+        except PintimeError:  # too few of the capture's frames for its program's system: more of them
+            base = {}
+        if count == len(meas_time) or wanted <= set(base):
+            break
+        count = min(2 * count, len(meas_time))
+    moved = [estimate_means(estimates(DrawModel.build(table, d).moved_times_s(
+        meas_time[:count], meas_polarity[:count], fs), part)) for d in draws]  # one draw at a time
+    return with_template_error(results, base, moved)
+
+
 def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
             elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS,
             ladder: bool = False) -> Analysis:
@@ -208,35 +243,32 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         clock = clock.with_unit(1.0 / run["f_cpu_hz"])
     clk.check_rate(clock, run["f_cpu_hz"], str(path))
     polarity = -meas_polarity if decode.inverted else meas_polarity
-    def estimates(meas_time: np.ndarray) -> tuple[Any, ...]:
-        """Table 1 and the program's own results from the measurement channel's edge times."""
-        table = build_table1(decode.frames, meas_time, clock.us_per_unit)
+
+    def estimates(meas_time: np.ndarray, frames: list[Frame]) -> tuple[Any, ...]:
+        """Table 1 and the program's own results from the measurement channel's edge times and ``frames``
+        (all of the capture's, or those of its first edges)."""
+        table = build_table1(frames, meas_time, clock.us_per_unit)
         table2 = None
         if PROGRAMS[run["program"]] == "table2":  # its modules (block systems, cuts, CFGs) only for it
             from pintime.table2.table import table2_from_capture
 
-            table2 = table2_from_capture(path, visits, run, decode.frames, meas_time, clock.us_per_unit)
-        user = (build_user(decode.frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
+            table2 = table2_from_capture(path, visits, run, frames, meas_time, clock.us_per_unit)
+        user = (build_user(frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
                            None if elf is None else _same_firmware(elf, run, path))
                 if PROGRAMS[run["program"]] == "user" else None)
-        kernel = (build_kernel(decode.frames, meas_time, edges, clock.us_per_unit, run["f_cpu_hz"],
+        kernel = (build_kernel(frames, meas_time, edges, clock.us_per_unit, run["f_cpu_hz"],
                                _pin_asymmetry(decode, time_us, polarity),
                                None if attribution is None else attribution.unattributed_s)
                   if PROGRAMS[run["program"]] == "kernel" else None)
-        micro = (build_micro(decode.frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
+        micro = (build_micro(frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
                              None if elf is None else datasheet_cycles(_same_firmware(elf, run, path)))
                  if PROGRAMS[run["program"]] == "micro" else None)
         return table, table2, user, kernel, micro
 
-    results = estimates(meas_time)
+    results = estimates(meas_time, decode.frames)
     if draws_from is not None and draws_from.train is not None and draws_from.train.draws:
-        # the learned template's error, shared by every repetition (locate/template_error.py)
-        located_table = TemplateTable.build(draws_from.template)
-        fs = draws_from.info.samplerate_hz
-        # one draw's times at a time, and of its results only their means: bounded memory
-        moved = [estimate_means(estimates(DrawModel.build(located_table, d).moved_times_s(
-            meas_time, meas_polarity, fs))) for d in draws_from.train.draws]
-        results = with_template_error(results, moved, len(moved))
+        results = _with_template_error(results, estimates, draws_from, draws_from.train.draws, meas_time,
+                                       meas_polarity, decode.frames)
     table, table2, user, kernel, micro = results
     ends = decode.of_kind("end")
     seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete

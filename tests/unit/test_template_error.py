@@ -3,12 +3,13 @@ locator run again with that draw, and every estimate's CI widened by the draws' 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
 import scipy.special
-from pintime.estimate.estimators import CI_LEVEL, Estimate, estimate_means, summarize, with_template_error
+from pintime.estimate.estimators import CI_LEVEL, Estimate, summarize
+from pintime.estimate.shared import estimate_means, with_template_error
 from pintime.locate import template_error
 from pintime.locate.detect import find_steps
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
@@ -91,17 +92,22 @@ class Result:
 
 def test_every_estimate_gets_the_draws_spread():
     """σ is the RMS of the draws' means about the result's, the CI grows in quadrature by t(dof)·σ, and
-    whatever is not an Estimate is the result's own; a draw with another number of Estimates is left out."""
+    whatever is not an Estimate is the result's own; Estimates are matched by their path (a row by its
+    position here, as these rows have no label), and one the base lacks has no σ and no CI."""
     main = Result([summarize(np.array([1.0, 1.2, 0.8])), summarize(np.array([5.0, 5.0, 5.1]))], "a",
                   np.zeros(3))
     shifts = [(0.01, -0.02), (-0.03, 0.0), (0.02, 0.04)]
     draws = [Result([Estimate(e.mean_us + d, e.std_us, e.ci95_us, e.count) for e, d in zip(main.rows, s,
                                                                                                strict=True)],
                     "b", np.ones(3)) for s in shifts]
-    out = with_template_error(main, [estimate_means(d) for d in draws], len(draws))
+    out = with_template_error(main, estimate_means(main), [estimate_means(d) for d in draws])
     assert out.label == "a" and out.points is main.points
-    odd = Result(draws[0].rows[:1], "c", np.ones(3))
-    assert with_template_error(main, [estimate_means(d) for d in [*draws, odd]], len(draws)) == out
+    # a base of a part of the capture, its rows by label: ours at its own means, a row it lacks unknown
+    part = Result([Estimate(0.0, 0.1, (0.0, 0.0), 3)], "p", np.zeros(3))
+    moved = [Result([replace(part.rows[0], mean_us=s[1])], "p", np.zeros(3)) for s in shifts]
+    keyed = with_template_error(main, estimate_means(part), [estimate_means(d) for d in moved])
+    assert keyed.rows[0].template_sigma_us == pytest.approx(np.sqrt(np.mean([s[1] ** 2 for s in shifts])))
+    assert np.isnan(keyed.rows[1].template_sigma_us) and np.isnan(keyed.rows[1].ci95_us).all()
     t = scipy.special.stdtrit(len(draws), (1 + CI_LEVEL) / 2)
     for i, (before, after) in enumerate(zip(main.rows, out.rows, strict=True)):
         sigma = np.sqrt(np.mean([s[i] ** 2 for s in shifts]))

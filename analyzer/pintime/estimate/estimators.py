@@ -7,11 +7,7 @@ Student-t 95 % confidence interval of the mean.
 
 from __future__ import annotations
 
-import functools
-import typing
-from collections.abc import Callable
-from dataclasses import dataclass, fields, is_dataclass, replace
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
@@ -33,84 +29,13 @@ CI_LEVEL = 0.95  # confidence level of every interval ``summarize`` gives
 @dataclass(frozen=True)
 class Estimate:
     """Mean of per-repetition estimates, their std over repetitions, and the 95 % CI of the mean (with
-    the learned edge template's shared error in it, when there is one: :func:`with_template_error`)."""
+    the learned edge template's shared error in it, when there is one: :mod:`pintime.estimate.shared`)."""
 
     mean_us: float
     std_us: float  # sample standard deviation (ddof = 1) over repetitions; nan for one repetition
     ci95_us: tuple[float, float]
     count: int  # repetitions
     template_sigma_us: float = 0.0  # 1σ of the error all repetitions share through the learned template
-
-
-def estimate_means(result: Any) -> list[float]:
-    """The mean of every Estimate in ``result`` (an Estimate, or dataclasses, lists, tuples and dicts
-    holding them), in the order :func:`with_template_error` visits them: all a draw's results need keep."""
-    means: list[float] = []
-
-    def keep(e: Estimate) -> Estimate:
-        means.append(e.mean_us)
-        return e
-
-    _visit(result, keep)
-    return means
-
-
-def with_template_error(main: Any, draw_means: list[list[float]], dof: int) -> Any:
-    """``main`` with every Estimate's template error from the same results computed on the template's
-    error draws (:func:`pintime.locate.train.error_draws`), ``draw_means`` their :func:`estimate_means`
-    (``dof`` draws): σ² the mean square of the draws' means less its own, and its CI widened in quadrature
-    by Student's t (``dof``) times σ. A draw whose results hold another number of Estimates (a fit that
-    rejected other points) is left out.
-
-    Repetitions all share the template's error, so their spread cannot show it (docs/results.md, "The
-    learned edge shape's error, now in every CI").
-    """
-    count = len(estimate_means(main))
-    draws = np.array([m for m in draw_means if len(m) == count]).reshape(-1, count)
-    t = scipy.special.stdtrit(dof, (1 + CI_LEVEL) / 2)
-    index = iter(range(count))
-
-    def widened(e: Estimate) -> Estimate:
-        sigma = float(np.sqrt(np.mean((draws[:, next(index)] - e.mean_us) ** 2))) if len(draws) else 0.0
-        half = float(np.hypot((e.ci95_us[1] - e.ci95_us[0]) / 2, t * sigma))
-        return replace(e, ci95_us=(e.mean_us - half, e.mean_us + half), template_sigma_us=sigma)
-
-    return _visit(main, widened)
-
-
-def _visit(node: Any, change: Callable[[Estimate], Estimate]) -> Any:
-    """``node`` with ``change`` made to every Estimate in it, depth first in field, item and key order;
-    fields whose type cannot hold one (:func:`_may_hold`: a Table 1's frames) are not entered."""
-    if isinstance(node, Estimate):
-        return change(node)
-    if is_dataclass(node) and not isinstance(node, type):
-        hints = _hints(type(node))
-        return replace(node, **{f.name: _visit(getattr(node, f.name), change) for f in fields(node)
-                                if f.init and _may_hold(hints.get(f.name, Any))})
-    if isinstance(node, list | tuple):
-        return type(node)(_visit(item, change) for item in node)
-    if isinstance(node, dict):
-        return {k: _visit(v, change) for k, v in node.items()}
-    return node
-
-
-@functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    """A dataclass's field types, or none where they cannot be resolved (then every field is entered)."""
-    try:
-        return typing.get_type_hints(cls)
-    except NameError:  # a name imported for type checking only
-        return {}
-
-
-@functools.cache
-def _may_hold(tp: Any) -> bool:
-    """Whether a value of type ``tp`` can hold an Estimate."""
-    if tp is Estimate or tp is Any:
-        return True
-    if isinstance(tp, type) and is_dataclass(tp):
-        return any(_may_hold(h) for h in _hints(tp).values()) if _hints(tp) else True
-    return any(_may_hold(a) for a in typing.get_args(tp))
 
 
 def summarize(per_rep_us: np.ndarray) -> Estimate:

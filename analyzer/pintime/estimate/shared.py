@@ -1,0 +1,100 @@
+"""The learned edge template's error, which every repetition shares, in every estimate's uncertainty.
+
+The template is learned once, so its error is the same in every repetition and their spread cannot show
+it (docs/results.md, "The learned edge shape's error, now in every CI"). The pipeline computes the results
+again on the edge times each draw of that error gives (:mod:`pintime.locate.template_error`), keeps only
+their Estimates' means (:func:`estimate_means`), and widens every Estimate of the result by the draws'
+spread (:func:`with_template_error`). Results are any nesting of dataclasses, lists, tuples and dicts;
+an Estimate is known by its path there, a row of a list by its label or name.
+"""
+
+from __future__ import annotations
+
+import functools
+import typing
+from collections.abc import Callable
+from dataclasses import fields, is_dataclass, replace
+from typing import Any
+
+import numpy as np
+import scipy.special
+
+from pintime.estimate.estimators import CI_LEVEL, Estimate
+
+Path = tuple[Any, ...]
+
+
+def estimate_means(result: Any) -> dict[Path, float]:
+    """The mean of every Estimate in ``result``, by its path: all a draw's results need keep."""
+    means: dict[Path, float] = {}
+
+    def keep(e: Estimate, path: Path) -> Estimate:
+        means[path] = e.mean_us
+        return e
+
+    _visit(result, keep, ())
+    return means
+
+
+def with_template_error(main: Any, base: dict[Path, float], draws: list[dict[Path, float]]) -> Any:
+    """``main`` with every Estimate's template error: σ² the mean square, over the draws, of a draw's mean
+    less ``base``'s at the same path (``base``: the results of the same edges undrawn, ``main``'s own or a
+    part of the capture's: :func:`estimate_means`), and its CI widened in quadrature by Student's t
+    (``len(draws)`` degrees of freedom) times σ. An Estimate that ``base`` or a draw lacks gets σ = NaN and
+    its CI NaN: the caller gives them all (the pipeline widens the part until ``base`` has every path)."""
+    t = scipy.special.stdtrit(len(draws), (1 + CI_LEVEL) / 2)
+
+    def widened(e: Estimate, path: Path) -> Estimate:
+        found = path in base and all(path in d for d in draws)
+        sigma = (float(np.sqrt(np.mean([(d[path] - base[path]) ** 2 for d in draws]))) if found
+                 else float("nan"))
+        half = float(np.hypot((e.ci95_us[1] - e.ci95_us[0]) / 2, t * sigma))
+        return replace(e, ci95_us=(e.mean_us - half, e.mean_us + half), template_sigma_us=sigma)
+
+    return _visit(main, widened, ())
+
+
+def _visit(node: Any, change: Callable[[Estimate, Path], Estimate], path: Path) -> Any:
+    """``node`` with ``change`` made to every Estimate in it; fields whose type cannot hold one
+    (:func:`_may_hold`: a Table 1's frames) are not entered."""
+    if isinstance(node, Estimate):
+        return change(node, path)
+    if is_dataclass(node) and not isinstance(node, type):
+        hints = _hints(type(node))
+        return replace(node, **{f.name: _visit(getattr(node, f.name), change, (*path, f.name))
+                                for f in fields(node) if f.init and _may_hold(hints.get(f.name, Any))})
+    if isinstance(node, list | tuple):
+        keys = [_row_key(item, i) for i, item in enumerate(node)]
+        keys = [(k, keys[:i].count(k)) for i, k in enumerate(keys)]  # a label twice: its first, its second
+        return type(node)(_visit(item, change, (*path, k)) for item, k in zip(node, keys, strict=True))
+    if isinstance(node, dict):
+        return {k: _visit(v, change, (*path, k)) for k, v in node.items()}
+    return node
+
+
+def _row_key(item: Any, index: int) -> Any:
+    """A row's key in its list: its label or name (rows a part of the capture lacks shift no others)."""
+    for name in ("label", "name"):
+        value = getattr(item, name, None)
+        if isinstance(value, str):
+            return value
+    return index
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """A dataclass's field types, or none where they cannot be resolved (then every field is entered)."""
+    try:
+        return typing.get_type_hints(cls)
+    except NameError:  # a name imported for type checking only
+        return {}
+
+
+@functools.cache
+def _may_hold(tp: Any) -> bool:
+    """Whether a value of type ``tp`` can hold an Estimate."""
+    if tp is Estimate or tp is Any:
+        return True
+    if isinstance(tp, type) and is_dataclass(tp):
+        return any(_may_hold(h) for h in _hints(tp).values()) if _hints(tp) else True
+    return any(_may_hold(a) for a in typing.get_args(tp))
