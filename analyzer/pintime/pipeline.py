@@ -69,6 +69,7 @@ class Analysis:
     ladder: Attribution | None = None  # a resistor-ladder capture (pintime.ladder): its edges' attribution
     skipped_s: tuple[float, float] | None = None  # WAVs: edges left out before a later run's train
     unplaced: int = 0  # WAVs: edges detected that the method could not place (left out)
+    template_draws: int = 0  # draws of the learned template's error in every CI (0: none, not assessed)
 
     @property
     def time_us(self) -> np.ndarray:
@@ -283,8 +284,9 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         from pintime.table2.countmodel import table2_models
 
         slow = replace(slow, table2=table2_models(table2, slow.tick_us))
+    draws = 0 if draws_from is None or draws_from.train is None else len(draws_from.train.draws)
     return Analysis(path, used, edges, clock, decode, run, missing, cal, table, table2, user, gaps,
-                    lost_to_gaps, lost, kernel, micro, slow, attribution, skipped_s, unplaced)
+                    lost_to_gaps, lost, kernel, micro, slow, attribution, skipped_s, unplaced, draws)
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -331,6 +333,7 @@ def summary_json(a: Analysis) -> dict[str, Any]:
         "recording_gaps": _gaps_json(a),
         "skipped_before_train_s": None if a.skipped_s is None else list(a.skipped_s),
         "edges_unplaced": a.unplaced,
+        "template_error_draws": a.template_draws if a.method == "template" else None,
         **({} if a.ladder is None else {"ladder": ladder_json(a.ladder)}),
         **table1_json(a.table),
         **({} if a.table2 is None else _table2_json(a.table2)),

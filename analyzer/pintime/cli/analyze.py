@@ -9,6 +9,7 @@ from pathlib import Path
 from pintime.cli.args import add_channel_arguments, channels
 from pintime.estimate.kernel import format_kernel
 from pintime.estimate.micro import format_micro
+from pintime.estimate.shared import largest_template_sigma
 from pintime.estimate.slowclock import format_slow_clock
 from pintime.estimate.table1 import format_table1
 from pintime.estimate.user import format_user
@@ -58,7 +59,21 @@ def format_summary(a: Analysis) -> str:
         table = format_micro(a.micro)
     slow = [] if a.slow_clock is None else ["", format_slow_clock(a.slow_clock)]
     ladder = [] if a.ladder is None else [format_attribution(a.ladder)]
-    return "\n".join([run, ppm, frames, *ladder, "", table, *slow])
+    return "\n".join([run, ppm, frames, *ladder, "", table, *template_error_lines(a), *slow])
+
+
+def template_error_lines(a: Analysis) -> list[str]:
+    """What the CIs say of the learned edge shape's error, which every repetition shares."""
+    if a.method != "template":
+        return []
+    if not a.template_draws:
+        why = ("a resistor ladder's edges" if a.ladder is not None
+               else "learned without a calibration train")
+        return [f"The learned edge shape's error is NOT in these CIs ({why}: no draws of it); it is shared "
+                "by every repetition, so no spread shows it"]
+    where, sigma = largest_template_sigma((a.table, a.table2, a.user, a.kernel, a.micro))
+    return [f"The CIs hold the learned edge shape's error, which every repetition shares (no std. deviation "
+            f"shows it): σ up to {sigma:.2g} µs ({where}), from {a.template_draws} draws of it"]
 
 
 def skipped_text(skipped_s: tuple[float, float]) -> str:

@@ -36,6 +36,21 @@ def estimate_means(result: Any) -> dict[Path, float]:
     return means
 
 
+def largest_template_sigma(result: Any) -> tuple[str, float]:
+    """The largest template σ (µs) among ``result``'s Estimates and the row it is of (its label, or the
+    last two fields' names: "overdetermined t_e"), ``("", 0.0)`` when it has none."""
+    found: list[tuple[float, str]] = [(0.0, "")]
+
+    def keep(e: Estimate, path: Path) -> Estimate:
+        names = [k[0] for k in path if isinstance(k, tuple) and isinstance(k[0], str)]
+        found.append((e.template_sigma_us, names[-1] if names else " ".join(str(k) for k in path[-2:])))
+        return e
+
+    _visit(result, keep, ())
+    sigma, where = max(found, key=lambda f: f[0] if f[0] == f[0] else np.inf)  # NaN: not known, first
+    return where, sigma
+
+
 def with_template_error(main: Any, base: dict[Path, float], draws: list[dict[Path, float]]) -> Any:
     """``main`` with every Estimate's template error: σ² the mean square, over the draws, of a draw's mean
     less ``base``'s at the same path (``base``: the results of the same edges undrawn, ``main``'s own or a

@@ -215,11 +215,6 @@ def format_table1(table: Table1) -> str:
                          f"mean R² {d['r2_mean']:.9f}, "
                          f"mean residual RMS {_fmt(d['residual_rms_us_mean'], 4)} µs, "
                          f"{d['outliers']} outlier(s) rejected (> {est.OUTLIER_FACTOR:g}× median deviation)")
-    shared = max(table.rows, key=lambda r: r.estimate.template_sigma_us, default=None)
-    if shared is not None and shared.estimate.template_sigma_us > 0:
-        lines.append(f"  The CIs hold the learned edge shape's error too, which every repetition shares (no "
-                     f"std. deviation shows it): σ up to {_fmt(shared.estimate.template_sigma_us, 4)} µs "
-                     f"({shared.label})")
     if table.overdetermined is not None:
         o = table.overdetermined
         lines.append(f"Overdetermined system (eq. 6–8), K = {table.overdetermined_m}, {o.t_e.count} reps: "
