@@ -256,7 +256,10 @@ def test_real_portaudio_through_an_alsa_file_device(tmp_path, source):
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGHUP])
 def test_a_kill_or_hangup_leaves_a_complete_file_and_sidecar(tmp_path, source, monkeypatch, capsys,
-                                                              stop_signal):
+                                                              stop_signal, request):
+    if signal.getsignal(stop_signal) is signal.SIG_IGN:  # the suite run under nohup: record would leave it so
+        signal.signal(stop_signal, signal.SIG_DFL)
+        request.addfinalizer(lambda: signal.signal(stop_signal, signal.SIG_IGN))
     previous = signal.getsignal(stop_signal)
     monkeypatch.setattr(rec, "load_backend",
                         lambda: FakeBackend(source, overflow_blocks=[4], interrupt_after_block=9,
