@@ -93,7 +93,8 @@ def plan_rows(planned: tuple, profile: tuple, following: dict[str, dict[str, np.
             continue
         for method in ("template", "count"):
             std = technique_std_us(t, method, card)
-            r = repetitions(std, half_width_us(std, plan_reps))
+            r = repetitions(std, half_width_us(std, plan_reps))  # the repetitions' spread alone …
+            assert r is not None  # … has no floor
             edges = following[method].get(t.label)
             if edges is None or len(edges) < r:
                 continue

@@ -29,10 +29,10 @@ def _check_rows(plan: dict, labels: list[str], data_dependent: tuple[str, ...] =
     assert set(rows) == {(label, m) for label in labels for m in ("template", "count")}
     target = plan["target_ci95_half_us"]
     for r in plan["rows"]:
-        reps = r["repetitions"]
+        reps, shared = r["repetitions"], r["shared_ci95_half_us"]
         assert r["ci95_half_us"] <= target * (1 + 1e-12) and r["mcu_s"] > 0
-        assert r["ci95_half_us"] == pytest.approx(half_width_us(r["std_us"], reps))
-        assert reps == 2 or half_width_us(r["std_us"], reps - 1) > target
+        assert r["ci95_half_us"] == pytest.approx(half_width_us(r["std_us"], reps, shared))
+        assert reps == 2 or half_width_us(r["std_us"], reps - 1, shared) > target
     # the count method needs far more: a tick is 5.2 µs, a template edge < 1 ns (unless the code's own time
     # varies from call to call more than a tick does)
     for label in set(labels) - set(data_dependent):
@@ -54,6 +54,22 @@ def test_plan_from_a_capture_has_every_technique_and_method(tmp_path, capture):
     assert 0 < plan["edge_sigma_us"] < 1e-3  # the template locator: well under a ns per edge
     _check_rows(plan, LABELS)
     assert all(not r["mcu_s_pulses_only"] for r in plan["rows"])  # frames measured in the capture
+
+
+def test_a_target_below_the_learned_shapes_shared_error_is_no_plan(tmp_path, capture):
+    """The template's shared error is a floor: a target under it gets no repetitions, said as such."""
+    rows = _plan(tmp_path, capture, "--target-ns", "1")["rows"]
+    floor = max(r["shared_ci95_half_us"] for r in rows if r["method"] == "template")
+    assert 0 < floor < 1e-3
+    below = _plan(tmp_path, capture, "--target-ns", str(floor * 1e3 / 2))["rows"]
+    unreachable = [r for r in below if r["repetitions"] is None]
+    assert unreachable
+    for r in unreachable:
+        assert r["method"] == "template" and r["mcu_s"] is None
+        assert r["ci95_half_us"] == r["shared_ci95_half_us"] > floor / 2
+    code, printed, _ = run_cli(["plan", str(capture), "--target-ns", str(floor * 1e3 / 2)])
+    assert code == 0 and "unreachable†" in printed
+    assert "no number of repetitions reaches the target" in printed
 
 
 def test_resolving_the_cycle_and_a_target_in_cycles(tmp_path, capture):

@@ -29,6 +29,7 @@ from pintime.estimate.plan import (
     measure_template_noise,
     plan,
     plan_json,
+    t95,
     template_terms,
 )
 from pintime.estimate.slowclock import design
@@ -116,7 +117,11 @@ def techniques_of(template: Analysis, count: Analysis) -> tuple[list[Technique],
     card = Card(sigma, wander, count.slow_clock.tick_us, f"capture {count.path}")
     spans = frame_spans_us(count)
     template_std = {label: e.std_us for label, *_, e in measured}
-    techniques = [Technique(label, technique, spans[key], x, edges, std_us={"template": template_std[label]})
+    # the learned template's shared error: its CI half-width, a floor under the plan (0 without draws)
+    t_draws = float(t95(template.template_draws)) if template.template_draws else 0.0
+    shared = {label: t_draws * e.template_sigma_us for label, *_, e in measured}
+    techniques = [Technique(label, technique, spans[key], x, edges, std_us={"template": template_std[label]},
+                            shared_half_us={"template": shared[label]})
                   for label, technique, key, x, edges, e in linear_estimates(count)
                   if e.count >= MIN_REPETITIONS and label in template_std]
     if template.table2 is not None and count.table2 is not None:
@@ -166,8 +171,10 @@ def table2_techniques(template: Analysis, count: Analysis) -> list[Technique]:
     frames = [f for f in count.decode.frames if f.kind == "table2"]
     span = float(count.time_us[frames[-1].group[-1]] - count.time_us[frames[0].start])
     rep_us = span / max(1, len({f.fields["measurement"] for f in frames}))
+    t_draws = float(t95(template.template_draws)) if template.template_draws else 0.0
     return [Technique(f"Table 2 {u.label}", "table2", rep_us,
-                      std_us={"template": u.estimate.std_us, "count": v.estimate.std_us})
+                      std_us={"template": u.estimate.std_us, "count": v.estimate.std_us},
+                      shared_half_us={"template": t_draws * u.estimate.template_sigma_us})
             for u, v in zip(t2.block.unknowns, c2.block.unknowns, strict=True)
             if min(u.estimate.count, v.estimate.count) >= MIN_REPETITIONS]
 

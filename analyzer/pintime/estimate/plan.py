@@ -19,6 +19,10 @@ is the smallest R that brings it to the target. σ per method:
   only the widths known (a card profile), Beilner's independent widths.
 
 Table 2's unknowns (per measurement) come with both methods' spreads measured.
+
+A capture's template estimates also carry the learned edge shape's error, which every repetition shares
+(:mod:`pintime.estimate.shared`): no number of repetitions takes it away, so it is a floor under the CI,
+``hypot(t(R − 1) · σ / √R, shared)``; a target below the floor is no plan (the row says so).
 """
 
 from __future__ import annotations
@@ -49,6 +53,9 @@ class Technique:
     offsets_measured: bool = True  # the offsets between pulses are measured (else only the widths are known)
     std_us: dict[str, float] | None = None  # per method, the measured per-repetition std (before any model)
     rep_is_pulses: bool = False  # rep_us counts the pulses only (a profile's plan: frames unknown)
+    # per method, the CI half-width (µs) of an error every repetition shares (the learned template's,
+    # measured in a capture): a floor no number of repetitions lowers
+    shared_half_us: dict[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -67,10 +74,11 @@ class PlanRow:
     technique: str
     method: str
     std_us: float  # per repetition
-    repetitions: int
-    ci95_half_us: float  # with that many repetitions
-    mcu_s: float
+    repetitions: int | None  # None: the target is below the shared error's floor, no number reaches it
+    ci95_half_us: float  # with that many repetitions (None: the floor)
+    mcu_s: float  # NaN without a plan
     mcu_is_pulses: bool
+    shared_half_us: float = 0.0  # the floor (Technique.shared_half_us)
 
 
 def t95(dof: np.ndarray | int) -> np.ndarray:
@@ -78,10 +86,15 @@ def t95(dof: np.ndarray | int) -> np.ndarray:
     return np.asarray(scipy.special.stdtrit(dof, (1 + CI_LEVEL) / 2))
 
 
-def repetitions(std_us: float, target_half_us: float) -> int:
-    """The fewest repetitions (at least 2) whose Student-t 95 % CI of the mean is no wider than ±target."""
+def repetitions(std_us: float, target_half_us: float, shared_half_us: float = 0.0) -> int | None:
+    """The fewest repetitions (at least 2) whose Student-t 95 % CI of the mean, with a shared error's
+    half-width ``shared_half_us`` beside it in quadrature, is no wider than ±target; None when the shared
+    error alone is as wide."""
     if not target_half_us > 0:
         raise PintimeError(f"the target CI half-width must be positive, got {target_half_us:g} µs")
+    if shared_half_us >= target_half_us:
+        return None
+    target_half_us = float(np.sqrt(target_half_us ** 2 - shared_half_us ** 2))
     if std_us == 0:
         return 2
     z = float(scipy.special.ndtri((1 + CI_LEVEL) / 2))
@@ -94,9 +107,10 @@ def repetitions(std_us: float, target_half_us: float) -> int:
     return r
 
 
-def half_width_us(std_us: float, r: int) -> float:
-    """The Student-t 95 % CI half-width of a mean of ``r`` repetitions of spread ``std_us``."""
-    return float(t95(r - 1)) * std_us / np.sqrt(r)
+def half_width_us(std_us: float, r: int, shared_half_us: float = 0.0) -> float:
+    """The Student-t 95 % CI half-width of a mean of ``r`` repetitions of spread ``std_us`` (and a shared
+    error's half-width beside it in quadrature)."""
+    return float(np.hypot(float(t95(r - 1)) * std_us / np.sqrt(r), shared_half_us))
 
 
 def template_terms(design: np.ndarray, pulse_edges_us: np.ndarray) -> tuple[float, float]:
@@ -148,9 +162,11 @@ def plan(techniques: list[Technique], card: Card, target_half_us: float) -> list
     for t in techniques:
         for method in METHODS:
             std = technique_std_us(t, method, card)
-            r = repetitions(std, target_half_us)
-            rows.append(PlanRow(t.label, t.technique, method, std, r, half_width_us(std, r),
-                                r * t.rep_us * 1e-6, t.rep_is_pulses))
+            shared = (t.shared_half_us or {}).get(method, 0.0)
+            r = repetitions(std, target_half_us, shared)
+            rows.append(PlanRow(t.label, t.technique, method, std, r,
+                                shared if r is None else half_width_us(std, r, shared),
+                                float("nan") if r is None else r * t.rep_us * 1e-6, t.rep_is_pulses, shared))
     return rows
 
 
@@ -164,7 +180,8 @@ def plan_json(rows: list[PlanRow], card: Card, target_half_us: float, f_cpu_hz: 
             "rows": [{"label": r.label, "technique": r.technique, "method": r.method,
                       "std_us": r.std_us, "std_cycles": r.std_us * cycles_per_us,
                       "repetitions": r.repetitions, "ci95_half_us": r.ci95_half_us,
-                      "ci95_half_cycles": r.ci95_half_us * cycles_per_us, "mcu_s": r.mcu_s,
+                      "ci95_half_cycles": r.ci95_half_us * cycles_per_us, "mcu_s": _num(r.mcu_s),
+                      "shared_ci95_half_us": r.shared_half_us,
                       "mcu_s_pulses_only": r.mcu_is_pulses} for r in rows]}
 
 
@@ -190,8 +207,15 @@ def format_plan(rows: list[PlanRow], card: Card, target_half_us: float, f_cpu_hz
     lines += [head, "-" * len(head)]
     for r in rows:
         mark = "*" if r.mcu_is_pulses else ""
+        if r.repetitions is None:
+            lines.append(f"{r.label:<26} {r.method:<9} {r.std_us * 1e3:>12.4g} {'unreachable†':>14} "
+                         f"{'±' + format(r.ci95_half_us * 1e3, '.4g'):>13} {'—':>11}")
+            continue
         lines.append(f"{r.label:<26} {r.method:<9} {r.std_us * 1e3:>12.4g} {r.repetitions:>14,} "
                      f"{'±' + format(r.ci95_half_us * 1e3, '.4g'):>13} {_duration(r.mcu_s) + mark:>11}")
     if any(r.mcu_is_pulses for r in rows):
         lines.append("  * the pulses' own time only: a profile does not know the frames around them")
+    if any(r.repetitions is None for r in rows):
+        lines.append("  † the learned edge shape's error, shared by every repetition, alone is this wide: no "
+                     "number of repetitions reaches the target (a higher level, a faster card)")
     return "\n".join(lines)
