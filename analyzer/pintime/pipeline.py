@@ -189,15 +189,15 @@ def _with_template_error(results: tuple[Any, ...],
     need another array per edge a draw, and 8 more analyses of it)."""
     table = TemplateTable.build(located.template)
     fs = located.info.samplerate_hz
-    wanted = set(estimate_means(results))
+    main = estimate_means(results)
     count = min(DRAW_EDGES, len(meas_time))
     while True:
         part = frames if count == len(meas_time) else [f for f in frames if f.group_hi <= count]
         try:
-            base = estimate_means(results if count == len(meas_time) else estimates(meas_time[:count], part))
+            base = main if count == len(meas_time) else estimate_means(estimates(meas_time[:count], part))
         except PintimeError:  # too few of the capture's frames for its program's system: more of them
             base = {}
-        if count == len(meas_time) or wanted <= set(base):
+        if count == len(meas_time) or set(main) <= set(base):
             break
         count = min(2 * count, len(meas_time))
     moved = [estimate_means(estimates(DrawModel.build(table, d).moved_times_s(

@@ -29,9 +29,9 @@ from pintime.estimate.plan import (
     measure_template_noise,
     plan,
     plan_json,
-    t95,
     template_terms,
 )
+from pintime.estimate.shared import template_half_us
 from pintime.estimate.slowclock import design
 from pintime.estimate.table1 import PAPER_TABLE1, overdetermined_design
 from pintime.files import refuse_overwrite, write_text
@@ -118,8 +118,8 @@ def techniques_of(template: Analysis, count: Analysis) -> tuple[list[Technique],
     spans = frame_spans_us(count)
     template_std = {label: e.std_us for label, *_, e in measured}
     # the learned template's shared error: its CI half-width, a floor under the plan (0 without draws)
-    t_draws = float(t95(template.template_draws)) if template.template_draws else 0.0
-    shared = {label: t_draws * e.template_sigma_us for label, *_, e in measured}
+    shared = {label: template_half_us(e.template_sigma_us, template.template_draws)
+              for label, *_, e in measured}
     techniques = [Technique(label, technique, spans[key], x, edges, std_us={"template": template_std[label]},
                             shared_half_us={"template": shared[label]})
                   for label, technique, key, x, edges, e in linear_estimates(count)
@@ -171,10 +171,10 @@ def table2_techniques(template: Analysis, count: Analysis) -> list[Technique]:
     frames = [f for f in count.decode.frames if f.kind == "table2"]
     span = float(count.time_us[frames[-1].group[-1]] - count.time_us[frames[0].start])
     rep_us = span / max(1, len({f.fields["measurement"] for f in frames}))
-    t_draws = float(t95(template.template_draws)) if template.template_draws else 0.0
     return [Technique(f"Table 2 {u.label}", "table2", rep_us,
                       std_us={"template": u.estimate.std_us, "count": v.estimate.std_us},
-                      shared_half_us={"template": t_draws * u.estimate.template_sigma_us})
+                      shared_half_us={"template": template_half_us(u.estimate.template_sigma_us,
+                                                                   template.template_draws)})
             for u, v in zip(t2.block.unknowns, c2.block.unknowns, strict=True)
             if min(u.estimate.count, v.estimate.count) >= MIN_REPETITIONS]
 

@@ -7,7 +7,7 @@ Student-t 95 % confidence interval of the mean.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.linalg
@@ -36,6 +36,12 @@ class Estimate:
     ci95_us: tuple[float, float]
     count: int  # repetitions
     template_sigma_us: float = 0.0  # 1σ of the error all repetitions share through the learned template
+
+    def widened(self, extra_half_us: float) -> Estimate:
+        """This estimate with its 95 % CI widened in quadrature by ``extra_half_us`` (the half-width an
+        error added to it would have alone)."""
+        half = float(np.hypot((self.ci95_us[1] - self.ci95_us[0]) / 2, extra_half_us))
+        return replace(self, ci95_us=(self.mean_us - half, self.mean_us + half))
 
 
 def summarize(per_rep_us: np.ndarray) -> Estimate:

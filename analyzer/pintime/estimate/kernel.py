@@ -22,7 +22,7 @@ asymmetry; a difference between them would remain in those rows (it is not measu
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -117,8 +117,7 @@ def frame_figures(frame: Frame, time: np.ndarray, edges: Edges, us_per_unit: flo
 
 def _widened(e: est.Estimate, sigma_us: float) -> est.Estimate:
     """``e`` with its 95 % CI widened in quadrature by 1.96 σ of an offset added to it."""
-    half = float(np.hypot((e.ci95_us[1] - e.ci95_us[0]) / 2, 1.96 * sigma_us))
-    return replace(e, ci95_us=(e.mean_us - half, e.mean_us + half))
+    return e.widened(1.96 * sigma_us)
 
 
 def build_kernel(frames: list[Frame], time: np.ndarray, edges: Edges, us_per_unit: float,

@@ -51,20 +51,23 @@ def largest_template_sigma(result: Any) -> tuple[str, float]:
     return where, sigma
 
 
+def template_half_us(sigma_us: float, draws: int) -> float:
+    """The 95 % CI half-width of the template's error of 1σ ``sigma_us`` found from ``draws`` draws:
+    Student's t (``draws`` degrees of freedom) times σ; 0 without draws."""
+    return float(scipy.special.stdtrit(draws, (1 + CI_LEVEL) / 2)) * sigma_us if draws else 0.0
+
+
 def with_template_error(main: Any, base: dict[Path, float], draws: list[dict[Path, float]]) -> Any:
     """``main`` with every Estimate's template error: σ² the mean square, over the draws, of a draw's mean
     less ``base``'s at the same path (``base``: the results of the same edges undrawn, ``main``'s own or a
     part of the capture's: :func:`estimate_means`), and its CI widened in quadrature by Student's t
     (``len(draws)`` degrees of freedom) times σ. An Estimate that ``base`` or a draw lacks gets σ = NaN and
     its CI NaN: the caller gives them all (the pipeline widens the part until ``base`` has every path)."""
-    t = scipy.special.stdtrit(len(draws), (1 + CI_LEVEL) / 2)
-
     def widened(e: Estimate, path: Path) -> Estimate:
         found = path in base and all(path in d for d in draws)
         sigma = (float(np.sqrt(np.mean([(d[path] - base[path]) ** 2 for d in draws]))) if found
                  else float("nan"))
-        half = float(np.hypot((e.ci95_us[1] - e.ci95_us[0]) / 2, t * sigma))
-        return replace(e, ci95_us=(e.mean_us - half, e.mean_us + half), template_sigma_us=sigma)
+        return replace(e.widened(template_half_us(sigma, len(draws))), template_sigma_us=sigma)
 
     return _visit(main, widened, ())
 
