@@ -11,7 +11,9 @@ the stages add up to the total. Times are CPU seconds (user + system) of the pro
 other jobs on a shared machine do not count.
 
 Captures: ``build/captures/table1-<profile>.wav`` (rendered if missing, seed 1; ``--short``: the 3 s
-capture of ``bench_edges.py --short``). Every BLAS is held to one thread.
+capture of ``bench_edges.py --short``): ``paper`` and ``default`` (192 kHz 24-bit stereo) and ``laptop-48k``
+(48 kHz 16-bit stereo, where both edges of every Table 1 pulse share one window and are fitted jointly).
+Every BLAS is held to one thread.
 
 Usage: ``python bench/bench_analyze.py [--profiles paper default] [--repeat 2] [--json FILE] [--short]``
 """
@@ -115,13 +117,14 @@ def command_s(wav: Path) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profiles", nargs="+", help="default: paper default (--short: default-steady)")
+    parser.add_argument("--profiles", nargs="+", help="default: paper default laptop-48k "
+                        "(--short: default-steady)")
     parser.add_argument("--repeat", type=int, default=2, help="runs per capture; the fastest counts")
     parser.add_argument("--json", type=Path, default=ROOT / "build" / "bench" / "analyze.json")
     parser.add_argument("--short", action="store_true", help="a 3 s capture only (checks the figures)")
     args = parser.parse_args()
     edges = short_edges() if args.short else SIM / "table1.edges.csv"
-    profiles = args.profiles or (["default-steady"] if args.short else ["paper", "default"])
+    profiles = args.profiles or (["default-steady"] if args.short else ["paper", "default", "laptop-48k"])
     wavs = {profile: capture(profile, edges) for profile in profiles}  # rendered first if missing
     rows = []
     print(f"{'profile':<15} {'capture s':>9} {'analyze s':>9} {'×RT':>6} {'×decode':>7} {'command s':>9} "

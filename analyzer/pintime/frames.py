@@ -17,9 +17,9 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numba
 import numpy as np
 
+from pintime.compiled import kernel
 from pintime.errors import PintimeError
 
 FORMAT_VERSION = 2
@@ -207,7 +207,7 @@ def _frame_starts(time_us: ScaledTimes, polarity: np.ndarray, start_us: float | 
     return starts
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _quiet_rises(time, us_per_unit, polarity, quiet_min_us):  # pragma: no cover (compiled)
     """Indices of the rising edges after a low of at least ``quiet_min_us`` (times ``time · us_per_unit``;
     no per-edge temporaries: a long capture's edges are many)."""
@@ -226,7 +226,7 @@ def _quiet_rises(time, us_per_unit, polarity, quiet_min_us):  # pragma: no cover
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _decreasing(time):  # pragma: no cover (compiled)
     """Whether any time is before the one preceding it."""
     for k in range(1, len(time)):

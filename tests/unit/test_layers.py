@@ -14,7 +14,7 @@ from support import ROOT
 
 PACKAGE = ROOT / "analyzer" / "pintime"
 LAYERS = [
-    {"errors", "edges", "files"},
+    {"errors", "edges", "files", "compiled"},
     {"capture", "frames"},
     {"locate", "ladder"},
     {"frame_timing"},

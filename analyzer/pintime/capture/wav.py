@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-import numba
 import numpy as np
 import soundfile as sf
 
+from pintime.compiled import kernel
 from pintime.errors import PintimeError
 
 STANDARD_RATES_HZ = (44100, 48000, 88200, 96000, 176400, 192000)  # what the edge locator is checked at
@@ -287,7 +287,7 @@ class _PcmFile:
         return out[:got]
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _pcm_kernel(raw, frame_bytes, sample_bytes, columns, out):  # pragma: no cover (compiled)
     """Little-endian signed codes of ``sample_bytes`` bytes (2 or 3) of the channels ``columns`` of each
     frame of ``raw`` to ``out`` as ``code / 2^(bits−1)``: exact in float32, as libsndfile's normalized

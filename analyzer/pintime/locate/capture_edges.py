@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import numba
 import numpy as np
 
 from pintime.capture.gaps import read_gaps
 from pintime.capture.wav import DEFAULT_REFERENCE, Block, WavInfo, iter_blocks, open_wav
+from pintime.compiled import kernel
 from pintime.edges import Edges, is_reference
 from pintime.errors import PintimeError
 from pintime.locate import detect, train
@@ -135,7 +135,7 @@ def _windows(block: Block, channel: int, pos: np.ndarray, offsets: np.ndarray, i
     return y
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _gather_kernel(data, channel, rows, offsets, clip_level, y):  # pragma: no cover (compiled)
     """``y[e, k] = data[rows[e] + offsets[k], channel]``; returns the first window holding a sample at or
     beyond ``clip_level`` (-1: none)."""

@@ -8,9 +8,9 @@ above half the swing. Ringing of the anti-alias filter stays well below that.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from pintime.compiled import kernel
 from pintime.frames import QUIET_MIN_US, SYNC_HIGH_US, SYNC_LOW_US
 
 STEP_HALF_SAMPLES = 3  # h: the strength spans 2h = 6 samples, a band-limited step is ~1-4 samples wide
@@ -60,7 +60,7 @@ def find_steps(x: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]
     return pos[:found], strength[:found]
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _find_steps_kernel(x, threshold, pos, strength):  # pragma: no cover (compiled)
     """:func:`find_steps` in one pass over ``x``: writes the edges into ``pos`` and their strengths into
     ``strength``, returns how many there are (the strength is computed, not stored, for every sample).

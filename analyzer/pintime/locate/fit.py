@@ -15,17 +15,17 @@ Edges closer than the template's reach are fitted by subtracting, in each one's 
 fitted ringing and fitting again (block Gauss–Seidel) until the times settle: in a few sweeps, since a
 neighbour's ringing is a small part of the window. Edges so close that a neighbour's step lies inside
 the window (both edges of a pulse a few samples long) share one window instead and are fitted
-together: one template per edge, a common offset and slope, Gauss–Newton on all times at once
-(docs/design.md §10: close edges must be fitted jointly).
+together (:mod:`pintime.locate.joint`; docs/design.md §10: close edges must be fitted jointly).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from pintime.compiled import kernel
+from pintime.locate.joint import fit_joint
 from pintime.locate.template import Template
 
 # W: the fit uses 2W+1 samples, where most of s′² (the timing information) is. Wider windows lose less to
@@ -51,11 +51,6 @@ SWEEPS = 8
 SWEEP_TOLERANCE_SAMPLES = 1e-6
 FIRST_STEPS = 1  # Gauss–Newton steps of that first fit: it only places the ringing the sweeps take out
 JOINT_SAMPLES = FIT_HALF_SAMPLES + 2  # edges this close share a window: a neighbour's step is in it
-JOINT_STEPS = 12  # Gauss–Newton steps of a joint fit (it stops earlier once the times settle)
-JOINT_TOLERANCE_SAMPLES = 1e-7  # a joint fit has settled when no time moves by more (≪ the CRLB)
-# the shared-magnitude start of a joint fit is tried from the seeds moved by these (the threshold seeds of a
-# pulse a few samples long can be more than a sample early or late)
-SHARED_SHIFTS_SAMPLES = (0.0, -1.0, 1.0)  # the first: the seeds as they are
 
 
 @dataclass(frozen=True)
@@ -139,14 +134,14 @@ def _edge_fit(table: TemplateTable, phase: np.ndarray, amp: np.ndarray, q: np.nd
     return EdgeFit(phase, sigma, amp, converged)
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _fit_kernel(pinv, y, phase0, steps, phase, amp, q):  # pragma: no cover (compiled)
     """:func:`fit_isolated`'s Gauss–Newton steps, edge by edge, into ``phase``, ``amp`` and ``q``."""
     for e in range(y.shape[0]):
         phase[e], amp[e], q[e] = _fit_one(pinv, y[e], phase0[e], steps)
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _fit_one(pinv, y, p, steps):  # pragma: no cover (compiled)
     """Gauss–Newton steps of one window ``y`` from phase ``p``: phase, amplitude, last grid cell."""
     lo = PHASE_RANGE[0]
@@ -205,7 +200,8 @@ def fit_groups(table: TemplateTable, x: np.ndarray, centre: np.ndarray, phase0: 
             y = x[lo[:, None] + np.arange(length)[None, :]].astype(np.float64)
             if sweep:
                 y = y - _neighbour_ringing(table, lo, length, k[:, 0], k[:, -1], centre, *known)
-            p, sg, a = fit_joint(table.template, y, centre[k] - lo[:, None] + phase[k], noise_rms)
+            p, sg, a = fit_joint(table.template, y, centre[k] - lo[:, None] + phase[k], noise_rms,
+                                 explore=sweep == 0)
             phase[k], sigma[k], amp[k] = p - (centre[k] - lo[:, None]), sg, a
         if sweep and np.max(np.abs(phase - known[0]), initial=0.0) < SWEEP_TOLERANCE_SAMPLES:
             break
@@ -213,7 +209,7 @@ def fit_groups(table: TemplateTable, x: np.ndarray, centre: np.ndarray, phase0: 
     return EdgeFit(phase, sigma, amp, np.abs(phase) < 2.0)
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _singles_kernel(pinv, ringing, ringing_slope, stop, x, centre, single, known_phase, known_amp,
                     with_ringing, steps, phase, amp, q):  # pragma: no cover (compiled)
     """One sweep of :func:`fit_groups` over its single edges ``single``: each window read from ``x``, less
@@ -251,7 +247,7 @@ def _neighbour_ringing(table: TemplateTable, start: np.ndarray, length: int, fir
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _ringing_kernel(ringing, ringing_slope, stop, start, first, last, centre, phase, amp,
                     out):  # pragma: no cover (compiled)
     """:func:`_neighbour_ringing` window by window, added into ``out``."""
@@ -259,7 +255,7 @@ def _ringing_kernel(ringing, ringing_slope, stop, start, first, last, centre, ph
         window_ringing(ringing, ringing_slope, stop, start[w], first[w], last[w], centre, phase, amp, out[w])
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def window_ringing(ringing, ringing_slope, stop, start, first, last, centre, phase, amp,
                     out):  # pragma: no cover (compiled)
     """The ringing of one window's neighbours (:func:`_neighbour_ringing`), neighbour by neighbour, added
@@ -274,7 +270,7 @@ def window_ringing(ringing, ringing_slope, stop, start, first, last, centre, pha
         j += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _add_response(ringing, ringing_slope, offset, phase, amp, out):  # pragma: no cover (compiled)
     """Add ``A·ringing(u)`` at ``u = offset + l − phase`` for ``l = 0 … len(out) − 1`` (whole samples
     ``offset``): one table row (the sub-sample fraction is the same for every sample); samples beyond the
@@ -287,84 +283,3 @@ def _add_response(ringing, ringing_slope, offset, phase, amp, out):  # pragma: n
     base = offset + whole + columns // 2
     for k in range(max(0, -base), min(len(out), columns - base)):
         out[k] += amp * (ringing[row, base + k] + frac * ringing_slope[row, base + k])
-
-
-def fit_joint(template: Template, y: np.ndarray, tau0: np.ndarray,
-              noise_rms: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Gauss–Newton fit of K edges sharing one window: ``y[m] = Σₖ Aₖ·g(m − τₖ) + a + b·m/L``.
-
-    Edges a few samples apart give the fit local minima: from poor seeds, two steps of a pulse may settle
-    a sample or two apart with amplitudes that make up for it (a train of 3-sample pulses, program
-    ``kernel``'s run-queue insertions). So each window is also fitted from a start where every edge's step
-    has one magnitude ``A`` (edges of one pin do: ``y = A·Σₖ sₖ·g(m − τₖ) + …``, signs ``sₖ`` from the
-    seeds), then freed; of the two fits the one with the smaller residual is kept.
-
-    Parameters
-    ----------
-    y : (clusters, L) windows
-    tau0 : (clusters, K) seeds of the edge times in window samples
-
-    Returns
-    -------
-    Times ``τ`` (samples from the window start), their 1-sigma from the fit's covariance with the
-    capture's noise ``noise_rms``, and amplitudes, each (clusters, K).
-    """
-    m = np.arange(y.shape[1], dtype=np.float64)
-    nuisance = np.broadcast_to(np.stack([np.ones_like(m), m / m[-1]]), (tau0.shape[0], 2, len(m)))
-    tau0 = tau0.astype(np.float64)
-    free = _joint_steps(template, y, tau0, m, nuisance, shared=False)
-    start: tuple[np.ndarray, ...] = _joint_steps(template, y, tau0, m, nuisance, shared=True)
-    for shift in SHARED_SHIFTS_SAMPLES[1:]:
-        fit = _joint_steps(template, y, tau0 + shift, m, nuisance, shared=True)
-        start = _pick(fit[3] < start[3], start, fit)
-    freed = _joint_steps(template, y, start[0], m, nuisance, shared=False)
-    better = freed[3] < free[3] - noise_rms ** 2  # a clearly better minimum (else bit-identical results)
-    tau, cov, amp, _ = _pick(better, free, freed)
-    n_edges = tau.shape[1]
-    var_tau = np.diagonal(cov, axis1=1, axis2=2)[:, n_edges:2 * n_edges]
-    return tau, noise_rms * np.sqrt(var_tau), amp
-
-
-def _pick(take: np.ndarray, a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-    """Per window (first axis), the arrays of fit ``b`` where ``take``, else those of fit ``a``."""
-    return tuple(np.where(take.reshape((-1,) + (1,) * (x.ndim - 1)), y, x) for x, y in zip(a, b, strict=True))
-
-
-def _joint_steps(template: Template, y: np.ndarray, tau: np.ndarray, m: np.ndarray, nuisance: np.ndarray,
-                 shared: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`fit_joint`'s Gauss–Newton steps from ``tau``, each edge's amplitude free or (``shared``) one
-    magnitude for all with the signs of the linear fit at ``tau``: times, covariance (of amplitudes, times,
-    offset and slope; the shared fit's is not used), amplitudes and residual sum of squares per window."""
-    n_edges = tau.shape[1]
-    g, dg = template.evaluate(m[None, None, :] - tau[:, :, None])
-    design = np.concatenate([g, nuisance], axis=1)  # amplitudes, offset, slope at the seeds: linear
-    theta = _solve(design, y)[0]
-    amp = theta[:, :n_edges]
-    sign = np.where(amp < 0, -1.0, 1.0)
-    if shared:
-        amp = sign * np.mean(np.abs(amp), axis=1, keepdims=True)
-    for _ in range(JOINT_STEPS):
-        if shared:
-            jac = np.concatenate([np.einsum("ck,ckl->cl", sign, g)[:, None], -amp[:, :, None] * dg, nuisance],
-                                 axis=1)
-        else:
-            jac = np.concatenate([g, -amp[:, :, None] * dg, nuisance], axis=1)
-        resid = y - np.einsum("ck,ckl->cl", amp, g) - np.einsum("cj,cjl->cl", theta[:, n_edges:], nuisance)
-        step, cov = _solve(jac, resid)
-        n_amp = 1 if shared else n_edges
-        amp = amp + (sign * step[:, :1] if shared else step[:, :n_edges])
-        theta = np.concatenate([amp, theta[:, n_edges:] + step[:, n_amp + n_edges:]], axis=1)
-        dtau = np.clip(step[:, n_amp:n_amp + n_edges], -0.5, 0.5)
-        tau = tau + dtau
-        g, dg = template.evaluate(m[None, None, :] - tau[:, :, None])
-        if np.max(np.abs(dtau)) < JOINT_TOLERANCE_SAMPLES:
-            break
-    resid = y - np.einsum("ck,ckl->cl", amp, g) - np.einsum("cj,cjl->cl", theta[:, n_edges:], nuisance)
-    return tau, cov, amp, np.sum(resid * resid, axis=1)
-
-
-def _solve(jac: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Least-squares solutions of ``jac[c]ᵀ·θ = y[c]`` for every c, and their (JᵀJ)⁻¹ (a pseudo-inverse:
-    two detections of one step would make it singular)."""
-    cov = np.linalg.pinv(np.einsum("cil,cjl->cij", jac, jac), hermitian=True)
-    return np.einsum("cij,cjl,cl->ci", cov, jac, y), cov

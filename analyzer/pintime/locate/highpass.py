@@ -30,10 +30,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from pintime.capture.wav import Block, WavInfo, iter_blocks
+from pintime.compiled import kernel
 from pintime.locate import detect
 
 LEAK_HZ = 1.0  # corner of the leaky integrators that replace the coupling's zeros at DC
@@ -72,7 +72,7 @@ class Highpass:
         return _restore_kernel(x, np.asarray(self.coef), self.constant, -leak[1:])
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _restore_kernel(x, a, c, leak):  # pragma: no cover (compiled)
     """``A(z)`` then minus ``c`` then ``1/L(z)``: ``v[n] = x[n] − Σ aₖ·x[n−k] − c``,
     ``y[n] = v[n] + Σ leakₖ·y[n−k]`` (``leak``: L's coefficients negated), from zero state; each sum taken

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 from scipy import linalg
+
+from pintime.compiled import kernel
 
 N_ZERO = 3  # coefficients forced to 0 at the left end: the response is exactly 0 before the support
 # modulator ripple: harmonics k·M of the modulator rate, each with envelopes S′ and S″ (see Template)
@@ -81,43 +82,25 @@ class Template:
     def smooth(self, x: np.ndarray) -> tuple[np.ndarray, ...]:
         """``S`` and its first three derivatives (per sample) at ``x`` samples from the support's middle
         (the origin not applied); the straight line after the support has no curvature."""
-        n_int = len(self.coef) - 3
-        k = self.knot_samples
-        t = np.clip((x + self.half_samples) / k, 0.0, n_int)
-        i = np.minimum(t.astype(np.int64), n_int - 1)
-        t = t - i
-        c0, c1, c2, c3 = (self.coef[i + j] for j in range(4))
-        # cubic B-spline in power form around the knot (same weights as _weights)
-        a0 = (c0 + 4 * c1 + c2) / 6
-        a1 = (c2 - c0) / 2
-        a2 = (c0 - 2 * c1 + c2) / 2
-        a3 = (c3 - c0 + 3 * (c1 - c2)) / 6
-        g = a0 + t * (a1 + t * (a2 + t * a3))
-        d1 = (a1 + t * (2 * a2 + t * 3 * a3)) / k
-        inside = np.abs(x) < self.half_samples
-        d2 = np.where(inside, (2 * a2 + 6 * a3 * t) / (k * k), 0.0)
-        d3 = np.where(inside, 6 * a3 / (k * k * k), 0.0)
-        return g + np.maximum(x - self.half_samples, 0.0) * d1, d1, d2, d3
+        x = np.asarray(x, dtype=np.float64)
+        out = np.empty((4, x.size))
+        _smooth_kernel(self.coef, self.half_samples, self.knot_samples, x.ravel(), out)
+        return tuple(row.reshape(x.shape) for row in out)
 
     def evaluate(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``g(u)`` and ``g′(u)`` (per sample) at ``u`` samples from the edge."""
-        x = np.asarray(u, dtype=np.float64) + self.origin
-        g, d1, d2, d3 = self.smooth(x)
-        if self.ripple is not None:
-            # the ripple lives where h does: inside the support (after it S′ is the droop's slope only)
-            inside = np.abs(x) < self.half_samples
-            x, e1, e2, e3 = x[inside], d1[inside], d2[inside], d3[inside]
-            dg = d1.copy()
-            add_g, add_dg = np.zeros_like(x), np.zeros_like(x)
-            for (a, b, c, d), omega, cos, sin in self._harmonics(x):
-                p, q = a * cos + b * sin, c * cos + d * sin
-                dp, dq = omega * (b * cos - a * sin), omega * (d * cos - c * sin)
-                add_g += e1 * p + e2 * q
-                add_dg += e2 * p + e1 * dp + e3 * q + e2 * dq
-            g[inside] += add_g
-            dg[inside] += add_dg
-            return g, dg
-        return g, d1
+        u = np.asarray(u, dtype=np.float64)
+        out = np.empty((2, u.size))
+        _evaluate_kernel(*self.parts, u.ravel(), out)
+        return out[0].reshape(u.shape), out[1].reshape(u.shape)
+
+    @property
+    def parts(self) -> tuple[np.ndarray, float, float, float, float, np.ndarray]:
+        """What compiled code evaluates the template from (:func:`response_at`): coefficients, half
+        support, knot spacing, origin, modulator rate and ripple terms (no rows without a ripple)."""
+        ripple = np.zeros((0, RIPPLE_TERMS)) if self.ripple is None else np.ascontiguousarray(self.ripple)
+        return (np.ascontiguousarray(self.coef, dtype=np.float64), float(self.half_samples),
+                float(self.knot_samples), float(self.origin), float(self.carrier_per_sample), ripple)
 
     def _harmonics(self, x: np.ndarray):
         """Per harmonic k: its (a, b, c, d), 2πkM, and cos, sin(2πkMx) (by complex powers)."""
@@ -235,7 +218,7 @@ class Template:
         return energy[i] + (x - i) * (energy[i + 1] - energy[i])
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _subtract_at(normal, c, gram):  # pragma: no cover (compiled)
     """``normal[c[i], c[j]] −= gram[i, j]`` for all ``i``, ``j`` (numpy's 2-D fancy index is 10× slower)."""
     for i in range(len(c)):
@@ -243,7 +226,7 @@ def _subtract_at(normal, c, gram):  # pragma: no cover (compiled)
             normal[c[i], c[j]] -= gram[i, j]
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _normal_equations(first, weights, ripple, target, nuisance, length, n_free):  # pragma: no cover
     """The normal equations ``DᵀD``, ``Dᵀ·target`` of the design whose row r holds ``weights[r]`` at the
     4 coefficients from ``first[r]`` and ``ripple[r]`` at the ripple's columns after the spline's, less
@@ -278,3 +261,64 @@ def _normal_equations(first, weights, ripple, target, nuisance, length, n_free):
             for q in range(p):
                 qd[win, q, col[a]] += nuisance[sample, q] * val[a]
     return normal, rhs, qd, reached
+
+
+@kernel(inline="always")
+def spline_at(coef, half, knot, x):  # pragma: no cover (compiled)
+    """``S`` and its first three derivatives (per sample) at ``x`` samples from the support's middle: the
+    uniform cubic B-spline in power form around its knot (the weights of :func:`_weights`), continued by
+    its straight line after the support."""
+    n_int = len(coef) - 3
+    per_knot = 1.0 / knot
+    t = min(max((x + half) * per_knot, 0.0), float(n_int))
+    i = min(int(t), n_int - 1)
+    t -= i
+    c0, c1, c2, c3 = coef[i], coef[i + 1], coef[i + 2], coef[i + 3]
+    a0 = (c0 + 4 * c1 + c2) * (1.0 / 6.0)
+    a1 = (c2 - c0) * 0.5
+    a2 = (c0 - 2 * c1 + c2) * 0.5
+    a3 = (c3 - c0 + 3 * (c1 - c2)) * (1.0 / 6.0)
+    g = a0 + t * (a1 + t * (a2 + t * a3))
+    d1 = (a1 + t * (2 * a2 + t * 3 * a3)) * per_knot
+    d2, d3 = 0.0, 0.0
+    if abs(x) < half:
+        d2 = (2 * a2 + 6 * a3 * t) * per_knot * per_knot
+        d3 = 6 * a3 * per_knot * per_knot * per_knot
+    return g + max(x - half, 0.0) * d1, d1, d2, d3
+
+
+@kernel(inline="always")
+def response_at(coef, half, knot, origin, carrier, ripple, u):  # pragma: no cover (compiled)
+    """``g(u)`` and ``g′(u)`` of the template whose :attr:`Template.parts` these are, ``u`` samples from
+    the edge: the smooth spline, and inside its support the modulator ripple's harmonics (see
+    :class:`Template`)."""
+    x = u + origin
+    g, d1, d2, d3 = spline_at(coef, half, knot, x)
+    dg = d1
+    if ripple.shape[0] and abs(x) < half:  # the ripple lives where h does (after it S′ is the droop's)
+        omega = 2 * np.pi * carrier
+        step = complex(np.cos(omega * x), np.sin(omega * x))
+        z = complex(1.0, 0.0)
+        for k in range(ripple.shape[0]):
+            z = z * step
+            a, b, c, d = ripple[k, 0], ripple[k, 1], ripple[k, 2], ripple[k, 3]
+            w = (k + 1) * omega
+            p, q = a * z.real + b * z.imag, c * z.real + d * z.imag
+            dp, dq = w * (b * z.real - a * z.imag), w * (d * z.real - c * z.imag)
+            g += d1 * p + d2 * q
+            dg += d2 * p + d1 * dp + d3 * q + d2 * dq
+    return g, dg
+
+
+@kernel
+def _smooth_kernel(coef, half, knot, x, out):  # pragma: no cover (compiled)
+    """:meth:`Template.smooth` at every ``x`` into the rows of ``out``."""
+    for j in range(len(x)):
+        out[0, j], out[1, j], out[2, j], out[3, j] = spline_at(coef, half, knot, x[j])
+
+
+@kernel
+def _evaluate_kernel(coef, half, knot, origin, carrier, ripple, u, out):  # pragma: no cover (compiled)
+    """:meth:`Template.evaluate` at every ``u`` into the rows of ``out``."""
+    for j in range(len(u)):
+        out[0, j], out[1, j] = response_at(coef, half, knot, origin, carrier, ripple, u[j])

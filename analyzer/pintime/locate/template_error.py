@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from pintime.compiled import kernel
 from pintime.locate.fit import (
     JOINT_SAMPLES,
     PHASE_RANGE,
@@ -109,7 +109,7 @@ class DrawModel:
         return shift
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _lookup(tables, row, u_lo, u):  # pragma: no cover (compiled)
     """Row ``row`` of ``tables`` at ``u``: 0 before it, linear interpolation, then straight on."""
     x = (u - u_lo) * TABLE_PER_SAMPLE
@@ -120,7 +120,7 @@ def _lookup(tables, row, u_lo, u):  # pragma: no cover (compiled)
     return tables[row, i] + (x - i) * (tables[row, i + 1] - tables[row, i])
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _shift_kernel(pinv, d_ring, d_ring_slope, stop, tables, u_lo, centre, phase, amp, first, size,
                   shift):  # pragma: no cover (compiled)
     """:meth:`DrawModel.shifts_samples` cluster by cluster, into ``shift``: a single edge's ``−pinv_δ·ΔM /
@@ -169,7 +169,7 @@ def _shift_kernel(pinv, d_ring, d_ring_slope, stop, tables, u_lo, centre, phase,
             shift[f + j] = -step[n + j]
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel
 def _solve_normal(jac, y):  # pragma: no cover (compiled)
     """Least squares ``jac·x ≈ y`` by its normal equations, Gaussian elimination with partial pivoting
     (a few unknowns: LAPACK's call costs more than the work); zeros if they are singular."""

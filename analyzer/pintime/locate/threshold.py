@@ -6,8 +6,9 @@ sampled curve is not a straight line), so it is biased by up to a good fraction 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from pintime.compiled import kernel
 
 LEVEL_NEAR, LEVEL_FAR = 4, 12  # the levels are means of the samples this far before/after the edge
 
@@ -31,7 +32,7 @@ def locate_threshold(y: np.ndarray, noise_rms: float) -> tuple[np.ndarray, np.nd
     return position, sigma
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _threshold_kernel(y, noise_rms, position, sigma):  # pragma: no cover (compiled)
     """:func:`locate_threshold` window by window, into ``position`` and ``sigma``."""
     c = y.shape[1] // 2
