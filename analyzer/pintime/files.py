@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -103,6 +104,7 @@ def whole_or_nothing(path: str | Path) -> Iterator[Path]:
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+        os.fchmod(fd, _mode_for(path))  # mkstemp's is 0600: the file gets the mode any new file would
         os.close(fd)
         yield Path(tmp)
         if path.is_dir():
@@ -113,6 +115,16 @@ def whole_or_nothing(path: str | Path) -> Iterator[Path]:
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _mode_for(path: Path) -> int:
+    """The permissions ``path`` keeps if it exists, else those the process's umask gives a new file."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def write_text(path: str | Path, text: str) -> None:

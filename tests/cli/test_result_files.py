@@ -71,3 +71,20 @@ def test_write_replaces_whole(tmp_path):
     write_text(out, "a\n")
     write_text(out, "b\n")
     assert out.read_text() == "b\n" and os.listdir(tmp_path) == ["r.csv"]
+
+
+def test_a_new_result_has_the_umasks_permissions_and_a_replaced_one_keeps_its_own(tmp_path):
+    """Written through a temporary file (mode 0600), a result still gets what any new file would: readable
+    by others under umask 022; a file it replaces keeps its own mode."""
+    old_umask = os.umask(0o022)
+    try:
+        new = tmp_path / "new.json"
+        write_text(new, "{}")
+        assert new.stat().st_mode & 0o777 == 0o644
+        kept = tmp_path / "kept.csv"
+        kept.write_text("a\n")
+        kept.chmod(0o640)
+        write_text(kept, "b\n")
+        assert kept.stat().st_mode & 0o777 == 0o640 and kept.read_text() == "b\n"
+    finally:
+        os.umask(old_umask)
