@@ -57,93 +57,109 @@ def _joint_kernel(coef, half, knot, origin, carrier, ripple, y, tau0, shifts, no
                   tau, sigma, amp):  # pragma: no cover (compiled)
     """:func:`fit_joint`, window by window, into ``tau``, ``sigma`` and ``amp``."""
     parts = (coef, half, knot, origin, carrier, ripple)
-    n_edges = tau0.shape[1]
+    n_edges, length = tau0.shape[1], y.shape[1]
+    n_free = 2 * n_edges + 2
+    work = (np.empty((n_edges, length)), np.empty((n_edges, length)), np.empty((n_free, length)),
+            np.empty((n_free, n_free)), np.empty((n_free, n_free)), np.empty(n_free), np.empty(length),
+            np.arange(length) / (length - 1.0))
+    best_tau, best_amp, best_gram = np.empty(n_edges), np.empty(n_edges), np.empty((n_free, n_free))
+    run_tau, run_amp = np.empty(n_edges), np.empty(n_edges)
+    seed, start = np.empty(n_edges), np.empty(n_edges)
     for c in range(y.shape[0]):
-        free_tau, free_gram, free_amp, free_rss = _steps(parts, y[c], tau0[c], False)
+        rss = _steps(parts, y[c], tau0[c], False, work, best_tau, best_amp)
+        best_gram[:] = work[3]
         if explore:
-            start_tau, _, _, start_rss = _steps(parts, y[c], tau0[c] + shifts[0], True)
-            for s in range(1, len(shifts)):
-                t, _, _, rss = _steps(parts, y[c], tau0[c] + shifts[s], True)
-                if rss < start_rss:
-                    start_tau, start_rss = t, rss
-            t, gram, a, rss = _steps(parts, y[c], start_tau, False)
-            if rss < free_rss - noise_rms ** 2:  # a clearly better minimum
-                free_tau, free_gram, free_amp = t, gram, a
-        free_cov = _solve(free_gram, np.eye(len(free_gram)))
+            start_rss = np.inf
+            for s in range(len(shifts)):
+                seed[:] = tau0[c] + shifts[s]
+                shared_rss = _steps(parts, y[c], seed, True, work, run_tau, run_amp)
+                if shared_rss < start_rss:
+                    start[:], start_rss = run_tau, shared_rss
+            freed_rss = _steps(parts, y[c], start, False, work, run_tau, run_amp)
+            if freed_rss < rss - noise_rms ** 2:  # a clearly better minimum
+                best_tau[:], best_amp[:], best_gram[:] = run_tau, run_amp, work[3]
+        cov = _solve(best_gram, np.eye(n_free), work[4])
         for k in range(n_edges):
-            tau[c, k] = free_tau[k]
-            sigma[c, k] = noise_rms * np.sqrt(free_cov[n_edges + k, n_edges + k])
-            amp[c, k] = free_amp[k]
+            tau[c, k] = best_tau[k]
+            sigma[c, k] = noise_rms * np.sqrt(cov[n_edges + k, n_edges + k])
+            amp[c, k] = best_amp[k]
 
 
 @kernel
-def _steps(parts, y, tau0, shared):  # pragma: no cover (compiled)
-    """Gauss–Newton steps of one window from ``tau0``, each edge's amplitude free or (``shared``) one
-    magnitude for all with the signs of the linear fit at ``tau0``: times, the last step's JᵀJ (rows:
-    amplitudes, times, offset and slope; the shared fit's is not used), amplitudes, residual sum of
-    squares."""
-    n_edges, length = len(tau0), len(y)
-    ramp = np.arange(length) / (length - 1.0)
-    tau = tau0.copy()
-    g, dg = _responses(parts, tau, length)
+def _steps(parts, y, tau0, shared, work, tau, amp):  # pragma: no cover (compiled)
+    """Gauss–Newton steps of one window from ``tau0`` into ``tau`` and ``amp``, each edge's amplitude free
+    or (``shared``) one magnitude for all with the signs of the linear fit at ``tau0``; the residual sum
+    of squares is returned, the last step's JᵀJ left in ``work[3]`` (rows: amplitudes, times, offset and
+    slope; the shared fit's is not used). ``work``: (g, g′, Jacobian, JᵀJ, Cholesky factor, right-hand
+    side, residual, ramp), sized for the free fit; nothing is allocated."""
+    g, dg, jac_all, gram_all, low_all, rhs_all, resid, ramp = work
+    n_edges = len(tau0)
+    tau[:] = tau0
+    _responses(parts, tau, g, dg)
     # amplitudes, offset and slope at the seeds: linear
-    design = np.empty((n_edges + 2, length))
-    design[:n_edges] = g
-    design[n_edges] = 1.0
-    design[n_edges + 1] = ramp
-    theta = _solve(*_normal(design, y))
-    amp = theta[:n_edges].copy()
-    level = theta[n_edges:].copy()
-    sign = np.where(amp < 0, -1.0, 1.0)
+    n_lin = n_edges + 2
+    jac, gram, low, rhs = jac_all[:n_lin], gram_all[:n_lin, :n_lin], low_all[:n_lin, :n_lin], rhs_all[:n_lin]
+    jac[:n_edges] = g
+    jac[n_edges] = 1.0
+    jac[n_edges + 1] = ramp
+    _normal(jac, y, gram, rhs)
+    _solve(gram, rhs, low)
+    level0, level1 = rhs[n_edges], rhs[n_edges + 1]
+    magnitude = 0.0
+    for k in range(n_edges):
+        amp[k] = rhs[k]
+        magnitude += abs(rhs[k]) / n_edges
+    sign = np.sign(amp) + (amp == 0)  # the signs of the linear fit (+ for 0)
     if shared:
-        amp = sign * np.mean(np.abs(amp))
+        amp[:] = sign * magnitude
     n_amp = 1 if shared else n_edges
-    jac = np.empty((n_amp + n_edges + 2, length))
-    jac[n_amp + n_edges] = 1.0
-    jac[n_amp + n_edges + 1] = ramp
-    gram = np.zeros((len(jac), len(jac)))
+    n_par = n_amp + n_edges + 2
+    jac, gram, low, rhs = jac_all[:n_par], gram_all[:n_par, :n_par], low_all[:n_par, :n_par], rhs_all[:n_par]
+    jac[n_par - 2] = 1.0
+    jac[n_par - 1] = ramp
     for _ in range(JOINT_STEPS):
         if shared:
-            jac[0] = sign @ g
+            jac[0] = 0.0
+            for k in range(n_edges):
+                jac[0] += sign[k] * g[k]
         else:
             jac[:n_edges] = g
         for k in range(n_edges):
             jac[n_amp + k] = -amp[k] * dg[k]
-        gram, rhs = _normal(jac, _residual(y, amp, g, level, ramp))
-        step = _solve(gram, rhs)
-        if shared:
-            amp = amp + sign * step[0]
-        else:
-            amp = amp + step[:n_edges]
-        level = level + step[n_amp + n_edges:]
+        _residual(y, amp, g, level0, level1, ramp, resid)
+        _normal(jac, resid, gram, rhs)
+        _solve(gram, rhs, low)
+        for k in range(n_edges):
+            amp[k] += sign[k] * rhs[0] if shared else rhs[k]
+        level0 += rhs[n_par - 2]
+        level1 += rhs[n_par - 1]
         largest = 0.0
         for k in range(n_edges):
-            move = min(max(step[n_amp + k], -0.5), 0.5)
+            move = min(max(rhs[n_amp + k], -0.5), 0.5)
             tau[k] += move
             largest = max(largest, abs(move))
-        g, dg = _responses(parts, tau, length)
+        _responses(parts, tau, g, dg)
         if largest < JOINT_TOLERANCE_SAMPLES:
             break
-    resid = _residual(y, amp, g, level, ramp)
-    return tau, gram, amp, resid @ resid
+    _residual(y, amp, g, level0, level1, ramp, resid)  # gram: still the last step's JᵀJ
+    return resid @ resid
 
 
 @kernel
-def _residual(y, amp, g, level, ramp):  # pragma: no cover (compiled)
-    """``y − Σₖ amp[k]·g[k] − level[0] − level[1]·ramp``."""
-    out = y - level[0] - level[1] * ramp
-    for k in range(len(amp)):
-        for m in range(len(y)):
-            out[m] -= amp[k] * g[k, m]
-    return out
+def _residual(y, amp, g, level0, level1, ramp, out):  # pragma: no cover (compiled)
+    """``out = y − Σₖ amp[k]·g[k] − level0 − level1·ramp``."""
+    for m in range(len(y)):
+        total = y[m] - level0 - level1 * ramp[m]
+        for k in range(len(amp)):
+            total -= amp[k] * g[k, m]
+        out[m] = total
 
 
 @kernel
-def _normal(jac, y):  # pragma: no cover (compiled)
-    """``J·Jᵀ`` and ``J·y`` of the rows of ``jac`` (loops: a product this small costs more through BLAS)."""
+def _normal(jac, y, gram, rhs):  # pragma: no cover (compiled)
+    """``gram = J·Jᵀ`` and ``rhs = J·y`` of the rows of ``jac`` (loops: so small a product costs more
+    through BLAS)."""
     n = len(jac)
-    gram = np.empty((n, n))
-    rhs = np.zeros(n)
     for i in range(n):
         for j in range(i + 1):
             total = 0.0
@@ -151,47 +167,52 @@ def _normal(jac, y):  # pragma: no cover (compiled)
                 total += jac[i, m] * jac[j, m]
             gram[i, j] = total
             gram[j, i] = total
+        total = 0.0
         for m in range(len(y)):
-            rhs[i] += jac[i, m] * y[m]
-    return gram, rhs
+            total += jac[i, m] * y[m]
+        rhs[i] = total
 
 
 @kernel
-def _responses(parts, tau, length):  # pragma: no cover (compiled)
-    """Each edge's ``g`` and ``g′`` at the window's samples: (edges, length) each."""
+def _responses(parts, tau, g, dg):  # pragma: no cover (compiled)
+    """Each edge's ``g`` and ``g′`` at the window's samples into ``g`` and ``dg`` (edges, length)."""
     coef, half, knot, origin, carrier, ripple = parts
-    g = np.empty((len(tau), length))
-    dg = np.empty((len(tau), length))
     for k in range(len(tau)):
-        for m in range(length):
+        for m in range(g.shape[1]):
             g[k, m], dg[k, m] = response_at(coef, half, knot, origin, carrier, ripple, m - tau[k])
-    return g, dg
 
 
 @kernel
-def _solve(gram, rhs):  # pragma: no cover (compiled)
-    """``gram⁻¹·rhs`` (``rhs`` a vector or columns) for the symmetric ``gram = JᵀJ``: by Cholesky, or where
-    it is singular or nearly so (two detections of one step) by its pseudo-inverse (:func:`_pinv`)."""
+def _solve(gram, rhs, low):  # pragma: no cover (compiled)
+    """``rhs ← gram⁻¹·rhs`` (a vector or columns; also returned) for the symmetric ``gram = JᵀJ``: by
+    Cholesky (factor into ``low``), or where it is singular or nearly so (two detections of one step) by
+    its pseudo-inverse (:func:`_pinv`)."""
     n = len(gram)
-    low = np.zeros_like(gram)
-    floor = PIVOT_FLOOR * np.max(np.diag(gram))
+    floor = 0.0
     for j in range(n):
-        d = gram[j, j] - low[j, :j] @ low[j, :j]
+        floor = max(floor, PIVOT_FLOOR * gram[j, j])
+    for j in range(n):
+        d = gram[j, j]
+        for k in range(j):
+            d -= low[j, k] * low[j, k]
         if d <= floor:
-            return _pinv(gram) @ rhs
+            rhs[:] = _pinv(gram) @ rhs.copy()
+            return rhs
         low[j, j] = np.sqrt(d)
         for i in range(j + 1, n):
-            low[i, j] = (gram[i, j] - low[i, :j] @ low[j, :j]) / low[j, j]
-    x = rhs.copy()
+            total = gram[i, j]
+            for k in range(j):
+                total -= low[i, k] * low[j, k]
+            low[i, j] = total / low[j, j]
     for i in range(n):  # L·z = rhs
         for k in range(i):
-            x[i] -= low[i, k] * x[k]
-        x[i] /= low[i, i]
+            rhs[i] -= low[i, k] * rhs[k]
+        rhs[i] /= low[i, i]
     for i in range(n - 1, -1, -1):  # Lᵀ·x = z
         for k in range(i + 1, n):
-            x[i] -= low[k, i] * x[k]
-        x[i] /= low[i, i]
-    return x
+            rhs[i] -= low[k, i] * rhs[k]
+        rhs[i] /= low[i, i]
+    return rhs
 
 
 @kernel
