@@ -78,7 +78,7 @@ def _joint_kernel(coef, half, knot, origin, carrier, ripple, y, tau0, shifts, no
             freed_rss = _steps(parts, y[c], start, False, work, run_tau, run_amp)
             if freed_rss < rss - noise_rms ** 2:  # a clearly better minimum
                 best_tau[:], best_amp[:], best_gram[:] = run_tau, run_amp, work[3]
-        cov = _solve(best_gram, np.eye(n_free), work[4])
+        cov = solve_symmetric(best_gram, np.eye(n_free), work[4])
         for k in range(n_edges):
             tau[c, k] = best_tau[k]
             sigma[c, k] = noise_rms * np.sqrt(cov[n_edges + k, n_edges + k])
@@ -102,8 +102,8 @@ def _steps(parts, y, tau0, shared, work, tau, amp):  # pragma: no cover (compile
     jac[:n_edges] = g
     jac[n_edges] = 1.0
     jac[n_edges + 1] = ramp
-    _normal(jac, y, gram, rhs)
-    _solve(gram, rhs, low)
+    normal_equations(jac, y, gram, rhs)
+    solve_symmetric(gram, rhs, low)
     level0, level1 = rhs[n_edges], rhs[n_edges + 1]
     magnitude = 0.0
     for k in range(n_edges):
@@ -127,8 +127,8 @@ def _steps(parts, y, tau0, shared, work, tau, amp):  # pragma: no cover (compile
         for k in range(n_edges):
             jac[n_amp + k] = -amp[k] * dg[k]
         _residual(y, amp, g, level0, level1, ramp, resid)
-        _normal(jac, resid, gram, rhs)
-        _solve(gram, rhs, low)
+        normal_equations(jac, resid, gram, rhs)
+        solve_symmetric(gram, rhs, low)
         for k in range(n_edges):
             amp[k] += sign[k] * rhs[0] if shared else rhs[k]
         level0 += rhs[n_par - 2]
@@ -156,7 +156,7 @@ def _residual(y, amp, g, level0, level1, ramp, out):  # pragma: no cover (compil
 
 
 @kernel
-def _normal(jac, y, gram, rhs):  # pragma: no cover (compiled)
+def normal_equations(jac, y, gram, rhs):  # pragma: no cover (compiled)
     """``gram = J·Jᵀ`` and ``rhs = J·y`` of the rows of ``jac`` (loops: so small a product costs more
     through BLAS)."""
     n = len(jac)
@@ -183,7 +183,7 @@ def _responses(parts, tau, g, dg):  # pragma: no cover (compiled)
 
 
 @kernel
-def _solve(gram, rhs, low):  # pragma: no cover (compiled)
+def solve_symmetric(gram, rhs, low):  # pragma: no cover (compiled)
     """``rhs ← gram⁻¹·rhs`` (a vector or columns; also returned) for the symmetric ``gram = JᵀJ``: by
     Cholesky (factor into ``low``), or where it is singular or nearly so (two detections of one step) by
     its pseudo-inverse (:func:`_pinv`)."""

@@ -27,6 +27,7 @@ from pintime.locate.fit import (
     TemplateTable,
     window_ringing,
 )
+from pintime.locate.joint import normal_equations, solve_symmetric
 from pintime.locate.template import Template
 
 TABLE_PER_SAMPLE = 128  # g, g′ and Δg are tabulated this finely (linear interpolation ≪ their error)
@@ -155,56 +156,17 @@ def _shift_kernel(pinv, d_ring, d_ring_slope, stop, tables, u_lo, centre, phase,
             offset = centre[k] - start + phase[k]
             for m in range(length):
                 change[m] += amp[k] * _lookup(tables, 2, u_lo, m - offset)
-        jac = np.empty((length, 2 * n + 2))  # amplitudes, times, offset, slope
+        jac = np.empty((2 * n + 2, length))  # amplitudes, times, offset, slope
         for j in range(n):
             offset = centre[f + j] - start + phase[f + j]
             for m in range(length):
-                jac[m, j] = _lookup(tables, 0, u_lo, m - offset)
-                jac[m, n + j] = -amp[f + j] * _lookup(tables, 1, u_lo, m - offset)
+                jac[j, m] = _lookup(tables, 0, u_lo, m - offset)
+                jac[n + j, m] = -amp[f + j] * _lookup(tables, 1, u_lo, m - offset)
         for m in range(length):
-            jac[m, 2 * n] = 1.0
-            jac[m, 2 * n + 1] = m / (length - 1)
-        step = _solve_normal(jac, change)
+            jac[2 * n, m] = 1.0
+            jac[2 * n + 1, m] = m / (length - 1)
+        gram, step = np.empty((2 * n + 2, 2 * n + 2)), np.empty(2 * n + 2)
+        normal_equations(jac, change, gram, step)
+        solve_symmetric(gram, step, np.empty_like(gram))
         for j in range(n):
             shift[f + j] = -step[n + j]
-
-
-@kernel
-def _solve_normal(jac, y):  # pragma: no cover (compiled)
-    """Least squares ``jac·x ≈ y`` by its normal equations, Gaussian elimination with partial pivoting
-    (a few unknowns: LAPACK's call costs more than the work); zeros if they are singular."""
-    rows, p = jac.shape
-    a = np.zeros((p, p))
-    b = np.zeros(p)
-    for m in range(rows):
-        for i in range(p):
-            b[i] += jac[m, i] * y[m]
-            for j in range(i, p):
-                a[i, j] += jac[m, i] * jac[m, j]
-    scale = 0.0
-    for i in range(p):
-        for j in range(i):
-            a[i, j] = a[j, i]
-        scale = max(scale, abs(a[i, i]))
-    x = np.zeros(p)
-    for i in range(p):
-        r = i
-        for k in range(i + 1, p):
-            if abs(a[k, i]) > abs(a[r, i]):
-                r = k
-        if not abs(a[r, i]) > 1e-12 * scale:
-            return x
-        for j in range(p):
-            a[i, j], a[r, j] = a[r, j], a[i, j]
-        b[i], b[r] = b[r], b[i]
-        for k in range(i + 1, p):
-            factor = a[k, i] / a[i, i]
-            for j in range(i, p):
-                a[k, j] -= factor * a[i, j]
-            b[k] -= factor * b[i]
-    for i in range(p - 1, -1, -1):
-        t = b[i]
-        for j in range(i + 1, p):
-            t -= a[i, j] * x[j]
-        x[i] = t / a[i, i]
-    return x
