@@ -6,9 +6,9 @@ in-process analysis (``pintime.pipeline.analyze``, best of ``--repeat`` runs) as
 the ratio to merely decoding the same WAV with soundfile; the command (``pintime analyze``, with Python's
 start-up and imports) likewise; and where the in-process time goes. Stages are measured by wrapping the
 pipeline's functions with timers, each stage *exclusive* of the stages it calls (reading the WAV inside
-the learning pass counts as ``decode``: pintime's own 24-bit PCM reader, the captures being 24-bit), so
-the stages add up to the total. Times are CPU seconds (user + system) of the process doing the work, so
-other jobs on a shared machine do not count.
+the learning pass counts as ``decode``: pintime's own 16/24-bit PCM reader), on the thread that runs it
+(the next block is read in a second thread), so the stages add up to the total. Times are CPU seconds
+(user + system) of the process doing the work, so other jobs on a shared machine do not count.
 
 Captures: ``build/captures/table1-<profile>.wav`` (rendered if missing, seed 1; ``--short``: the 3 s
 capture of ``bench_edges.py --short``): ``paper`` and ``default`` (192 kHz 24-bit stereo) and ``laptop-48k``
@@ -30,6 +30,7 @@ import functools  # noqa: E402
 import json  # noqa: E402
 import resource  # noqa: E402
 import subprocess  # noqa: E402
+import threading  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -58,26 +59,28 @@ STAGES: dict[str, tuple[Any, str]] = {
 
 
 class StageTimer:
-    """Exclusive wall time per stage: a stage's time less that of the timed stages it called."""
+    """Exclusive CPU time per stage: a stage's time less that of the timed stages it called, each measured
+    on its own thread (the next block is read in a second thread while this one is located)."""
 
     def __init__(self) -> None:
         self.seconds = dict.fromkeys(STAGES, 0.0)
         self.calls = dict.fromkeys(STAGES, 0)
-        self._inner: list[float] = []  # per open stage: time spent in timed stages it called
+        self._open = threading.local()  # per thread: per open stage, time spent in timed stages it called
 
     def wrap(self, name: str, function: Callable) -> Callable:
         @functools.wraps(function)
         def timed(*args: Any, **kwargs: Any) -> Any:
+            inner = self._open.__dict__.setdefault("inner", [])
             self.calls[name] += 1
-            self._inner.append(0.0)
-            started = time.process_time()
+            inner.append(0.0)
+            started = time.thread_time()
             try:
                 return function(*args, **kwargs)
             finally:
-                elapsed = time.process_time() - started
-                self.seconds[name] += elapsed - self._inner.pop()
-                if self._inner:
-                    self._inner[-1] += elapsed
+                elapsed = time.thread_time() - started
+                self.seconds[name] += elapsed - inner.pop()
+                if inner:
+                    inner[-1] += elapsed
         return timed
 
     def __enter__(self) -> StageTimer:
