@@ -20,6 +20,7 @@ from pintime.soundcard.formats import with_format, with_level, with_steady_clock
 from pintime.soundcard.synth import synthesize
 from pintime.validate.edgecheck import errors_of
 from pintime.validate.edgematch import match_stretches
+from scipy import signal
 
 F_CPU = 1_000_000
 
@@ -198,6 +199,32 @@ def test_a_train_too_fast_for_the_rate_is_refused_with_its_reason(tmp_path, make
     wav = synthesize(edges, tmp_path / "capture.wav", card, 1, F_CPU * 2777 / 1037).wav_path
     with pytest.raises(PintimeError, match=r"edges are 49\.8 samples apart at 48000 Hz, inside one "
                                            r"another's learning window \(it needs more than 120\)"):
+        locate_capture(wav)
+
+
+@pytest.mark.parametrize("taps", [0, 1601])
+def test_a_resampler_that_rings_longer_than_the_template_is_refused(tmp_path, make_sim, taps):
+    """A 96 kHz render halved to 48 kHz by a polyphase FIR, as an operating system's sample-rate converter
+    does: scipy's own short filter (its ringing inside the template's ±48 samples) is located as any card;
+    a 1601-tap Kaiser FIR cut at 0.49 of the 96 kHz band (as sharp as libsoxr's best, ringing ~100 samples)
+    leaves far more than the noise before the train's edges and is refused, naming the cause, instead of
+    giving its edges' neighbours errors hundreds of times their σ."""
+    sim = make_sim / "table1.edges.csv"
+    lines = sim.read_text().splitlines()
+    edges = tmp_path / "table1.edges.csv"
+    first = [r for r in lines[1:] if int(r.split(",")[0]) < 3_100_000]  # RUN and CAL frames
+    edges.write_text("\n".join([lines[0], *first]) + "\n")
+    card = with_steady_clock(with_format(sc.PROFILES["default"], 96000, 24, 1))
+    x, _ = sf.read(synthesize(edges, tmp_path / "card.wav", card, 1, F_CPU).wav_path, dtype="float64")
+    window = ("kaiser", 5.0) if not taps else signal.firwin(taps, 0.49, window=("kaiser", 12.0))
+    wav = tmp_path / "resampled.wav"
+    sf.write(wav, signal.resample_poly(x, 1, 2, window=window), 48000, subtype="PCM_24")
+    if not taps:
+        result = locate_capture(wav)
+        assert result.train is not None and result.train.before_rms < 1.5 * result.noise_rms[0]
+        return
+    with pytest.raises(PintimeError, match=r"windows leave \d+\.\d× the noise before their edges.*rings "
+                                           r"beyond the ±48 samples.*without resampling"):
         locate_capture(wav)
 
 

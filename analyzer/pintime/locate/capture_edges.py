@@ -252,18 +252,10 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     idx = _longest_train(pos, sign, stretch)
     if idx is not None:
         idx = _clear_ends(pos, idx)
-    refused = None
-    if idx is not None:
-        fit = train.learn_from_train(y[idx], pos[idx], seeds[idx], sign[idx] < 0)
-        if not fit.residual_rms > train.MISFIT_MAX * noise[0]:  # an unknown noise (NaN) refuses nothing
-            return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
-        close = fit.period_samples <= train.NEIGHBOUR_FREE_SPACING_SAMPLES
-        misfit = (f"{fit.residual_rms / noise[0]:.0f}× the noise" if noise[0] > 0
-                  else f"{fit.residual_rms:.2g} FS RMS on a noise-free recording")
-        refused = (f"the template fitted to the calibration train leaves {misfit}"
-                   + (f": its edges are {fit.period_samples:.1f} samples apart at {info.samplerate_hz} Hz, "
-                      "inside one another's learning window (it needs more than "
-                      f"{train.NEIGHBOUR_FREE_SPACING_SAMPLES})" if close else ""))
+    fit, refused = (None, None) if idx is None else train.checked_fit(
+        y[idx], pos[idx], seeds[idx], sign[idx] < 0, noise[0], f"{info.path}", info.samplerate_hz)
+    if fit is not None:
+        return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
     try:
         return learn_blind(pos, y, seeds, LEARN_MAX_S), None, noise, [], refused
     except PintimeError as err:  # name the capture, and the likely cause when the data shows it

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
+from pintime.errors import PintimeError
 from pintime.locate.template import Template
 
 MIN_TRAIN_EDGES = 100  # fewer evenly spaced edges are not a calibration train
@@ -42,6 +43,15 @@ WINDOW = np.arange(-(TEMPLATE_HALF_SAMPLES + BASELINE_SAMPLES), TEMPLATE_HALF_SA
 # before reaches into the baseline stretch): the template cannot be learned from the train, or learns a bias
 NEIGHBOUR_FREE_SPACING_SAMPLES = TEMPLATE_HALF_SAMPLES - int(WINDOW[0])
 MISFIT_MAX = 3.0  # a train fit leaving more than this × the noise (RMS) has not learned the edge's shape
+# a train fit leaving more than this × the noise (RMS) in its windows' stretch before the support: the
+# response reaches beyond ±U (a resampler's long ringing), so the ringing of an edge's neighbours within
+# reach is not taken out (modelled cards: 1.07–1.17; libsoxr's and libsamplerate's best 96 → 48 kHz:
+# 5.9–32, their edges with neighbours then off by 5–200 ns against σ of 0.1–0.5 ns)
+BEFORE_MAX = 2.0
+# why a train's fit fails at a rate its spacing suits: the response is longer than the template
+TOO_LONG = (f": the response rings beyond the ±{TEMPLATE_HALF_SAMPLES} samples of pintime's edge shape, as "
+            "an operating system's sample-rate converter makes it (libsoxr's and libsamplerate's best do at "
+            "44.1–48 kHz); record at the card's own rate, without resampling, or at 96 or 192 kHz")
 MIN_ITERATIONS, MAX_ITERATIONS = 3, 20
 RIPPLE_RATES = (32, 64, 128, 256)  # delta-sigma modulator rates, multiples of fs
 RIPPLE_POWER = 100.0  # a ripple must carry this many times the power noise would put at its rate
@@ -62,6 +72,7 @@ class TrainFit:
     fall_offset_samples: float  # δ: falling edges come this much later than the line of rising ones
     edges: int
     residual_rms: float  # of the samples, after the fit (noise plus template misfit)
+    before_rms: float  # of the samples before the support (noise, unless the response reaches further)
     knot_edges: int  # the line's knots are this many edges apart (:func:`knot_edges`)
     # the template moved by random draws of its own error (:func:`error_draws`)
     draws: tuple[Template, ...] = ()
@@ -218,11 +229,63 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         template, factor, step, resid, _ = refit(template, fine, carrier)
         line = line + step
     rms = float(np.sqrt(np.mean(resid * resid)))
+    before = (m[None, :] - (v @ line - centre)[:, None]) < -TEMPLATE_HALF_SAMPLES
+    before_rms = float(np.sqrt(np.mean(resid[before] ** 2)))
     final = template.normalized()
     shift = final.origin - template.origin  # edge times move with the origin
     period, first = np.polyfit(np.arange(n), v[:, :-1] @ line[:-1], 1)  # the line's mean slope: P
     draws = error_draws(final, template, factor, rms)
-    return TrainFit(final, float(first + shift), float(period), float(line[-1]), n, rms, every, draws)
+    return TrainFit(final, float(first + shift), float(period), float(line[-1]), n, rms, before_rms, every,
+                    draws)
+
+
+def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, falling: np.ndarray,
+                noise_rms: float, path: str, rate_hz: int) -> tuple[TrainFit | None, str | None]:
+    """:func:`learn_from_train`'s fit if it holds the response (it leaves at most MISFIT_MAX × the noise,
+    and BEFORE_MAX × before the edges), or else why not, the template then being learned blind: the
+    train's edges are too close for the learning window, or a third of the train holds the shape where
+    the whole does not (something in it: lost audio, which the capture's check then finds).
+
+    Raises PintimeError (naming ``path``) where the spacing suits the window and no third of the train
+    holds a template either: the response is longer than the template, and a blind one would leave the
+    edges off by far more than their σ."""
+    fit, misfit_x, before_x = _attempt(y, centre, seed_samples, falling, noise_rms)
+    if fit is not None and not (misfit_x > MISFIT_MAX or before_x > BEFORE_MAX):
+        return fit, None
+    misfit = ("no template (singular normal equations)" if fit is None
+              else f"{misfit_x:.1f}× the noise" if noise_rms > 0
+              else f"{fit.residual_rms:.2g} FS RMS on a noise-free recording")
+    period = float(np.median(np.diff(centre))) if fit is None else fit.period_samples
+    if period <= NEIGHBOUR_FREE_SPACING_SAMPLES:
+        return None, (f"the template fitted to the calibration train leaves {misfit}: its edges are "
+                      f"{period:.1f} samples apart at {rate_hz} Hz, inside one another's learning window (it "
+                      f"needs more than {NEIGHBOUR_FREE_SPACING_SAMPLES})")
+    for part in np.array_split(np.arange(len(centre)), 3):
+        if len(part) >= MIN_TRAIN_EDGES:
+            one, part_misfit, part_before = _attempt(y[part], centre[part], seed_samples[part], falling[part],
+                                                     noise_rms)
+            if one is not None and not (part_misfit > MISFIT_MAX or part_before > BEFORE_MAX):
+                return None, (f"the template fitted to the calibration train leaves {misfit}, where a third "
+                              "of it holds the shape: something in the train (lost audio?)")
+    if fit is None:
+        raise PintimeError(f"{path}: no template fits the calibration train's windows (singular normal "
+                           f"equations){TOO_LONG}")
+    before = f"{before_x:.1f}× the noise" if noise_rms > 0 else f"{fit.before_rms:.2g} FS RMS"
+    raise PintimeError(f"{path}: the calibration train's windows leave {before} before their edges, where no "
+                       f"response should be, and the template fitted to them leaves {misfit}{TOO_LONG}")
+
+
+def _attempt(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, falling: np.ndarray,
+             noise_rms: float) -> tuple[TrainFit | None, float, float]:
+    """:func:`learn_from_train`'s fit and what it leaves in the noise's RMS, over the windows and before
+    the edges (None, inf, inf where the normal equations are singular; NaN for an unknown noise)."""
+    try:
+        fit = learn_from_train(y, centre, seed_samples, falling)
+    except np.linalg.LinAlgError:  # singular normal equations: no template of this support gives them
+        return None, np.inf, np.inf
+    with np.errstate(divide="ignore", invalid="ignore"):  # noise-free: inf
+        misfit_x, before_x = np.divide([fit.residual_rms, fit.before_rms], noise_rms)
+    return fit, float(misfit_x), float(before_x)
 
 
 def error_draws(final: Template, learned: Template, factor: np.ndarray, noise_rms: float
