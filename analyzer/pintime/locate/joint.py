@@ -91,7 +91,7 @@ def _steps(parts, y, tau0, shared, work, tau, amp):  # pragma: no cover (compile
     or (``shared``) one magnitude for all with the signs of the linear fit at ``tau0``; the residual sum
     of squares is returned, the last step's JᵀJ left in ``work[3]`` (rows: amplitudes, times, offset and
     slope; the shared fit's is not used). ``work``: (g, g′, Jacobian, JᵀJ, Cholesky factor, right-hand
-    side, residual, ramp), sized for the free fit; nothing is allocated."""
+    side, residual, ramp), sized for the free fit; nothing is allocated per step."""
     g, dg, jac_all, gram_all, low_all, rhs_all, resid, ramp = work
     n_edges = len(tau0)
     tau[:] = tau0

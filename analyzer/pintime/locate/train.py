@@ -250,7 +250,7 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
     holds a template either: the response is longer than the template, and a blind one would leave the
     edges off by far more than their σ."""
     fit, misfit_x, before_x = _attempt(y, centre, seed_samples, falling, noise_rms)
-    if fit is not None and not (misfit_x > MISFIT_MAX or before_x > BEFORE_MAX):
+    if _holds(fit, misfit_x, before_x):
         return fit, None
     misfit = ("no template (singular normal equations)" if fit is None
               else f"{misfit_x:.1f}× the noise" if noise_rms > 0
@@ -261,18 +261,22 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
                       f"{period:.1f} samples apart at {rate_hz} Hz, inside one another's learning window (it "
                       f"needs more than {NEIGHBOUR_FREE_SPACING_SAMPLES})")
     for part in np.array_split(np.arange(len(centre)), 3):
-        if len(part) >= MIN_TRAIN_EDGES:
-            one, part_misfit, part_before = _attempt(y[part], centre[part], seed_samples[part], falling[part],
-                                                     noise_rms)
-            if one is not None and not (part_misfit > MISFIT_MAX or part_before > BEFORE_MAX):
-                return None, (f"the template fitted to the calibration train leaves {misfit}, where a third "
-                              "of it holds the shape: something in the train (lost audio?)")
+        if len(part) >= MIN_TRAIN_EDGES and _holds(*_attempt(y[part], centre[part], seed_samples[part],
+                                                             falling[part], noise_rms)):
+            return None, (f"the template fitted to the calibration train leaves {misfit}, where a third of "
+                          "it holds the shape: something in the train (lost audio?)")
     if fit is None:
         raise PintimeError(f"{path}: no template fits the calibration train's windows (singular normal "
                            f"equations){TOO_LONG}")
     before = f"{before_x:.1f}× the noise" if noise_rms > 0 else f"{fit.before_rms:.2g} FS RMS"
     raise PintimeError(f"{path}: the calibration train's windows leave {before} before their edges, where no "
                        f"response should be, and the template fitted to them leaves {misfit}{TOO_LONG}")
+
+
+def _holds(fit: TrainFit | None, misfit_x: float, before_x: float) -> bool:
+    """Whether a fit (:func:`_attempt`) holds the response: it leaves at most MISFIT_MAX × the noise, and
+    BEFORE_MAX × before the edges (an unknown noise, NaN, refuses nothing)."""
+    return fit is not None and not (misfit_x > MISFIT_MAX or before_x > BEFORE_MAX)
 
 
 def _attempt(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, falling: np.ndarray,
