@@ -307,8 +307,8 @@ def test_assembler_instructions_skips_labels_directives_and_macro_calls():
 
 
 def test_timed_assembler_annotates_every_instruction():
-    """Every assembler source under firmware/ with instructions states each one's cycles as `; [n]`
-    (STYLE.md, AVR firmware)."""
+    """Every assembler source under firmware/ with instructions states each one's cycles as `; [n]`, so a
+    timed routine's cost reads from its source."""
     sources = sorted((ROOT / "firmware").rglob("*.S"))
     assert NO_INSTRUCTIONS.keys() <= {path.name for path in sources}
     for path in sources:
