@@ -206,6 +206,7 @@ bench: deps sim
 	$(PY) bench/bench_gaps.py --json $(BUILD)/bench/gaps.json
 	$(PY) bench/bench_cards.py --json $(BUILD)/bench/cards.json
 	$(PY) bench/bench_coverage.py --json $(BUILD)/bench/coverage.json
+	$(PY) bench/bench_signals.py --json $(BUILD)/bench/signals.json
 	$(PY) bench/bench_resamplers.py --json $(BUILD)/bench/resamplers.json
 
 # Each benchmark on a small input (seconds): checks that every figure it prints is produced.
@@ -224,6 +225,7 @@ bench-short: deps sim
 	$(PY) bench/bench_cards.py --short --json $(BUILD)/bench/short/cards.json
 	$(PY) bench/bench_coverage.py --short --json $(BUILD)/bench/short/coverage.json
 	$(PY) bench/bench_resamplers.py --short --json $(BUILD)/bench/short/resamplers.json
+	$(PY) bench/bench_signals.py --short --json $(BUILD)/bench/short/signals.json
 
 # --- reproduction: the README's main command ---------------------------------------------------------
 # simavr truth → synthesized captures → `pintime validate` per capture and edge method → out/report.md.

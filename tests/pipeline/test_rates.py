@@ -250,6 +250,30 @@ def test_edges_of_a_square_wave_recorded_at_44_1_khz_mono(tmp_path):
     assert np.sqrt(np.mean(residual ** 2)) < 3 * np.median(found["sigma_s"])
 
 
+def test_edges_of_a_pps_signal_through_a_laptop_jack(tmp_path):
+    """`pintime edges` on a PPS output (100 ms high every second, 80 s) through a laptop jack at 44.1 kHz,
+    16-bit mono, README's divider, 100 and 300 Hz AC coupling and mains hum: no train, edges far apart.
+    The learning span goes on to the slow signal's 160th edge, the coupling is learned from the samples
+    just after edges (the long quiet stretches hold mostly hum), and the template is learned blind: every
+    edge found, within 1.5× its σ on RMS about the wave's line and none beyond 6 σ (before: refused, 16
+    isolated edges in the first 8 s)."""
+    rises = 1000 + F_CPU * np.arange(80)
+    cycles = np.sort(np.concatenate([rises, rises + 100_000]))
+    source = tmp_path / "signal.edges.csv"
+    source.write_text("cycle,channel,level\n" + "".join(f"{c},0,{1 - k % 2}\n" for k, c in enumerate(cycles)))
+    card = with_steady_clock(with_level(with_format(sc.PROFILES["laptop-48k"], 44100, 16, 1), "readme"))
+    wav = synthesize(source, tmp_path / "pps.wav", card, 2, F_CPU).wav_path
+    out = tmp_path / "pps.csv"
+    assert main(["edges", str(wav), "--csv", str(out)]) == 0
+    found = np.genfromtxt(out, delimiter=",", names=True)
+    alternating = np.where(np.arange(len(cycles)) % 2, -1, 1)
+    assert len(found) == len(cycles) and np.all(found["polarity"] == alternating)
+    design = np.column_stack([np.ones(len(cycles)), cycles, found["polarity"] < 0])
+    residual = found["time_s"] - design @ np.linalg.lstsq(design, found["time_s"], rcond=None)[0]
+    assert np.sqrt(np.mean(residual ** 2)) < 1.5 * np.median(found["sigma_s"])
+    assert np.max(np.abs(residual) / found["sigma_s"]) < 6
+
+
 def test_laptop_jack_long_pulses_unbiased_at_readme_level(tmp_path, make_sim):
     """A laptop jack's strong AC coupling (100 and 300 Hz: a step keeps a fifth of itself after 0.5 ms),
     16-bit mono at 48 kHz, README's 47 kΩ / 1 kΩ divider (0.067 FS on its 1 Vrms input), steady clock:

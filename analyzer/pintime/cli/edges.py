@@ -21,6 +21,8 @@ from pintime.pipeline import ladder_edges, load_edges, located_without_lost_audi
 
 HEADER = "time_s,channel,polarity,sigma_s"
 LADDER_HEADER = HEADER + ",pin"  # --ladder: the pin each edge was attributed to (PA0 … PA3)
+# what a blind template's σ leaves out (pintime.locate.blind)
+BLIND = ": σ leaves out the ADC modulator's ripple, up to ~1 ns on some cards"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,9 +51,9 @@ def run(args: argparse.Namespace) -> int:
         edges = result.edges
         inverted = {None: "undetermined (no quiet interval)", True: "inverted (undone)", False: "normal"}
         learned = ("calibration train" if result.train is not None
-                   else "blind, from isolated edges (no calibration train: may carry sub-sample bias)"
+                   else f"blind, from isolated edges (no calibration train{BLIND})"
                    if result.train_refused is None
-                   else f"blind, from isolated edges ({result.train_refused}: may carry sub-sample bias)")
+                   else f"blind, from isolated edges ({result.train_refused}{BLIND})")
         if lost.frames_checked_fraction > 0:  # a pintime capture: its frames (and reference) were checked
             edges = kept
         noise = "/".join(f"{rms:.3g}" for rms in result.noise_rms)

@@ -10,11 +10,12 @@ Two passes over the file, both in overlapping blocks (memory bounded, any length
 2. *Locating* the whole capture: detect the edges of both channels block by block and locate them with
    the chosen method; close edges are fitted jointly (template method).
 
-Without a calibration train the template is learned blind from the first isolated edges (seeded by the
-threshold method, then alternating fit and refit): that inherits part of the seed's sub-sample bias
-(docs/design.md §10), and is reported. Uncertainties: the template method's come from each fit; for every
-method they are raised, if need be, to the RMS error the method shows against the calibration train's
-straight line, which includes its sub-sample bias.
+Without a calibration train the template is learned blind from the first isolated edges
+(:mod:`pintime.locate.blind`: seeded by an estimator without sub-sample bias, then alternating fit and
+refit), which is reported; a slow signal's learning span goes on until it holds enough edges.
+Uncertainties: the template method's come from each fit; for every method they are raised, if need be, to
+the RMS error the method shows against the calibration train's straight line, which includes its
+sub-sample bias.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ BLOCK_FRAMES = 1 << 18  # 1.4 s per block at 192 kHz (4 MB of float32 stereo wit
 PAD_FRAMES = 1024  # look-ahead/behind of a block: a group of close edges must fit in it
 LEARN_MAX_S = 8.0  # the calibration train is at the start of a capture (FORMAT.md §6)
 LEARN_EDGES = 1300  # enough measurement-channel edges to hold the whole train (1000 edges)
+LEARN_MIN_EDGES = 400  # a span with fewer edges (a slow signal: a PPS) goes on until it holds this many
 LEARN_SEARCH_S = 300.0  # a calibration train is looked for this far after the first edge (a run's length)
 TRAIN_SPAN_S = 3.0  # a calibration train lasts 2.78 s (FORMAT.md §6)
 TRAIN_LEAD_S = 0.1  # a learning span that starts at a train starts this much before it (its frame header)
@@ -163,11 +165,14 @@ def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int
     reset), unless a pintime calibration train (alternating edges CAL_PERIOD_S apart) lies too far beyond
     it to be learned from there, within LEARN_SEARCH_S: a recording that begins inside an earlier run, then
     the board is reset. The span then starts just before the train, and every edge before it is left out
-    (the caller reports it). The first LEARN_MAX_S when no block holds an edge."""
+    (the caller reports it). A span of LEARN_MAX_S with fewer than LEARN_MIN_EDGES edges and no train (a
+    slow signal, such as a PPS output) goes on until it holds that many, within LEARN_SEARCH_S. The first
+    LEARN_MAX_S when no block holds an edge."""
     rate = info.samplerate_hz
     det = _Detector(1, smallest_step)
     first = None
     pos, sign = np.zeros(0, np.int64), np.zeros(0)  # the edges of the last LEARN_MAX_S scanned
+    count, enough = 0, None  # edges from the first block with one; the frame after the LEARN_MIN_EDGES-th
     for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES):
         p, g = det.steps(block, 0)
         own = (p >= block.own_lo) & (p < block.own_hi)
@@ -175,6 +180,9 @@ def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int
             first = block.own_lo
         if first is None:
             continue
+        if enough is None and count + np.count_nonzero(own) >= LEARN_MIN_EDGES:
+            enough = int(p[own][LEARN_MIN_EDGES - count - 1]) + len(train.WINDOW)
+        count += int(np.count_nonzero(own))
         pos, sign = np.concatenate([pos, p[own]]), np.concatenate([sign, g[own]])
         recent = pos >= block.own_hi - LEARN_MAX_S * rate
         pos, sign = pos[recent], sign[recent]
@@ -188,7 +196,10 @@ def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int
         if block.own_hi - first > LEARN_SEARCH_S * rate:
             break
     start = 0 if first is None else first
-    return start, int(min(start + LEARN_MAX_S * rate, info.frames)), start
+    stop = start + LEARN_MAX_S * rate
+    if first is not None:  # a slow signal: on to its LEARN_MIN_EDGES-th edge
+        stop = max(stop, min(info.frames if enough is None else enough, start + LEARN_SEARCH_S * rate))
+    return start, int(min(stop, info.frames)), start
 
 
 def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
@@ -257,7 +268,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     if fit is not None:
         return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
     try:
-        return learn_blind(pos, y, seeds, LEARN_MAX_S), None, noise, [], refused
+        return learn_blind(pos, y, seeds, (stop - start) / info.samplerate_hz), None, noise, [], refused
     except PintimeError as err:  # name the capture, and the likely cause when the data shows it
         if is_reference(pos / info.samplerate_hz):
             pin = info.columns[0]

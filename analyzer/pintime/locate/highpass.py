@@ -42,6 +42,10 @@ MAX_ORDER = 2
 CORNER_TOLERANCE = 0.1  # an order-2 fit's roots must be known to this fraction of their distance from 1
 LAG_S = 1e-4  # D: the recurrence steps this far (5 samples at 48 kHz, 19 at 192 kHz), where the decay shows
 ORDER_T = 10.0  # order 2 is kept when its second coefficient is this many standard errors from 0
+# quiet samples are at most this long after an edge: where the decay shows. A slow signal's long quiet
+# stretches hold mostly mains hum, a sinusoid whose own recurrence pulled the fit (a PPS through 100 and
+# 300 Hz corners was learned as one corner of 30 Hz)
+DECAY_S = 0.02
 MIN_QUIET = 1000  # fewer quiet samples (per channel) learn nothing: the recording is left as it is
 
 
@@ -118,14 +122,16 @@ class HighpassLearner:
 
     LAGS = 2 * MAX_ORDER  # y[n−D] … y[n−4D]
 
-    def __init__(self, spacing: int = 1) -> None:
-        self.spacing = spacing  # D
+    def __init__(self, samplerate_hz: float) -> None:
+        self.spacing = max(1, round(LAG_S * samplerate_hz))  # D
+        self.decay_samples = round(DECAY_S * samplerate_hz)
+        self.samplerate_hz = samplerate_hz
         self.gram = np.zeros((self.LAGS + 2, self.LAGS + 2))  # [y[n−D] … y[n−4D], 1, y[n]] outer products
         self.count = 0
 
     def add(self, x: np.ndarray, edge_pos: np.ndarray, lo: int, hi: int) -> None:
         """Add the samples ``n`` in [lo, hi) of ``x`` whose window n−4D … n is ``GUARD_SAMPLES`` from every
-        edge (``edge_pos``: sorted sample indices into ``x``)."""
+        edge (``edge_pos``: sorted sample indices into ``x``) and less than DECAY_S after the last one."""
         span = self.LAGS * self.spacing
         n = np.arange(max(lo, span), min(hi, len(x)))
         if n.size == 0:
@@ -133,14 +139,15 @@ class HighpassLearner:
         far = np.iinfo(np.int64).max // 2  # sentinels: no edge before the first sample, none after the last
         pos = np.concatenate([[-far], np.sort(edge_pos), [far]])
         k = np.searchsorted(pos, n)
-        n = n[(pos[k] - n > GUARD_SAMPLES) & (n - span - pos[k - 1] > GUARD_SAMPLES)]
+        n = n[(pos[k] - n > GUARD_SAMPLES) & (n - span - pos[k - 1] > GUARD_SAMPLES)
+              & (n - pos[k - 1] < self.decay_samples)]
         x = np.asarray(x, dtype=np.float64)
         cols = np.stack([x[n - lag * self.spacing] for lag in range(1, self.LAGS + 1)]
                         + [np.ones(len(n)), x[n]], axis=1)
         self.gram += cols.T @ cols
         self.count += len(n)
 
-    def result(self, samplerate_hz: float) -> Highpass:
+    def result(self) -> Highpass:
         """The recurrence of order 2 when its second coefficient stands ``ORDER_T`` standard errors clear of
         zero, it leaves less residual than order 1 and both its corners are known to CORNER_TOLERANCE (a
         single section fitted with two leaves its second root to the noise: a wide error, a larger
@@ -150,7 +157,7 @@ class HighpassLearner:
         (a pair of close corners) are taken as the double root of their magnitude. The roots found over
         D samples are the sections' poles to the power D: the per-sample recurrence has their D-th roots,
         and the constant c scales as the recurrence's value at z = 1."""
-        none = Highpass((), 0.0, samplerate_hz)
+        none = Highpass((), 0.0, self.samplerate_hz)
         if self.count < MIN_QUIET:
             return none
         one = self.LAGS
@@ -171,7 +178,7 @@ class HighpassLearner:
         per_sample = roots ** (1.0 / self.spacing)
         coef = -np.poly(per_sample)[1:]  # A(z) = Π (1 − rᵢ z⁻¹) = 1 − a₁z⁻¹ − a₂z⁻²
         scale = np.prod(1 - per_sample) / np.prod(1 - roots)  # A(1) / A_D(1)
-        return Highpass(tuple(float(a) for a in coef), float(constant * scale), samplerate_hz)
+        return Highpass(tuple(float(a) for a in coef), float(constant * scale), self.samplerate_hz)
 
     def _fit(self, regressors: list[int], instruments: list[int]) -> tuple[np.ndarray, np.ndarray, float]:
         """Instrumental-variable fit of y[n] on ``regressors`` (columns of the sums): coefficients, their
@@ -190,8 +197,7 @@ def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, start_fram
                    stop_frame: int) -> tuple[Highpass, ...]:
     """Each channel's coupling, learned from the quiet samples of the capture's frames ``start_frame`` …
     ``stop_frame`` (edges found as :mod:`pintime.locate.detect` finds them, on the recording as it is)."""
-    spacing = max(1, round(LAG_S * info.samplerate_hz))
-    learners = [HighpassLearner(spacing) for _ in info.columns]
+    learners = [HighpassLearner(info.samplerate_hz) for _ in info.columns]
     swing: list[float | None] = [None] * len(info.columns)
     for block in iter_blocks(info, block_frames, pad_frames, start_frame, stop_frame):
         for c, learner in enumerate(learners):
@@ -203,4 +209,4 @@ def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, start_fram
                 if swing[c] is None and pos.size:
                     swing[c] = float(np.median(np.abs(strength)))
             learner.add(x, pos, block.own_lo - block.first, block.own_hi - block.first)
-    return tuple(learner.result(info.samplerate_hz) for learner in learners)
+    return tuple(learner.result() for learner in learners)
