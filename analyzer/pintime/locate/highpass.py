@@ -66,41 +66,72 @@ class Highpass:
 
     def restore(self, x: np.ndarray) -> np.ndarray:
         """The samples ``x`` (one channel, zero filter state before the first) with the coupling undone."""
-        x = np.asarray(x, dtype=np.float64)
-        if not self.coef:
-            return x
+        return restore_columns(np.asarray(x, dtype=np.float64)[:, None], (self,))[:, 0]
+
+    def filters(self) -> tuple[np.ndarray, np.ndarray]:
+        """``A(z)``'s coefficients ``a₁ … a_p`` and the leaky integrators' ``L(z)``, negated, ``−l₁ … −l_p``."""
         rho = np.exp(-2 * np.pi * LEAK_HZ / self.samplerate_hz)
         leak = np.array([1.0])
         for _ in self.coef:
             leak = np.polymul(leak, [1.0, -rho])
-        return _restore_kernel(x, np.asarray(self.coef), self.constant, -leak[1:])
+        return np.asarray(self.coef, dtype=np.float64), -leak[1:]
+
+
+def restore_columns(x: np.ndarray, highpass: tuple[Highpass, ...]) -> np.ndarray:
+    """Each column of ``x`` (frames, channels) restored by its channel's ``highpass`` (zero filter state
+    before the first frame; a channel with nothing learned as it is), into one C-ordered array: the
+    channels' recursions run side by side."""
+    order = np.array([len(h.coef) for h in highpass], dtype=np.int64)
+    a, leak = np.zeros((len(highpass), MAX_ORDER)), np.zeros((len(highpass), MAX_ORDER))
+    for c, h in enumerate(highpass):
+        a[c, :order[c]], leak[c, :order[c]] = h.filters()
+    constant = np.array([h.constant for h in highpass])
+    out = np.empty(x.shape, dtype=np.float64)
+    _restore_kernel(x, a, constant, leak, order, out)
+    return out
 
 
 @kernel
-def _restore_kernel(x, a, c, leak):  # pragma: no cover (compiled)
-    """``A(z)`` then minus ``c`` then ``1/L(z)``: ``v[n] = x[n] − Σ aₖ·x[n−k] − c``,
-    ``y[n] = v[n] + Σ leakₖ·y[n−k]`` (``leak``: L's coefficients negated), from zero state; each sum taken
-    from its oldest term to the newest, as a transposed direct-form filter adds them."""
-    y = np.empty_like(x)
-    p = len(a)
-    for n in range(len(x)):
-        acc = 0.0
-        for k in range(p, 0, -1):
-            if n >= k:
-                acc = acc - a[k - 1] * x[n - k]
-        v = (x[n] + acc) - c
-        acc = 0.0
-        for k in range(p, 0, -1):
-            if n >= k:
-                acc = acc + leak[k - 1] * y[n - k]
-        y[n] = v + acc
-    return y
+def _restore_kernel(x, a, c, leak, order, y):  # pragma: no cover (compiled)
+    """Per channel ``ch`` of order ``p`` > 0: ``A(z)`` then minus ``c`` then ``1/L(z)``,
+    ``v[n] = x[n] − Σ aₖ·x[n−k] − c``, ``y[n] = v[n] + Σ leakₖ·y[n−k]`` (``leak``: L's coefficients
+    negated), from zero state; each sum taken from its oldest term to the newest, as a transposed
+    direct-form filter adds them. Order 0: ``y = x``. Past the first MAX_ORDER frames every term exists:
+    the orders are written out there, without a branch per term."""
+    head = min(x.shape[0], MAX_ORDER)
+    for n in range(head):
+        for ch in range(x.shape[1]):
+            p = order[ch]
+            if p == 0:
+                y[n, ch] = x[n, ch]
+                continue
+            acc = 0.0
+            for k in range(p, 0, -1):
+                if n >= k:
+                    acc = acc - a[ch, k - 1] * x[n - k, ch]
+            v = (x[n, ch] + acc) - c[ch]
+            acc = 0.0
+            for k in range(p, 0, -1):
+                if n >= k:
+                    acc = acc + leak[ch, k - 1] * y[n - k, ch]
+            y[n, ch] = v + acc
+    for n in range(head, x.shape[0]):
+        for ch in range(x.shape[1]):
+            p = order[ch]
+            if p == 2:
+                v = ((x[n, ch] + ((0.0 - a[ch, 1] * x[n - 2, ch]) - a[ch, 0] * x[n - 1, ch])) - c[ch])
+                y[n, ch] = v + ((0.0 + leak[ch, 1] * y[n - 2, ch]) + leak[ch, 0] * y[n - 1, ch])
+            elif p == 1:
+                v = (x[n, ch] + (0.0 - a[ch, 0] * x[n - 1, ch])) - c[ch]
+                y[n, ch] = v + (0.0 + leak[ch, 0] * y[n - 1, ch])
+            else:
+                y[n, ch] = x[n, ch]
 
 
 def restore_block(block: Block, highpass: tuple[Highpass, ...]) -> Block:
     """The block with each channel's coupling undone (float64; its ``raw`` samples kept for clipping)."""
-    data = np.column_stack([h.restore(block.data[:, c]) for c, h in enumerate(highpass)])
-    return RestoredBlock(block.first, data, block.own_lo, block.own_hi, block.data)
+    return RestoredBlock(block.first, restore_columns(block.data, highpass), block.own_lo, block.own_hi,
+                         block.data)
 
 
 @dataclass(frozen=True)
