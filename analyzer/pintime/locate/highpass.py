@@ -69,7 +69,7 @@ class Highpass:
         return restore_columns(np.asarray(x, dtype=np.float64)[:, None], (self,))[:, 0]
 
     def filters(self) -> tuple[np.ndarray, np.ndarray]:
-        """``A(z)``'s coefficients ``a₁ … a_p`` and the leaky integrators' ``L(z)``, negated, ``−l₁ … −l_p``."""
+        """``A(z)``'s coefficients ``a₁ … a_p``; the leaky integrators' ``L(z)`` negated, ``−l₁ … −l_p``."""
         rho = np.exp(-2 * np.pi * LEAK_HZ / self.samplerate_hz)
         leak = np.array([1.0])
         for _ in self.coef:
