@@ -99,6 +99,18 @@ def test_a_pin_recorded_on_both_channels_is_named(tmp_path, sign):
     _one_error_line(proc, "the reference channel holds the measurement pin's own edges", "--reference none")
 
 
+def test_a_nonlinear_input_is_named(tmp_path):
+    """The recorded samples bent by y + 0.01·y² (second harmonic −52 dB at full scale): rising and falling
+    edges differ in shape, the train's template leaves several times the noise with nothing before its
+    edges; the message names a nonlinear input, not a resampler's long ringing (it did: "the response rings
+    beyond the ±48 samples", beside "1.0× the noise before their edges")."""
+    x, rate = sf.read(EXAMPLE_WAV, dtype="float64")
+    sf.write(tmp_path / "bent.wav", np.clip(x + 0.01 * x * x, -1.0, 1.0 - 2.0 ** -23), rate, subtype="PCM_24")
+    proc = _pintime("analyze", "bent.wav", cwd=tmp_path)
+    _one_error_line(proc, "not one shape", "nonlinear input", "lower level")
+    assert b"rings beyond" not in proc.stderr
+
+
 def test_no_train_says_what_to_check(tmp_path):
     """A capture that starts after the run's train (its first 5 s cut off): no train, few isolated edges;
     the message says why."""

@@ -52,6 +52,10 @@ BEFORE_MAX = 2.0
 TOO_LONG = (f": the response rings beyond the ±{TEMPLATE_HALF_SAMPLES} samples of pintime's edge shape, as "
             "an operating system's sample-rate converter makes it (libsoxr's and libsamplerate's best do at "
             "44.1–48 kHz); record at the card's own rate, without resampling, or at 96 or 192 kHz")
+# why a train's fit fails with nothing before its edges: the edges are not one shape (y + 0.004·y² on the
+# recorded samples, −60 dB of second harmonic at full scale, left 4.6× the noise on the `default` card)
+NOT_ONE_SHAPE = (": its edges are not one shape, as a nonlinear input makes rising and falling edges differ; "
+                 "record at a lower level, the steps well below full scale")
 MIN_ITERATIONS, MAX_ITERATIONS = 3, 20
 RIPPLE_RATES = (32, 64, 128, 256)  # delta-sigma modulator rates, multiples of fs
 RIPPLE_POWER = 100.0  # a ripple must carry this many times the power noise would put at its rate
@@ -247,8 +251,9 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
     the whole does not (something in it: lost audio, which the capture's check then finds).
 
     Raises PintimeError (naming ``path``) where the spacing suits the window and no third of the train
-    holds a template either: the response is longer than the template, and a blind one would leave the
-    edges off by far more than their σ."""
+    holds a template either: the response is longer than the template (the stretch before the edges holds
+    more than noise), or its edges are not one shape (it does not: a nonlinear input), and a blind one
+    would leave the edges off by far more than their σ."""
     fit, misfit_x, before_x = _attempt(y, centre, seed_samples, falling, noise_rms)
     if _holds(fit, misfit_x, before_x):
         return fit, None
@@ -269,6 +274,9 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
         raise PintimeError(f"{path}: no template fits the calibration train's windows (singular normal "
                            f"equations){TOO_LONG}")
     before = f"{before_x:.1f}× the noise" if noise_rms > 0 else f"{fit.before_rms:.2g} FS RMS"
+    if not before_x > BEFORE_MAX:  # the response ends within the template: its shape is what differs
+        raise PintimeError(f"{path}: the template fitted to the calibration train's windows leaves {misfit} "
+                           f"(and {before} before their edges, where only noise belongs){NOT_ONE_SHAPE}")
     raise PintimeError(f"{path}: the calibration train's windows leave {before} before their edges, where no "
                        f"response should be, and the template fitted to them leaves {misfit}{TOO_LONG}")
 
