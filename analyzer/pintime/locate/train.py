@@ -53,7 +53,7 @@ TOO_LONG = (f": the response rings beyond the ±{TEMPLATE_HALF_SAMPLES} samples 
             "an operating system's sample-rate converter makes it (libsoxr's and libsamplerate's best do at "
             "44.1–48 kHz); record at the card's own rate, without resampling, or at 96 or 192 kHz")
 # why a train's fit fails with nothing before its edges: the edges are not one shape (y + 0.004·y² on the
-# recorded samples, −60 dB of second harmonic at full scale, left 4.6× the noise on the `default` card)
+# recorded samples, −54 dB of second harmonic at full scale, left 4.6× the noise on the `default` card)
 NOT_ONE_SHAPE = (": its edges are not one shape, as a nonlinear input makes rising and falling edges differ; "
                  "record at a lower level, the steps well below full scale")
 MIN_ITERATIONS, MAX_ITERATIONS = 3, 20
