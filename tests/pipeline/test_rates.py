@@ -274,6 +274,22 @@ def test_edges_of_a_pps_signal_through_a_laptop_jack(tmp_path):
     assert np.max(np.abs(residual) / found["sigma_s"]) < 6
 
 
+def test_a_square_wave_too_fast_to_learn_from_says_so(tmp_path, capsys):
+    """A 400 Hz square wave at 44.1 kHz: edges 55 samples apart, inside one another's learning window,
+    so the edge shape cannot be learned (neither as a train nor from isolated edges). One error line that
+    says how far apart another signal's edges must be (before: only "a pintime recording must start
+    before the run")."""
+    source = tmp_path / "signal.edges.csv"
+    rows = "".join(f"{1000 + k * 1250},0,{1 - k % 2}\n" for k in range(1600))  # 1250 µs: 400 Hz
+    source.write_text("cycle,channel,level\n" + rows)
+    card = with_steady_clock(with_format(sc.PROFILES["default"], 44100, 16, 1))
+    wav = synthesize(source, tmp_path / "fast.wav", card, 1, F_CPU).wav_path
+    assert main(["edges", str(wav)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and "any other signal needs edges that far apart" in lines[0]
+    assert "180 Hz at 44.1 kHz" in lines[0] and "55.1 samples apart" in lines[0]
+
+
 def test_laptop_jack_long_pulses_unbiased_at_readme_level(tmp_path, make_sim):
     """A laptop jack's strong AC coupling (100 and 300 Hz: a step keeps a fifth of itself after 0.5 ms),
     16-bit mono at 48 kHz, README's 47 kΩ / 1 kΩ divider (0.067 FS on its 1 Vrms input), steady clock:

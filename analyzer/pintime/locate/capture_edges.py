@@ -245,7 +245,8 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     if pos.size == 0:
         raise PintimeError(f"{info.path}: no edges on the measurement ({info.channel_name(0)}) channel"
                            + (f" from {start / info.samplerate_hz:.1f} s" if start else "")
-                           + ": silence, or not a pintime capture")
+                           + ": silence, not a pintime capture, or edges so close together that the card's "
+                             "ringing hides the noise they are told from (a square wave of 1 kHz or more)")
     sign, y, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
     gaps = read_gaps(info.path)
     stretch = np.zeros(len(pos), np.int64)
