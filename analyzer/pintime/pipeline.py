@@ -39,7 +39,8 @@ from pintime.table2.visits import locate, run_files
 # the learned template's error is worked out on a capture's first this many edges (or more, until their
 # frames give every estimate): ≈ 17 s of Table 1 runs, 10 repetitions; the error is the same in every one
 # (the 171 s capture: Differential's σ 3.07 ps from these, 3.1 ps from 2¹⁸ or all 672 000 edges; the
-# others', 0.02-6 ps, a little larger from fewer repetitions, whose phases average less; 1.2 s less work)
+# other rows' 0.02-6 ps up to 2.6× those from 2¹⁸, fewer repetitions averaging less of what varies with
+# each edge's phase (all larger here); 0.15 s of work instead of 0.4 s)
 DRAW_EDGES = 1 << 16
 
 if TYPE_CHECKING:
