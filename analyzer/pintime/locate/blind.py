@@ -77,9 +77,7 @@ def learn_blind(pos: np.ndarray, y: np.ndarray, seeds: np.ndarray, span_s: float
 def _alternate(template: Template, y: np.ndarray, tau: np.ndarray) -> Template:
     """BLIND_ROUNDS refits of ``template`` to the windows ``y`` at positions ``tau`` (samples from each
     window's centre), each followed by locating the edges with it."""
-    m = train.WINDOW.astype(np.float64)
-    ramp = m / m[-1]
-    nuisance = np.linalg.qr(np.stack([np.ones(len(m)), ramp, ramp * ramp], axis=1))[0]
+    m, ramp, nuisance = train.window_baseline()
     centre = -int(train.WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
     for _ in range(BLIND_ROUNDS):
         u = m[None, :] - tau[:, None]

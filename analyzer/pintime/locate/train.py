@@ -119,6 +119,14 @@ def line_basis(falling: np.ndarray, knot_every: int) -> np.ndarray:
     return np.column_stack([hat, falling.astype(np.float64)])
 
 
+def window_baseline() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The learning window's sample offsets (WINDOW, float), the ramp of its baseline terms (offset, slope,
+    curvature: ``1, ramp, ramp²``) and an orthonormal basis of those terms, which learning projects out."""
+    m = WINDOW.astype(np.float64)
+    ramp = m / WINDOW[-1]
+    return m, ramp, np.linalg.qr(np.stack([np.ones(len(m)), ramp, ramp * ramp], axis=1))[0]
+
+
 def window_linear(template: Template, y: np.ndarray, u: np.ndarray, ramp: np.ndarray):
     """Per window: least-squares ``(A, a, b, c)`` of ``A·g(u) + a + b·ramp + c·ramp²`` at fixed positions.
 
@@ -186,13 +194,11 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     with the template; the stretch before the support, where the edge has no effect yet, keeps the
     template from trading shape against baselines.
     """
-    n, length = y.shape
+    n = len(y)
     every = knot_edges(np.polyfit(np.arange(n), seed_samples, 1)[0])
     v = line_basis(falling, every)
     line = np.linalg.lstsq(v, seed_samples, rcond=None)[0]
-    m = WINDOW.astype(np.float64)
-    ramp = m / WINDOW[-1]
-    nuisance = np.linalg.qr(np.stack([np.ones(length), ramp, ramp * ramp], axis=1))[0]
+    m, ramp, nuisance = window_baseline()
 
     def refit(template: Template, fresh: Template, carrier: float):
         """``fresh`` refitted at the current line (amplitudes and the ripple's envelope from ``template``),
