@@ -34,6 +34,10 @@ CARDS = [("default", 44100, 16, None), ("default", 44100, 16, "readme"), ("defau
          ("wide-filter", 192000, 24, None), ("noisy", 44100, 16, None), ("laptop-48k", 48000, 16, None),
          ("laptop-48k", 48000, 16, "readme"), ("minphase-48k", 48000, 16, None), ("usb-96k", 96000, 24, None),
          ("usb-96k", 48000, 16, "readme")]
+# periodic signals too dense for an edge's shape to be learned alone (pintime.locate.periodic): a 1 kHz
+# square wave, Arduino's analogWrite(64) PWM (490 Hz, 25 %), a 2.5 kHz square wave; (period, high) cycles
+PERIODIC = {"square1k": (1000, 500), "pwm490": (2041, 510), "square2k5": (400, 200)}
+PERIODIC_S = 10.0
 SHORT_CARDS = [("default", 48000, 24, None)]
 
 
@@ -43,6 +47,10 @@ def signal(kind: str) -> tuple[np.ndarray, np.ndarray]:
     if kind == "irregular":
         cycles = np.round(1000 + np.cumsum(rng.uniform(3000, 20000, 1500))).astype(np.int64)
         return cycles, 1 - np.arange(len(cycles)) % 2
+    if kind in PERIODIC:  # a timer's output: period and high time whole cycles
+        period, high = PERIODIC[kind]
+        rises = 1000 + period * np.arange(int(PERIODIC_S * F_CPU / period))
+        return np.sort(np.concatenate([rises, rises + high])), 1 - np.arange(2 * len(rises)) % 2
     if kind == "pps":
         rises = 1000 + F_CPU * np.arange(60)
         cycles = np.sort(np.concatenate([rises, rises + 100_000]))
@@ -95,7 +103,7 @@ def main() -> int:
     print(f"{'signal':<10} {'profile':<13} {'rate':>6} {'bits':>4} {'level':<8} {'edges':>11} {'RMS ns':>8} "
           f"{'σ ns':>7} {'RMS/σ':>6} {'max/σ':>6}", flush=True)
     rows = []
-    for kind in ("irregular", "uart", "pps"):
+    for kind in ("irregular", "uart", "pps", *PERIODIC):
         for card in SHORT_CARDS if args.short else CARDS:
             row = run_case(directory, kind, card)
             rows.append(row)

@@ -31,8 +31,8 @@ from pintime.ladder import LADDER, Attribution, attribute
 from pintime.locate.capture_edges import METHODS, CaptureEdges, gap_guard_s, locate_capture
 from pintime.locate.fit import TemplateTable
 from pintime.locate.store import release_free_memory
-from pintime.locate.template import Template
 from pintime.locate.template_error import DrawModel
+from pintime.locate.train import TrainFit
 from pintime.lost_audio import LostAudio, cut_spans, reconcile
 from pintime.table2.visits import locate, run_files
 
@@ -180,16 +180,16 @@ def located_without_lost_audio(path: str | Path, method: str | None, progress: b
 
 def _with_template_error(results: tuple[Any, ...],
                          estimates: Callable[[np.ndarray, list[Frame]], tuple[Any, ...]],
-                         located: CaptureEdges, draws: tuple[Template, ...], meas_time: np.ndarray,
+                         located: CaptureEdges, fit: TrainFit, meas_time: np.ndarray,
                          meas_polarity: np.ndarray, frames: list[Frame]) -> tuple[Any, ...]:
     """``results`` with the learned template's shared error in every estimate
     (:mod:`pintime.estimate.shared`), from the estimates again on each draw's edge times
-    (:mod:`pintime.locate.template_error`; ``draws``: its train fit's).
+    (:mod:`pintime.locate.template_error`; ``fit``: the train fit that learned it, with its draws).
 
     Of a long capture only its first DRAW_EDGES edges (more, until their frames give every estimate): the
     error is the same in every repetition, and time and memory stay bounded (an hour's capture would
     need another array per edge a draw, and 8 more analyses of it)."""
-    table = TemplateTable.build(located.template)
+    table = TemplateTable.build(fit.template)
     fs = located.info.samplerate_hz
     main = estimate_means(results)
     count = min(DRAW_EDGES, len(meas_time))
@@ -203,7 +203,7 @@ def _with_template_error(results: tuple[Any, ...],
             break
         count = min(2 * count, len(meas_time))
     moved = [estimate_means(estimates(DrawModel.build(table, d).moved_times_s(
-        meas_time[:count], meas_polarity[:count], fs), part)) for d in draws]  # one draw at a time
+        meas_time[:count], meas_polarity[:count], fs), part)) for d in fit.draws]  # one draw at a time
     return with_template_error(results, base, moved)
 
 
@@ -271,7 +271,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
 
     results = estimates(meas_time, decode.frames)
     if draws_from is not None and draws_from.train is not None and draws_from.train.draws:
-        results = _with_template_error(results, estimates, draws_from, draws_from.train.draws, meas_time,
+        results = _with_template_error(results, estimates, draws_from, draws_from.train, meas_time,
                                        meas_polarity, decode.frames)
     table, table2, user, kernel, micro = results
     ends = decode.of_kind("end")

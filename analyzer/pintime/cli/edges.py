@@ -16,6 +16,7 @@ from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, version, write_text
 from pintime.ladder import PIN_NAMES, format_attribution
 from pintime.locate.capture_edges import METHODS
+from pintime.locate.periodic import Periodic
 from pintime.lost_audio import LostAudio
 from pintime.pipeline import ladder_edges, load_edges, located_without_lost_audio, sniff
 
@@ -51,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
         edges = result.edges
         inverted = {None: "undetermined (no quiet interval)", True: "inverted (undone)", False: "normal"}
         learned = ("calibration train" if result.train is not None
+                   else _periodic_text(result.template, result.info.samplerate_hz)
+                   if isinstance(result.template, Periodic)
                    else f"blind, from isolated edges (no calibration train{BLIND})"
                    if result.train_refused is None
                    else f"blind, from isolated edges ({result.train_refused}{BLIND})")
@@ -97,6 +100,16 @@ def run(args: argparse.Namespace) -> int:
     elif not args.vcd:
         sys.stdout.write(text.getvalue())
     return 0
+
+
+def _periodic_text(periodic: Periodic, samplerate_hz: int) -> str:
+    """What a dense periodic signal's edges rest on (:mod:`pintime.locate.periodic`)."""
+    ns = 1e9 / samplerate_hz
+    return (f"one period of a periodic signal ({periodic.period_samples / samplerate_hz * 1e6:.6g} µs), "
+            f"folded from {periodic.periods} periods: each edge located against it, its neighbours where "
+            "the period puts them; a periodic signal does not show where in its waveform an edge lies, so "
+            "the falling edges' offset from the rising ones is a convention, "
+            f"±{periodic.offset_sigma_samples * ns:.2g} ns")
 
 
 def _found(lost: LostAudio) -> str:

@@ -60,8 +60,8 @@ def learn_blind(pos: np.ndarray, y: np.ndarray, seeds: np.ndarray, span_s: float
             f"only {isolated.sum()} edges there more than {len(train.WINDOW)} samples from their "
             "neighbours to learn the edge shape from (it needs 20): a pintime recording must start before "
             "the run (the train follows its first frame), or --channel names another channel than the "
-            "measurement pin's; any other signal needs edges that far apart (a square wave below "
-            f"1/{2 * len(train.WINDOW)} of the sample rate: 180 Hz at 44.1 kHz, 390 Hz at 96 kHz)")
+            "measurement pin's; any other signal needs edges that far apart, or to be periodic (a "
+            "square wave, a PWM output)")
     y, seed = y[isolated], centroids(y[isolated], seeds[isolated] - pos[isolated])
     phase = np.mod(pos[isolated] + seed, 1.0)
     for knot in KNOT_CHOICES_SAMPLES:  # the finest the edges' sub-sample phases determine

@@ -28,7 +28,6 @@ import numpy as np
 
 from pintime.capture.gaps import read_gaps
 from pintime.capture.wav import DEFAULT_REFERENCE, Block, WavInfo, iter_blocks, open_wav
-from pintime.compiled import kernel
 from pintime.edges import Edges, is_reference
 from pintime.errors import PintimeError
 from pintime.locate import detect, train
@@ -37,11 +36,13 @@ from pintime.locate.blind import learn_blind
 from pintime.locate.count import locate_count
 from pintime.locate.crlb import quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
-from pintime.locate.highpass import Highpass, RestoredBlock, learn_highpass, restore_block
+from pintime.locate.highpass import Highpass, learn_highpass, restore_block
 from pintime.locate.inflection import locate_inflection
+from pintime.locate.periodic import Periodic, is_dense_periodic, learn_from_capture, periodic_rows
 from pintime.locate.store import EdgeStore, edge_crlb_s, release_free_memory
 from pintime.locate.template import Template
 from pintime.locate.threshold import locate_threshold
+from pintime.locate.windows import windows
 
 METHODS = ("template", "inflection", "threshold", "count")
 # An edge's location uses samples up to the template's half-support on either side (its own window, or
@@ -68,7 +69,7 @@ class CaptureEdges:
     method: str
     inverted: bool | None  # the capture is inverted (None: no quiet interval to tell)
     noise_rms: tuple[float, ...]  # per channel (measurement, then reference if any), full-scale units
-    template: Template
+    template: Template | Periodic  # Periodic: a dense periodic signal's whole period (locate/periodic.py)
     train: train.TrainFit | None  # None: no calibration train, template learned blind
     method_rms_s: float | None  # RMS error of the method against the train's line (None: no train)
     info: WavInfo
@@ -85,6 +86,9 @@ class CaptureEdges:
         """The Cramér–Rao bound of each edge (1-sigma, s), computed on each use (validation needs it, an
         analysis does not: a long capture's would be another array per edge)."""
         e = self.edges
+        if isinstance(self.template, Periodic):
+            fs = self.info.samplerate_hz
+            return self.template.crlb_samples(e.time * fs, self.amp, self.noise_rms[0]) / fs
         return edge_crlb_s(self.template, e.time, self.amp, e.channel, self.noise_rms,
                            self.info.samplerate_hz)
 
@@ -120,34 +124,6 @@ class _Detector:
         hi = len(x) - (SIMPLE_HALF if block.first + len(x) < block.own_hi + PAD_FRAMES else MARGIN)
         keep = (pos >= lo) & (pos < hi)
         return pos[keep] + block.first, np.sign(strength[keep])
-
-
-def _windows(block: Block, channel: int, pos: np.ndarray, offsets: np.ndarray, info: WavInfo) -> np.ndarray:
-    """Samples ``pos + offsets`` of one channel (float64); refuses clipped ones (in the samples as
-    recorded, when the block is restored)."""
-    y = np.empty((len(pos), len(offsets)))
-    raw = block.raw if isinstance(block, RestoredBlock) else block.data
-    row = _gather_kernel(raw, channel, pos - block.first, offsets, info.clip_level, y)
-    if raw is not block.data:
-        _gather_kernel(block.data, channel, pos - block.first, offsets, np.inf, y)
-    if row >= 0:
-        raise PintimeError(f"{info.path}: clipped signal at {pos[row] / info.samplerate_hz:.6f} s on the "
-                           f"{info.channel_name(channel)} channel: lower the recording level (clipping ruins "
-                           "edge timing)")
-    return y
-
-
-@kernel
-def _gather_kernel(data, channel, rows, offsets, clip_level, y):  # pragma: no cover (compiled)
-    """``y[e, k] = data[rows[e] + offsets[k], channel]``; returns the first window holding a sample at or
-    beyond ``clip_level`` (-1: none)."""
-    clipped = -1
-    for e in range(len(rows)):
-        for k in range(len(offsets)):
-            y[e, k] = data[rows[e] + offsets[k], channel]
-            if clipped < 0 and abs(y[e, k]) >= clip_level:
-                clipped = e
-    return clipped
 
 
 def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:
@@ -205,7 +181,7 @@ def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int
 def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
                   highpass: tuple[Highpass, ...] | None = None, smallest_step: float = 1.0,
                   span: tuple[int, int] | None = None) -> tuple[
-        Template, train.TrainFit | None, tuple[float, ...], list, str | None]:
+        Template | Periodic, train.TrainFit | None, tuple[float, ...], list, str | None]:
     """Learning pass on the recording with its AC coupling ``highpass`` undone (default: learned here):
     template, train fit, noise per channel, the train's windows, and why a train found was refused (its fit
     leaves far more than the noise: its edges are too close at this sample rate) and the template learned
@@ -234,8 +210,8 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
                 pos, sign = pos[fits], sign[fits]
                 pos_all.append(pos)
                 sign_all.append(sign)
-                wins.append(_windows(block, 0, pos, train.WINDOW, info))
-                simple.append(_windows(block, 0, pos, np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1), info))
+                wins.append(windows(block, 0, pos, train.WINDOW, info))
+                simple.append(windows(block, 0, pos, np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1), info))
         if sum(len(p) for p in pos_all) >= LEARN_EDGES:
             break
     # never below the format's quantization noise (LSB/√12): a 16-bit card's quiet may be all one code
@@ -246,8 +222,11 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         raise PintimeError(f"{info.path}: no edges on the measurement ({info.channel_name(0)}) channel"
                            + (f" from {start / info.samplerate_hz:.1f} s" if start else "")
                            + ": silence, not a pintime capture, or edges so close together that the card's "
-                             "ringing hides the noise they are told from (a square wave of 1 kHz or more)")
+                             "ringing hides the noise they are told from (a fast signal, not periodic)")
     sign, y, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
+    if is_dense_periodic(pos, sign):  # no edge alone: the whole period is learned instead
+        periodic = learn_from_capture(info, start, stop, BLOCK_FRAMES, PAD_FRAMES)
+        return periodic, None, (periodic.residual_rms, *noise[1:]), [], None
     gaps = read_gaps(info.path)
     stretch = np.zeros(len(pos), np.int64)
     spans = np.zeros((0, 2)) if gaps is None else np.column_stack([gaps.times_s, gaps.times_s])
@@ -328,9 +307,10 @@ def _method_rms(method: str, table: TemplateTable, noise: float, train_data: lis
     return float(np.sqrt(np.sum(resid ** 2) / dof)), float(np.sqrt(np.mean(sigma[placed] ** 2)))
 
 
-def locate_single(method: str, table: TemplateTable, noise: float, y_simple: np.ndarray,
-                     y_fit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Phase from the window centre, 1-sigma and amplitude of single edges by ``method``."""
+def locate_single(method: str, table: TemplateTable | Periodic, noise: float, y_simple: np.ndarray,
+                  y_fit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Phase from the window centre, 1-sigma and amplitude of single edges by ``method`` (the template
+    method's with a TemplateTable: a Periodic's edges are located by :func:`periodic_rows`)."""
     amp = np.mean(y_simple[:, -8:], axis=1) - np.mean(y_simple[:, :8], axis=1)
     if method == "threshold":
         phase, sigma = locate_threshold(y_simple, noise)
@@ -341,11 +321,12 @@ def locate_single(method: str, table: TemplateTable, noise: float, y_simple: np.
     if method == "count":
         phase, sigma = locate_count(y_simple, noise)
         return phase - SIMPLE_HALF, sigma, amp
+    assert isinstance(table, TemplateTable)
     fit = fit_isolated(table, y_fit, _seeds(y_simple, noise), noise)
     return fit.phase, fit.sigma, fit.amp
 
 
-def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Block, info: WavInfo,
+def _locate_block(method: str, table: TemplateTable | Periodic, det: _Detector, block: Block, info: WavInfo,
                   noise: tuple[float, ...]) -> list[np.ndarray]:
     """Located edges owned by one block: position (samples), sigma, amplitude, channel, signal sign.
 
@@ -355,17 +336,20 @@ def _locate_block(method: str, table: TemplateTable, det: _Detector, block: Bloc
     """
     simple_off = np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1)
     fit_off = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
-    reach = table.reach_samples
     out = []
     for ch in range(len(info.columns)):
         pos, sign = det.steps(block, ch)
         own = (pos >= block.own_lo) & (pos < block.own_hi)
-        if method != "template":
+        if method != "template" or isinstance(table, Periodic):
             pos, sign = pos[own], sign[own]
         if not own.any():
             continue
-        y_simple = _windows(block, ch, pos, simple_off, info)
-        if method == "template":
+        if isinstance(table, Periodic) and method == "template":  # against the signal's whole period
+            out.append(periodic_rows(table, block, ch, pos, sign, info, noise[ch]))
+            continue
+        y_simple = windows(block, ch, pos, simple_off, info)
+        if method == "template" and isinstance(table, TemplateTable):  # (a Periodic's went above)
+            reach = table.reach_samples
             gap = np.diff(pos)
             alone = np.concatenate([[True], gap >= reach]) & np.concatenate([gap >= reach, [True]])
             phase, sigma, amp = np.empty(len(pos)), np.empty(len(pos)), np.empty(len(pos))
@@ -414,10 +398,13 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, *span)
     template, train_fit, noise, train_data, refused = learn_capture(info, cuts_s, highpass, smallest_step,
                                                                     span)
-    table = TemplateTable.build(template)
+    table = template if isinstance(template, Periodic) else TemplateTable.build(template)
+    if isinstance(template, Periodic):  # located as recorded (periodic.learn_from_capture)
+        highpass = tuple(Highpass((), 0.0, h.samplerate_hz) for h in highpass)
     # the method's error on the train (known before locating), so that each block's edges are final at once
     rms, own_sigma = (_method_rms(method, table, noise[0], train_data, train_fit.knot_edges)
-                      if train_data and train_fit is not None else (None, 0.0))
+                      if train_data and train_fit is not None and isinstance(table, TemplateTable)
+                      else (None, 0.0))
     det = _Detector(len(info.columns), smallest_step)
     # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
     results = EdgeStore(noise, None if method == "count" else rms, own_sigma, info.samplerate_hz, steps)

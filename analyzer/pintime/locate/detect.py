@@ -12,9 +12,13 @@ import numpy as np
 
 from pintime.compiled import kernel
 from pintime.frames import QUIET_MIN_US, SYNC_HIGH_US, SYNC_LOW_US
+from pintime.locate.train import NEIGHBOUR_FREE_SPACING_SAMPLES
 
 STEP_HALF_SAMPLES = 3  # h: the strength spans 2h = 6 samples, a band-limited step is ~1-4 samples wide
 NOISE_FLOOR = 30.0  # an edge must be this many noise standard deviations of the strength high
+MIN_PERIODS = 100  # fewer periods in a run are no periodic signal (find_periodic)
+SPACING_TOLERANCE_SAMPLES = 2.0  # coarse positions are whole samples: a period wobbles by ±1
+PERIODIC_SHARE = 0.9  # a block whose steps are this much one periodic signal's holds edges, however dense
 GAUSS_ABS_DECILE = 0.12566135  # P(|z| < 0.1257) = 1/10 for a standard normal z
 VOTE_CHUNK_EDGES = 1 << 20  # capture_inverted looks at this many edges at a time
 
@@ -104,9 +108,42 @@ def edge_threshold(x: np.ndarray, swing: float | None) -> float | None:
         return 0.5 * swing
     s = step_strength(x)
     peak = float(np.max(np.abs(s)))
-    if peak == 0.0 or peak <= NOISE_FLOOR * strength_noise(x):
+    if peak == 0.0 or peak <= NOISE_FLOOR * strength_noise(x) and not _dense_periodic(x, 0.5 * peak):
         return None
     return 0.5 * peak
+
+
+def _dense_periodic(x: np.ndarray, threshold: float) -> bool:
+    """Whether the steps above ``threshold`` are nearly all one periodic signal's, closer than a calibration
+    train's edges may be: then its ringing fills every sample, and the third difference measures that
+    instead of the noise (a 1 kHz square wave stood 11–19 of it high at 44.1 kHz)."""
+    pos, strength = find_steps(x, threshold)
+    run = find_periodic(pos.astype(np.float64), np.sign(strength))
+    return (run is not None and len(run) >= PERIODIC_SHARE * len(pos)
+            and spacing_samples(pos[run]) <= NEIGHBOUR_FREE_SPACING_SAMPLES)
+
+
+def find_periodic(pos: np.ndarray, sign: np.ndarray) -> np.ndarray | None:
+    """Indices of the longest run of alternating edges whose every edge is one period (within
+    SPACING_TOLERANCE_SAMPLES) after the one two before it: any duty cycle (None if under MIN_PERIODS)."""
+    if pos.size < 2 * MIN_PERIODS + 2:
+        return None
+    period = (pos[2:] - pos[:-2]).astype(np.float64)
+    ok = np.concatenate([[False], np.abs(np.diff(period)) <= SPACING_TOLERANCE_SAMPLES])
+    ok &= (sign[2:] == sign[:-2]) & (sign[1:-1] == -sign[:-2])
+    bounds = np.flatnonzero(np.diff(np.concatenate([[0], ok.astype(np.int8), [0]])))
+    if bounds.size == 0:
+        return None
+    starts, stops = bounds[::2], bounds[1::2]
+    best = int(np.argmax(stops - starts))
+    lo, hi = max(starts[best] - 1, 0), stops[best] + 2  # periods k … cover edges k … k + 2
+    return np.arange(lo, hi) if hi - lo >= 2 * MIN_PERIODS else None
+
+
+def spacing_samples(pos: np.ndarray) -> float:
+    """The smallest typical spacing between neighbouring edges of a periodic run (samples)."""
+    gap = np.diff(pos)
+    return float(min(np.median(gap[::2]), np.median(gap[1::2])))
 
 
 def capture_inverted(time_s: np.ndarray, signal_polarity: np.ndarray) -> bool | None:

@@ -25,7 +25,7 @@ RIPPLE_TERMS = 4  # per harmonic: S′·cos, S′·sin, S″·cos, S″·sin
 ENERGY_PHASES = 256  # the Cramér–Rao energy is tabulated over the sub-sample phase (smooth, periodic)
 
 
-def _weights(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def bspline_weights(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Uniform cubic B-spline weights of the 4 active coefficients and their derivatives (per knot)."""
     t2, t3 = t * t, t * t * t
     s = 1.0 - t
@@ -74,7 +74,7 @@ class Template:
         u = u + self.origin
         x = np.clip((u + self.half_samples) / self.knot_samples, 0.0, n_int)
         i = np.minimum(np.floor(x).astype(np.int64), n_int - 1)
-        w, dw = _weights(x - i)
+        w, dw = bspline_weights(x - i)
         dw = dw / self.knot_samples
         beyond = np.maximum(u - self.half_samples, 0.0)
         return i, w + beyond[..., None] * dw, dw
@@ -266,8 +266,8 @@ def _normal_equations(first, weights, ripple, target, nuisance, length, n_free):
 @kernel(inline="always")
 def spline_at(coef, half, knot, x):  # pragma: no cover (compiled)
     """``S`` and its first three derivatives (per sample) at ``x`` samples from the support's middle: the
-    uniform cubic B-spline in power form around its knot (the weights of :func:`_weights`), continued by
-    its straight line after the support."""
+    uniform cubic B-spline in power form around its knot (the weights of :func:`bspline_weights`),
+    continued by its straight line after the support."""
     n_int = len(coef) - 3
     per_knot = 1.0 / knot
     t = min(max((x + half) * per_knot, 0.0), float(n_int))

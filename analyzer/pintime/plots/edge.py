@@ -14,6 +14,7 @@ from pintime.capture.wav import open_wav  # noqa: E402
 from pintime.errors import PintimeError  # noqa: E402
 from pintime.locate import capture_edges as locate  # noqa: E402
 from pintime.locate.fit import TemplateTable  # noqa: E402
+from pintime.locate.template import Template  # noqa: E402
 
 SHOW_HALF = 10  # samples either side of the edge in the figure
 COLOURS = {"template": "tab:green", "inflection": "tab:red", "threshold": "tab:orange", "count": "tab:purple"}
@@ -27,7 +28,7 @@ def fig6_edge(capture: str | Path, out: Path) -> Path:
     """
     info = open_wav(capture)
     template, _, noise, train_data, _ = locate.learn_capture(info)
-    if not train_data:
+    if not train_data or not isinstance(template, Template):
         raise PintimeError(f"{capture}: no calibration train to draw Fig. 6 from")
     pos, sign, y_simple, _ = (part[:1] for part in train_data)
     table = TemplateTable.build(template)

@@ -1,0 +1,311 @@
+"""A periodic signal too dense for an edge's shape to be learned alone: its whole period learned by folding,
+and each edge located against it (docs/design.md §10).
+
+A square wave faster than fs/244 puts every edge's neighbours inside its learning window, so no edge shows
+its response alone (:mod:`pintime.locate.train`, :mod:`pintime.locate.blind`). A periodic signal needs none:
+its samples, placed by the signal's phase ``φ`` (the period is no whole number of samples, so the sample
+grid walks through every phase), trace one period of the recorded waveform ``W(φ)`` as finely as the
+card's response, neighbours' ringing included. ``W`` is a periodic cubic B-spline learned by least squares
+together with the line the edges lie on (piecewise linear in the period index: the clocks wander), as the
+calibration train's fit learns its template. Each edge is then located by fitting ``a + A·W`` shifted to
+the samples around it, as the template method fits a step.
+
+What a periodic signal cannot tell. Through an unknown linear response only its harmonics are seen, and
+they do not fix where in ``W`` an edge lies: differences between edges of one polarity are measured, the
+offset between rising and falling edges is a convention. Each polarity's edge is placed at the
+Gaussian-windowed centroid of ``W``'s slope around it, the same rule for both. At a 50 % duty that is exact
+for any linear card (``W(φ + ½) = −W(φ)``: the falling edge sees the mirror image of the rising one); at
+another duty the neighbours' ringing differs on the two sides, and how much the falling edge's shape
+differs from the rising edge's mirror image, as a time, is reported as the convention's uncertainty.
+Neighbours' jitter is not modelled: ``W`` holds them where the period puts them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pintime.capture.wav import Block, WavInfo, iter_blocks
+from pintime.compiled import kernel
+from pintime.errors import PintimeError
+from pintime.locate import detect, train
+from pintime.locate.template import bspline_weights
+from pintime.locate.windows import windows
+
+KNOT_CHOICES_SAMPLES = (train.KNOT_SAMPLES, 0.125, 0.25, 0.5)  # finest first, as blind learning's
+# a knot spacing is used when every knot interval of the phase holds this many samples, and no two phases
+# next to each other that the samples fall on are more than 1/KNOT_PER_GAP of it apart
+SAMPLES_PER_KNOT = 16
+KNOT_PER_GAP = 2.0
+LEARN_PERIODS = 8192  # W is learned from up to this many periods (≥ 500 samples per coefficient)
+KNOT_SAMPLES = 1024  # the line's knots are at least this far apart (23 ms at 44.1 kHz: the clocks' wander)
+LEARN_ROUNDS = 4  # fold / locate / line alternations
+STEPS = 8  # Gauss–Newton steps of each edge's fit from its seed (threshold method, ~0.1 sample)
+CENTROID_SIGMA_SAMPLES = 3.0  # the convention's window (as blind learning's seeds), at most a quarter
+# of the fit's: wider, it reached the neighbours' lobes (126 ns off at 48 kHz)
+CENTROID_GRID = 16  # points per sample where the convention's centroid is evaluated
+CENTROID_ITERATIONS = 30
+BASELINE_PERIODS = 2  # the baseline under W (an AC coupling's settling, hum) is the residual's mean over this
+BASELINE_ROUNDS = 3
+CHUNK_PERIODS = 16  # the noise is the median of the fold's residual RMS over stretches this long
+# W is learned from where the signal's mean level over BASELINE_PERIODS has settled within this fraction of
+# its swing: a signal that starts during the recording moves an AC-coupled level for a second or two, and
+# with it, through the slightest nonlinearity, its edges' shape (the `default` card's level 0.06 of the
+# swing off at 0.3 s left W's fall − rise mismatch 0.02 sample; 0.002 at 1 s: 0.0006)
+SETTLED_FRACTION = 0.005
+MISFIT_CHANCE = 3.0  # a window's residual over the noise's (per degree of freedom) beyond chance (p ≪ 1e-4)
+MAX_HALF_SAMPLES = 24  # an edge's fit window reaches half-way to its nearest neighbour, at most this far
+
+
+@dataclass(frozen=True)
+class Periodic:
+    """One period ``W(φ)`` of a periodic signal, a periodic cubic B-spline over ``φ ∈ [0, 1)`` (FS), and
+    where in it the signal's rising (``up``) and falling edges lie (fractions of the period)."""
+
+    period_samples: float
+    coef: np.ndarray  # one per knot interval of the period
+    up_phase: float
+    down_phase: float
+    half_samples: int  # an edge's fit window: ±this many samples
+    swing: float  # high − low level of W (FS)
+    offset_sigma_samples: float  # uncertainty of the fall − rise offset's convention
+    residual_rms: float  # of the fold's fit: the noise (FS)
+    periods: int  # learned from this many
+
+    def evaluate(self, phase: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``W`` and its slope per sample at ``phase`` (fractions of the period, any real)."""
+        phase = np.asarray(phase, dtype=np.float64)
+        out = np.empty((2, phase.size))
+        _periodic_kernel(np.ascontiguousarray(self.coef), self.period_samples, phase.ravel(), out)
+        return out[0].reshape(phase.shape), out[1].reshape(phase.shape)
+
+    def locate(self, y: np.ndarray, seed: np.ndarray, falling: np.ndarray, noise_rms: float
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Position (samples from each window's centre), 1-sigma and gain ``A`` of the edges whose windows
+        (``y``: samples ``−half_samples … half_samples`` about each one's centre) fit ``a + A·W`` shifted,
+        from ``seed`` (samples from the centre). Variable projection: ``A``, ``a`` solved at each step."""
+        m = np.arange(-self.half_samples, self.half_samples + 1, dtype=np.float64)
+        at = np.where(falling, self.down_phase, self.up_phase)[:, None]
+        tau = np.asarray(seed, dtype=np.float64).copy()
+        for _ in range(STEPS):
+            gain, info, grad = self._projected(y, at, m, tau)
+            tau = tau + np.clip(grad / info, -0.5, 0.5)
+        gain, info, _ = self._projected(y, at, m, tau)
+        w = self.evaluate(at + (m[None, :] - tau[:, None]) / self.period_samples)[0]
+        resid = y - y.mean(axis=1, keepdims=True) - gain[:, None] * (w - w.mean(axis=1, keepdims=True))
+        misfit = np.sum(resid * resid, axis=1) / ((len(m) - 3) * noise_rms * noise_rms)
+        # a window the period does not fit (the signal's first and last edges, which lack a neighbour W
+        # holds; a glitch): σ scaled by the misfit where it stands beyond chance
+        scale = np.where(misfit > MISFIT_CHANCE, np.sqrt(misfit), 1.0)
+        return tau, scale * noise_rms / np.sqrt(info), gain
+
+    def crlb_samples(self, position_samples: np.ndarray, step: np.ndarray, noise_rms: float) -> np.ndarray:
+        """The Cramér–Rao bound (1-sigma, samples) of edges at ``position_samples`` whose steps (FS, the
+        signal's sign) are ``step``, under white noise of ``noise_rms``: the fit's own σ (:meth:`locate`)."""
+        m = np.arange(-self.half_samples, self.half_samples + 1, dtype=np.float64)
+        at = np.where(step < 0, self.down_phase, self.up_phase)[:, None]
+        tau = position_samples - np.rint(position_samples)
+        j, _ = self._jacobian(at, m, tau, np.abs(step) / self.swing)
+        return noise_rms / np.sqrt(np.sum(j * j, axis=1))
+
+    def _projected(self, y: np.ndarray, at: np.ndarray, m: np.ndarray, tau: np.ndarray):
+        """Per window at positions ``tau``: the gain, the timing information left after the level and
+        gain (per unit noise variance), and the gradient of the fit's agreement in ``tau``."""
+        wc = self.evaluate(at + (m[None, :] - tau[:, None]) / self.period_samples)[0]
+        wc -= wc.mean(axis=1, keepdims=True)
+        yc = y - y.mean(axis=1, keepdims=True)
+        gain = np.sum(wc * yc, axis=1) / np.sum(wc * wc, axis=1)
+        j, wc = self._jacobian(at, m, tau, gain)
+        return gain, np.sum(j * j, axis=1), np.sum(j * (yc - gain[:, None] * wc), axis=1)
+
+    def _jacobian(self, at: np.ndarray, m: np.ndarray, tau: np.ndarray, gain: np.ndarray):
+        """The model's derivative in each window's position ``tau`` with its level and gain projected
+        out, and ``W`` about its mean, at the samples ``m`` of windows whose edges are at phases ``at``."""
+        w, dw = self.evaluate(at + (m[None, :] - tau[:, None]) / self.period_samples)
+        wc = w - w.mean(axis=1, keepdims=True)
+        j = -gain[:, None] * (dw - dw.mean(axis=1, keepdims=True))
+        j -= (np.sum(j * wc, axis=1) / np.sum(wc * wc, axis=1))[:, None] * wc
+        return j, wc
+
+
+@kernel
+def _periodic_kernel(coef, period, phase, out):  # pragma: no cover (compiled)
+    """``out[0]``, ``out[1]``: the periodic uniform cubic B-spline ``coef`` over one period and its slope
+    per sample (``period`` samples a period) at each ``phase`` (the weights of :func:`bspline_weights`)."""
+    k = len(coef)
+    for j in range(len(phase)):
+        x = (phase[j] - np.floor(phase[j])) * k
+        i = min(int(x), k - 1)
+        t = x - i
+        c0, c1, c2, c3 = coef[(i - 1) % k], coef[i], coef[(i + 1) % k], coef[(i + 2) % k]
+        s = 1.0 - t
+        out[0, j] = (s * s * s * c0 + (3 * t * t * t - 6 * t * t + 4) * c1
+                     + (-3 * t * t * t + 3 * t * t + 3 * t + 1) * c2 + t * t * t * c3) / 6.0
+        out[1, j] = (-s * s * c0 + (3 * t * t - 4 * t) * c1 + (-3 * t * t + 2 * t + 1) * c2
+                     + t * t * c3) * 0.5 * k / period
+
+
+def periodic_rows(periodic: Periodic, block: Block, channel: int, pos: np.ndarray, sign: np.ndarray,
+                  info: WavInfo, noise_rms: float) -> np.ndarray:
+    """The edges at ``pos`` (absolute samples, signal signs ``sign``) of a block's ``channel`` located
+    against ``periodic``: rows of position (samples), σ, step (FS, signed), channel and sign."""
+    if channel:
+        raise PintimeError(f"{info.path}: the {info.channel_name(channel)} channel holds edges too, and only "
+                           "the measurement channel's dense periodic signal has its waveform learned: record "
+                           "it alone (mono, or --reference none)")
+    h = np.arange(-periodic.half_samples, periodic.half_samples + 1)
+    phase, sigma, gain = periodic.locate(windows(block, channel, pos, h, info), np.zeros(len(pos)), sign < 0,
+                                         noise_rms)
+    return np.stack([pos + phase, sigma, gain * periodic.swing * sign, np.full(len(pos), channel), sign])
+
+
+def is_dense_periodic(pos: np.ndarray, sign: np.ndarray) -> bool:
+    """Whether the edges at ``pos`` (samples) with signs ``sign`` are nearly all one periodic signal's,
+    too close together for an edge's shape to be learned alone."""
+    run = detect.find_periodic(pos, sign)
+    return (run is not None and len(run) >= detect.PERIODIC_SHARE * len(pos)
+            and detect.spacing_samples(pos[run]) <= train.NEIGHBOUR_FREE_SPACING_SAMPLES)
+
+
+def learn_from_capture(info: WavInfo, start: int, stop: int, block_frames: int, pad_frames: int) -> Periodic:
+    """:func:`learn_periodic` on the measurement channel's frames ``start … stop`` as recorded, read in
+    blocks of ``block_frames`` (``pad_frames`` beyond each). AC coupling keeps a periodic signal periodic,
+    so ``W`` holds its droop, and nothing is undone: a coupling learned from a PWM output's quiet stretches
+    and undone left a 352 Hz sinusoid 17× the noise in the samples of a 490 Hz one at 192 kHz."""
+    from scipy.ndimage import uniform_filter1d  # only a dense periodic signal needs it (start-up time)
+
+    parts = []
+    for block in iter_blocks(info, block_frames, pad_frames, start, stop):
+        parts.append(np.asarray(block.data[block.own_lo - block.first:block.own_hi - block.first, 0],
+                                dtype=np.float64))
+    x = np.concatenate(parts)
+    threshold = detect.edge_threshold(x, None)
+    pos, strength = detect.find_steps(x, 0.0 if threshold is None else threshold)
+    run = detect.find_periodic(pos, np.sign(strength))
+    if threshold is None or run is None:
+        raise PintimeError("no periodic signal found where its edges were seen")
+    pos, sign, swing = pos[run], np.sign(strength[run]), float(np.median(np.abs(strength[run])))
+    level = uniform_filter1d(x, round(BASELINE_PERIODS * np.median(pos[2:] - pos[:-2])), mode="nearest")
+    level -= np.median(level[pos[0]:pos[-1]])
+    settled = pos[0] + int(np.argmax(np.abs(level[pos[0]:pos[-1]]) <= SETTLED_FRACTION * swing))
+    # the steepest samples: the line through them is already well within a sample of the edges
+    return learn_periodic(x, start, pos[pos >= settled].astype(np.float64) + start, sign[pos >= settled])
+
+
+def learn_periodic(x: np.ndarray, first: int, pos: np.ndarray, sign: np.ndarray) -> Periodic:
+    """:class:`Periodic` from the samples ``x`` (``x[0]`` is sample ``first``) holding the periodic run of
+    edges at ``pos`` (absolute samples, sub-sample seeds) with signal signs ``sign`` (:func:`find_periodic`).
+
+    Raises PintimeError when the phases the samples fall on leave the waveform undetermined (a period
+    that is a whole number of samples, as when the signal's clock is the card's own).
+    """
+    pos, sign = pos[:2 * LEARN_PERIODS], sign[:2 * LEARN_PERIODS]
+    falling = sign < 0
+    period_index = (np.arange(len(pos)) + int(falling[0])) // 2  # an up edge starts each period
+    half = int(min(MAX_HALF_SAMPLES, np.floor(detect.spacing_samples(pos) / 2)))
+    period = np.polyfit(period_index, pos, 1)[0]
+    every = max(int(np.ceil(KNOT_SAMPLES / period)), int(train.MIN_TURNS * _covering_periods(period)))
+    v = train.line_basis(falling, every, period_index)
+    line = _solve(v, pos)
+    centre = np.rint(pos).astype(np.int64)
+    inside = (centre - half - first >= 0) & (centre + half - first < len(x))
+    y = x[(centre[inside] - first)[:, None] + np.arange(-half, half + 1)]
+    n = np.arange(max(int(np.ceil(pos[0] + period)), first), min(int(pos[-1] - period), first + len(x)))
+    baseline = np.zeros(len(n))
+    for _ in range(LEARN_ROUNDS):
+        periodic, baseline = _fold(x[n - first], n, v @ line, period_index, falling, half, baseline)
+        tau, _, _ = periodic.locate(y, (v @ line - centre)[inside], falling[inside], 1.0)
+        line = _solve(v[inside], tau + centre[inside])
+    return _placed(_fold(x[n - first], n, v @ line, period_index, falling, half, baseline)[0])
+
+
+def _covering_periods(period_samples: float) -> int:
+    """How many periods it takes the sample grid to fall on every sub-sample phase of the signal, no two
+    next to each other more than half the finest knot spacing apart (at most :data:`LEARN_PERIODS`).
+
+    The line's knots must be further apart than this: within a shorter stretch the samples see ``W`` only
+    on a comb of phases (a period of 19.2 samples, 2.5 kHz at 48 kHz: 0.2 sample apart, the comb drifting
+    through its spacing in 100 periods), and a line that bends at that pace trades against ``W`` warped
+    along the comb (knots 54 periods apart left edges 64× their σ)."""
+    n = 16
+    while n < LEARN_PERIODS:
+        ordered = np.sort(np.mod(np.arange(n) * period_samples, 1.0))
+        if np.max(np.diff(ordered, append=ordered[0] + 1.0)) <= KNOT_CHOICES_SAMPLES[0] / KNOT_PER_GAP:
+            break
+        n *= 2
+    return n
+
+
+def _solve(v: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Least-squares line ``v @ line ≈ pos`` (normal equations: the hats overlap only their neighbours)."""
+    return np.linalg.solve(v.T @ v, v.T @ pos)
+
+
+def _fold(y: np.ndarray, n: np.ndarray, at: np.ndarray, period_index: np.ndarray, falling: np.ndarray,
+          half: int, baseline: np.ndarray) -> tuple[Periodic, np.ndarray]:
+    """``W`` fitted to the samples ``y`` (sample indices ``n``) less their ``baseline``, each at the phase
+    the run's line (``at``: where it puts each edge) gives it, with the finest knot spacing the phases
+    determine; then the baseline under the samples (their residual's mean over BASELINE_PERIODS)."""
+    from scipy import sparse  # only a dense periodic signal needs these (start-up time)
+    from scipy.ndimage import uniform_filter1d
+    from scipy.sparse.linalg import spsolve
+
+    periods = np.arange(period_index[-1] + 1)
+    up = np.interp(periods, period_index[~falling], at[~falling])  # the line's up edge of every period
+    period = float((up[-1] - up[0]) / (len(up) - 1))
+    frac = np.mod(np.interp(n, up, periods), 1.0)
+    ordered = np.sort(frac)
+    widest = float(np.max(np.diff(ordered, append=ordered[0] + 1.0))) * period  # samples between phases
+    for knot in KNOT_CHOICES_SAMPLES:
+        k = int(np.ceil(period / knot))
+        if knot >= KNOT_PER_GAP * widest and \
+                np.bincount((frac * k).astype(np.int64), minlength=k)[:k].min() >= SAMPLES_PER_KNOT:
+            break
+    else:
+        raise PintimeError(f"the signal's period is {period:.6f} samples, so nearly a whole number of them "
+                           "that the samples fall on too few of its phases to trace its waveform: record "
+                           "for longer, or at another sample rate")
+    t = frac * k
+    i = np.minimum(t.astype(np.int64), k - 1)
+    w, _ = bspline_weights(t - i)
+    design = sparse.csr_matrix((w.ravel(), (np.repeat(np.arange(len(n)), 4),
+                                            np.mod(i[:, None] + np.arange(-1, 3), k).ravel())),
+                               shape=(len(n), k))
+    coef = spsolve((design.T @ design).tocsc(), design.T @ (y - baseline))
+    resid = y - design @ coef
+    baseline = uniform_filter1d(resid, round(BASELINE_PERIODS * period), mode="nearest")
+    # the noise as an edge's fit sees it: about the level of its window (a slow tone, hum, a modulator's
+    # idle tone under a PWM output's DC are the fit's level, not its noise: they made it 4.5× too large)
+    length = 2 * half + 1
+    resid -= uniform_filter1d(resid, length, mode="nearest")
+    size = round(CHUNK_PERIODS * period)
+    chunk = np.sqrt(np.mean(resid[:len(n) // size * size].reshape(-1, size) ** 2, axis=1))
+    rms = float(np.median(chunk)) * np.sqrt(length / (length - 1))  # robust to a stretch with more (a click)
+    offset = float(np.median(at[falling] - np.interp(period_index[falling], periods, up))) / period
+    return Periodic(period, np.asarray(coef), 0.0, offset, half, 0.0, 0.0, rms, len(up) - 1), baseline
+
+
+def _placed(periodic: Periodic) -> Periodic:
+    """``periodic`` with each polarity's edge at the centroid of ``W``'s slope about where its line puts
+    it, the waveform's swing, and the uncertainty of that convention's fall − rise offset: how far the
+    offset moves when the centroid's window is halved (not at all where the falling edge is the rising
+    one's mirror image, as at a 50 % duty)."""
+    p = periodic.period_samples
+    sigma = min(CENTROID_SIGMA_SAMPLES, periodic.half_samples / 4)  # within the window: no neighbour's lobe
+
+    def centroid(at: float, sense: float, width: float) -> float:
+        u = np.arange(-periodic.half_samples * CENTROID_GRID, periodic.half_samples * CENTROID_GRID + 1
+                      ) / CENTROID_GRID
+        c = 0.0
+        for _ in range(CENTROID_ITERATIONS):
+            weight = np.exp(-0.5 * (u / width) ** 2) * sense * periodic.evaluate(at + (u + c) / p)[1]
+            c += float(np.sum(weight * u) / np.sum(weight))
+        return at + c / p
+
+    up, down = (centroid(periodic.up_phase, 1.0, sigma), centroid(periodic.down_phase, -1.0, sigma))
+    narrow = centroid(periodic.down_phase, -1.0, sigma / 2) - centroid(periodic.up_phase, 1.0, sigma / 2)
+    levels = periodic.evaluate(np.linspace(0.0, 1.0, 64 * int(np.ceil(p)), endpoint=False))[0]
+    return Periodic(p, periodic.coef, up % 1.0, down % 1.0, periodic.half_samples,
+                    float(np.percentile(levels, 99) - np.percentile(levels, 1)),
+                    abs((down - up) - narrow) * p, periodic.residual_rms, periodic.periods)
