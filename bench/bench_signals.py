@@ -1,9 +1,11 @@
 """Benchmark of ``pintime edges`` on digital signals that are not pintime runs: no calibration train.
 
-Three signals are rendered by the sound-card model from exact edge lists (1 MHz cycles, the card's clock
+Six signals are rendered by the sound-card model from exact edge lists (1 MHz cycles, the card's clock
 steady, mono, seed 1): *irregular* (1500 edges 3–20 ms apart), *uart* (400 bytes at 1200 baud, 5–30 ms
-apart) and *pps* (100 ms high every second, 60 s). None is evenly spaced, so the edge shape is learned
-blind (``pintime.locate.blind``). Each capture goes through ``pintime edges --csv``; each edge's error is
+apart) and *pps* (100 ms high every second, 60 s), none evenly spaced, so the edge shape is learned blind
+(``pintime.locate.blind``); and 10 s of three periodic signals whose edges are too close for that, so
+their whole period is folded (``pintime.locate.periodic``): *square1k* (1 kHz), *pwm490* (490 Hz, 25 %:
+Arduino's analogWrite(64)) and *square2k5* (2.5 kHz, 9–10 samples apart at 44.1–48 kHz). Each capture goes through ``pintime edges --csv``; each edge's error is
 taken about a straight line in the exact time with an offset per polarity (the card's clock ratio and
 offset, the pin's fall − rise delay), and compared with the σ pintime gives: RMS/σ (target ≤ 1.5) and the
 worst edge in its own σ (≤ 6), beside the RMS in ns. Where the card's delta-sigma modulator ripple stands
@@ -112,9 +114,10 @@ def main() -> int:
             print(head if "rms_ns" not in row else
                   f"{head} {row['rms_ns']:>8.3g} {row['median_sigma_ns']:>7.3g} {row['rms_sigma']:>6.2f} "
                   f"{row['max_sigma']:>6.1f}", flush=True)
-    print(f"Mono, steady clock, seed {SEED}; `pintime edges` (template learned blind); errors about a line "
-          "in the exact time with an offset per polarity; σ: the median of pintime's. Targets RMS/σ ≤ 1.5, "
-          "max/σ ≤ 6, except the modulator ripple no blind learning sees (docs/results.md).")
+    print(f"Mono, steady clock, seed {SEED}; `pintime edges` (the edge shape learned blind, or a periodic "
+          "signal's period folded); errors about a line in the exact time with an offset per polarity; σ: "
+          "the median of pintime's. Targets RMS/σ ≤ 1.5, max/σ ≤ 6, except the modulator ripple no blind "
+          "learning of a non-periodic signal sees (docs/results.md).")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(rows, indent=2) + "\n")
     if args.short:

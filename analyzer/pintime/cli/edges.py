@@ -109,7 +109,9 @@ def _periodic_text(periodic: Periodic, samplerate_hz: int) -> str:
             f"folded from {periodic.periods} periods: each edge located against it, its neighbours where "
             "the period puts them; a periodic signal does not show where in its waveform an edge lies, so "
             "the falling edges' offset from the rising ones is a convention, "
-            f"±{periodic.offset_sigma_samples * ns:.2g} ns")
+            f"±{periodic.offset_sigma_samples * ns:.2g} ns"
+            + (f"; the ADC modulator's ripple ({periodic.carrier_per_sample} fs) learned from the edges' "
+               "line and taken out" if periodic.carrier_per_sample else ""))
 
 
 def _found(lost: LostAudio) -> str:
