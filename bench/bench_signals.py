@@ -5,11 +5,12 @@ steady, mono, seed 1): *irregular* (1500 edges 3–20 ms apart), *uart* (400 byt
 apart) and *pps* (100 ms high every second, 60 s), none evenly spaced, so the edge shape is learned blind
 (``pintime.locate.blind``); and 10 s of three periodic signals whose edges are too close for that, so
 their whole period is folded (``pintime.locate.periodic``): *square1k* (1 kHz), *pwm490* (490 Hz, 25 %:
-Arduino's analogWrite(64)) and *square2k5* (2.5 kHz, 9–10 samples apart at 44.1–48 kHz). Each capture goes through ``pintime edges --csv``; each edge's error is
-taken about a straight line in the exact time with an offset per polarity (the card's clock ratio and
-offset, the pin's fall − rise delay), and compared with the σ pintime gives: RMS/σ (target ≤ 1.5) and the
-worst edge in its own σ (≤ 6), beside the RMS in ns. Where the card's delta-sigma modulator ripple stands
-above the noise its error is left (docs/results.md, "Any digital signal"): no blind learning can see it.
+Arduino's analogWrite(64)) and *square2k5* (2.5 kHz, 9–10 samples apart at 44.1–48 kHz). Each capture
+goes through ``pintime edges --csv``; each edge's error is taken about a straight line in the exact time
+with an offset per polarity (the card's clock ratio and offset, the pin's fall − rise delay), and compared
+with the σ pintime gives: RMS/σ (target ≤ 1.5) and the worst edge in its own σ (≤ 6), beside the RMS in
+ns. Where the card's delta-sigma modulator ripple stands above the noise, a non-periodic signal's error
+keeps it (docs/results.md, "Any digital signal"): no blind learning can see it.
 
 Usage: ``python bench/bench_signals.py [--json FILE] [--short]``
 """
