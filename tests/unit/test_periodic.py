@@ -109,6 +109,14 @@ def test_a_period_of_whole_samples_is_refused():
         learn_periodic(x, 0, pos.astype(np.float64), sign)
 
 
+def test_edges_too_close_to_locate_are_refused():
+    """A square wave 4.41 samples a period (10 kHz at 44.1 kHz): its edges 2.2 samples apart leave a fit
+    window of 3 samples, no timing once level and gain are fitted (it came out with σ = ∞). Refused."""
+    x, times, sign = render(4.41, 0.5, 400)
+    with pytest.raises(PintimeError, match="too close to locate.*5.5 kHz at 44.1 kHz"):
+        learn_periodic(x, 0, np.round(times), sign)
+
+
 def test_dense_periodic_edges_are_told_from_a_calibration_train_and_from_noise():
     """A square wave 22 samples apart is dense periodic; the same wave 150 samples apart (a calibration
     train's spacing) is learned as a train; a block of noise holds no edges, however its peaks fall."""

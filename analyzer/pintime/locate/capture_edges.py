@@ -222,7 +222,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         raise PintimeError(f"{info.path}: no edges on the measurement ({info.channel_name(0)}) channel"
                            + (f" from {start / info.samplerate_hz:.1f} s" if start else "")
                            + ": silence, not a pintime capture, or edges so close together that the card's "
-                             "ringing hides the noise they are told from (a fast signal, not periodic)")
+                             "ringing hides the noise they are told from (faster than fs/8, or not periodic)")
     sign, y, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
     if is_dense_periodic(pos, sign):  # no edge alone: the whole period is learned instead
         periodic = learn_from_capture(info, start, stop, BLOCK_FRAMES, PAD_FRAMES)

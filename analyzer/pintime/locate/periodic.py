@@ -58,6 +58,9 @@ MISFIT_CHANCE = 3.0  # a window's residual over the noise's (per degree of freed
 RIPPLE_POWER = 10.0  # a ripple's fit must take out this many times the noise's share (F test)
 RIPPLE_STEPS = 2  # fixed-point steps from the fitted position to the edge's (the ripple's slope is ≪ 1)
 MAX_HALF_SAMPLES = 24  # an edge's fit window reaches half-way to its nearest neighbour, at most this far
+# ... and at least this far: a window of 3 samples leaves no timing once its level and gain are fitted (a
+# 10 kHz square wave at 44.1 kHz, 2.2 samples apart, came out with σ = ∞); 5 kHz (4.4 apart) is 0.95×
+MIN_HALF_SAMPLES = 2
 
 
 @dataclass(frozen=True)
@@ -196,13 +199,15 @@ def learn_from_capture(info: WavInfo, start: int, stop: int, block_frames: int, 
     pos, strength = detect.find_steps(x, 0.0 if threshold is None else threshold)
     run = detect.find_periodic(pos, np.sign(strength))
     if threshold is None or run is None:
-        raise PintimeError("no periodic signal found where its edges were seen")
+        raise PintimeError(f"{info.path}: no periodic signal found where its edges were seen")
     pos, sign, swing = pos[run], np.sign(strength[run]), float(np.median(np.abs(strength[run])))
     level = uniform_filter1d(x, round(BASELINE_PERIODS * np.median(pos[2:] - pos[:-2])), mode="nearest")
     level -= np.median(level[pos[0]:pos[-1]])
     settled = pos[0] + int(np.argmax(np.abs(level[pos[0]:pos[-1]]) <= SETTLED_FRACTION * swing))
-    # the steepest samples: the line through them is already well within a sample of the edges
-    return learn_periodic(x, start, pos[pos >= settled].astype(np.float64) + start, sign[pos >= settled])
+    try:  # from the steepest samples: the line through them is already well within a sample of the edges
+        return learn_periodic(x, start, pos[pos >= settled].astype(np.float64) + start, sign[pos >= settled])
+    except PintimeError as err:
+        raise PintimeError(f"{info.path}: {err}") from None
 
 
 def learn_periodic(x: np.ndarray, first: int, pos: np.ndarray, sign: np.ndarray) -> Periodic:
@@ -215,7 +220,12 @@ def learn_periodic(x: np.ndarray, first: int, pos: np.ndarray, sign: np.ndarray)
     pos, sign = pos[:2 * LEARN_PERIODS], sign[:2 * LEARN_PERIODS]
     falling = sign < 0
     period_index = (np.arange(len(pos)) + int(falling[0])) // 2  # an up edge starts each period
-    half = int(min(MAX_HALF_SAMPLES, np.floor(detect.spacing_samples(pos) / 2)))
+    spacing = detect.spacing_samples(pos)
+    half = int(min(MAX_HALF_SAMPLES, np.floor(spacing / 2)))
+    if half < MIN_HALF_SAMPLES:
+        raise PintimeError(f"the periodic signal's edges are {spacing:.1f} samples apart, too close to "
+                           f"locate (it needs {2 * MIN_HALF_SAMPLES}: a square wave up to "
+                           f"1/{4 * MIN_HALF_SAMPLES} of the sample rate, 5.5 kHz at 44.1 kHz)")
     period = np.polyfit(period_index, pos, 1)[0]
     every = max(int(np.ceil(KNOT_SAMPLES / period)), int(train.MIN_TURNS * _covering_periods(period)))
     v = train.line_basis(falling, every, period_index)
