@@ -280,22 +280,24 @@ def test_edges_of_a_1_khz_square_wave_at_44_1_khz(tmp_path, capsys, profile, lev
     divider and on the `default` card: edges 22 samples apart, each in its neighbours' ringing, so no edge
     shows its shape alone (before: refused, "no edges", or "a square wave below 180 Hz"). The period is
     learned by folding (pintime.locate.periodic): every edge found, in order, within 1.5× its σ on RMS
-    about the wave's line and none beyond 6 σ, and the output says what the times rest on."""
+    about the wave's line and none beyond 6 σ, and the output says what the times rest on. The threshold
+    method too: its σ is raised to its error about the wave's line (noise alone, it was 2000× too small)."""
     source = tmp_path / "signal.edges.csv"
     rows = "".join(f"{1000 + k * 500},0,{1 - k % 2}\n" for k in range(8000))  # 500 µs: 1 kHz
     source.write_text("cycle,channel,level\n" + rows)
     card = with_steady_clock(with_format(sc.PROFILES[profile], 44100, 16, 1))
     wav = synthesize(source, tmp_path / "square.wav", with_level(card, level) if level else card, 1,
                      F_CPU).wav_path
-    out = tmp_path / "found.csv"
-    assert main(["edges", str(wav), "--csv", str(out)]) == 0
-    assert "one period of a periodic signal (" in capsys.readouterr().err
-    found = np.genfromtxt(out, delimiter=",", names=True)
-    assert len(found) == 8000 and np.all(found["polarity"] == np.where(np.arange(8000) % 2, -1, 1))
-    design = np.column_stack([np.ones(8000), np.arange(8000), found["polarity"] < 0])
-    residual = found["time_s"] - design @ np.linalg.lstsq(design, found["time_s"], rcond=None)[0]
-    assert np.sqrt(np.mean((residual / found["sigma_s"]) ** 2)) < 1.5
-    assert np.max(np.abs(residual) / found["sigma_s"]) < 6
+    for method in ("template", "threshold"):  # the threshold method's σ: raised to its error on the run
+        out = tmp_path / f"{method}.csv"
+        assert main(["edges", str(wav), "--csv", str(out), "--method", method]) == 0
+        assert "one period of a periodic signal (" in capsys.readouterr().err
+        found = np.genfromtxt(out, delimiter=",", names=True)
+        assert len(found) == 8000 and np.all(found["polarity"] == np.where(np.arange(8000) % 2, -1, 1))
+        design = np.column_stack([np.ones(8000), np.arange(8000), found["polarity"] < 0])
+        residual = found["time_s"] - design @ np.linalg.lstsq(design, found["time_s"], rcond=None)[0]
+        assert np.sqrt(np.mean((residual / found["sigma_s"]) ** 2)) < 1.5
+        assert np.max(np.abs(residual) / found["sigma_s"]) < 6
 
 
 def test_a_dense_signal_that_is_not_periodic_says_so(tmp_path, capsys):

@@ -226,7 +226,9 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     sign, y, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
     if is_dense_periodic(pos, sign):  # no edge alone: the whole period is learned instead
         periodic = learn_from_capture(info, start, stop, BLOCK_FRAMES, PAD_FRAMES)
-        return periodic, None, (periodic.residual_rms, *noise[1:]), [], None
+        run = detect.find_periodic(pos, sign)  # evenly spaced as a train is: the other methods' check
+        return periodic, None, (periodic.residual_rms, *noise[1:]), [pos[run], sign[run], y_simple[run],
+                                                                       y[run]], None
     gaps = read_gaps(info.path)
     stretch = np.zeros(len(pos), np.int64)
     spans = np.zeros((0, 2)) if gaps is None else np.column_stack([gaps.times_s, gaps.times_s])
@@ -401,9 +403,13 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     table = template if isinstance(template, Periodic) else TemplateTable.build(template)
     if isinstance(template, Periodic):  # located as recorded (periodic.learn_from_capture)
         highpass = tuple(Highpass((), 0.0, h.samplerate_hz) for h in highpass)
-    # the method's error on the train (known before locating), so that each block's edges are final at once
-    rms, own_sigma = (_method_rms(method, table, noise[0], train_data, train_fit.knot_edges)
-                      if train_data and train_fit is not None and isinstance(table, TemplateTable)
+    # the method's error on the train (known before locating), so that each block's edges are final at once;
+    # a dense periodic signal's run is one too, for the methods other than its own fit
+    knot_every = (train_fit.knot_edges if train_fit is not None else
+                  train.knot_edges((train_data[0][-1] - train_data[0][0]) / (len(train_data[0]) - 1))
+                  if train_data else 0)
+    rms, own_sigma = (_method_rms(method, table, noise[0], train_data, knot_every)
+                      if knot_every and (isinstance(table, TemplateTable) or method != "template")
                       else (None, 0.0))
     det = _Detector(len(info.columns), smallest_step)
     # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
