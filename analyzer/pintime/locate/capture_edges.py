@@ -288,7 +288,7 @@ def _pool(parts: list[tuple[float, int]]) -> float:
     return float(np.sqrt(var / n)) if n else float("nan")
 
 
-def _method_rms(method: str, table: TemplateTable, noise: float, train_data: list,
+def _method_rms(method: str, table: TemplateTable | Periodic, noise: float, train_data: list,
                 knot_every: int) -> tuple[float, float]:
     """RMS error of a method on the calibration train's edges about their line, and the RMS of the
     uncertainties the method itself gave them (both in samples).
