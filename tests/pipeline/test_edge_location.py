@@ -184,6 +184,14 @@ def test_without_calibration_train_the_template_is_learned_blind_without_phase_b
     rising = result.edges.polarity[idx] > 0  # about each polarity's mean: the pin's fall−rise offset
     err = np.where(rising, err - err[rising].mean(), err - err[~rising].mean())
     assert np.max(np.abs(err) / result.edges.sigma[idx]) < 6
+    # the threshold method without a train: its σ raised to its error about the template's fit of the
+    # isolated edges (noise alone, it was 5000× too small: 850 ns off, σ 0.17 ns)
+    result = locate_capture(wav, "threshold")
+    idx, err = match(result.edges, truth)
+    rising = result.edges.polarity[idx] > 0
+    err = np.where(rising, err - err[rising].mean(), err - err[~rising].mean())
+    z = err / result.edges.sigma[idx]
+    assert result.method_rms_s is not None and np.sqrt(np.mean(z ** 2)) < 1.5 and np.max(np.abs(z)) < 6
 
 
 def _pin_edges(time: np.ndarray, channel: np.ndarray, unit_s: float | None) -> Edges:

@@ -48,12 +48,16 @@ def centroids(y: np.ndarray, start: np.ndarray) -> np.ndarray:
     return c
 
 
+def isolated_edges(pos: np.ndarray) -> np.ndarray:
+    """Which of the edges at ``pos`` (samples, ascending) have no neighbour within a learning window."""
+    gap = np.diff(pos)
+    return np.concatenate([[True], gap > len(train.WINDOW)]) & np.concatenate([gap > len(train.WINDOW), [True]])
+
+
 def learn_blind(pos: np.ndarray, y: np.ndarray, seeds: np.ndarray, span_s: float) -> Template:
     """Template from the isolated edges at ``pos`` (samples; windows ``y`` on :data:`train.WINDOW`, threshold
     ``seeds``) of a learning span ``span_s`` long without a calibration train."""
-    gap = np.diff(pos)
-    isolated = np.concatenate([[True], gap > len(train.WINDOW)]) & np.concatenate([gap > len(train.WINDOW),
-                                                                                     [True]])
+    isolated = isolated_edges(pos)
     if isolated.sum() < 20:
         raise PintimeError(
             f"no calibration train in the {span_s:.3g} s from the measurement channel's first edges, and "

@@ -32,7 +32,7 @@ from pintime.edges import Edges, is_reference
 from pintime.errors import PintimeError
 from pintime.locate import detect, train
 from pintime.locate.ahead import ahead
-from pintime.locate.blind import learn_blind
+from pintime.locate.blind import isolated_edges, learn_blind
 from pintime.locate.count import locate_count
 from pintime.locate.crlb import quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
@@ -250,7 +250,9 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     if fit is not None:
         return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
     try:
-        return learn_blind(pos, y, seeds, (stop - start) / info.samplerate_hz), None, noise, [], refused
+        alone = isolated_edges(pos)  # what checks the other methods, against the template's fit
+        return (learn_blind(pos, y, seeds, (stop - start) / info.samplerate_hz), None, noise,
+                [pos[alone], sign[alone], y_simple[alone], y[alone]], refused)
     except PintimeError as err:  # name the capture, and the likely cause when the data shows it
         if is_reference(pos / info.samplerate_hz):
             pin = info.columns[0]
@@ -296,17 +298,26 @@ def _method_rms(method: str, table: TemplateTable | Periodic, noise: float, trai
     The line is piecewise linear in the edge index, knots ``knot_every`` edges apart as in the train's fit
     (:func:`pintime.locate.train.knot_edges`), so that the sample clock's wander over the train
     (nanoseconds in a second, docs/design.md §10) is not charged to the method, while a method's
-    sub-sample bias, which turns with each polarity's phase at least twice between knots, is.
+    sub-sample bias, which turns with each polarity's phase at least twice between knots, is. Without a
+    train (``knot_every`` 0: a blind template's isolated edges) the error is taken about the template
+    method's own fit of the same edges, less each polarity's mean and that fit's variance.
     """
     pos, sign, y_simple, y = train_data
-    phase, sigma, _ = locate_single(method, table, noise, y_simple, y[:, -int(train.WINDOW[0]) + np.arange(
-        -FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)])
-    est = pos + phase
-    placed = np.isfinite(est)  # the edges the method could place (the line's knots stay by edge index)
-    v = train.line_basis(sign < 0, knot_every)[placed]
-    resid = est[placed] - v @ np.linalg.lstsq(v, est[placed], rcond=None)[0]
-    dof = max(1, len(resid) - v.shape[1])
-    return float(np.sqrt(np.sum(resid ** 2) / dof)), float(np.sqrt(np.mean(sigma[placed] ** 2)))
+    y_fit = y[:, -int(train.WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)]
+    phase, sigma, _ = locate_single(method, table, noise, y_simple, y_fit)
+    placed = np.isfinite(phase)  # the edges the method could place (the line's knots stay by edge index)
+    if knot_every:
+        v = train.line_basis(sign < 0, knot_every)[placed]
+        est = (pos + phase)[placed]
+        resid = est - v @ np.linalg.lstsq(v, est, rcond=None)[0]
+        variance = np.sum(resid ** 2) / max(1, len(resid) - v.shape[1])
+    else:
+        fit, fit_sigma, _ = locate_single("template", table, noise, y_simple, y_fit)
+        v = np.column_stack([sign < 0, sign > 0]).astype(np.float64)[placed]
+        d = (phase - fit)[placed]
+        resid = d - v @ np.linalg.lstsq(v, d, rcond=None)[0]
+        variance = max(0.0, np.sum(resid ** 2) / max(1, len(resid) - 2) - np.mean(fit_sigma[placed] ** 2))
+    return float(np.sqrt(variance)), float(np.sqrt(np.mean(sigma[placed] ** 2)))
 
 
 def locate_single(method: str, table: TemplateTable | Periodic, noise: float, y_simple: np.ndarray,
@@ -405,12 +416,13 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
         highpass = tuple(Highpass((), 0.0, h.samplerate_hz) for h in highpass)
     # the method's error on the train (known before locating), so that each block's edges are final at once;
     # a dense periodic signal's run is one too, for the methods other than its own fit
+    # a dense periodic signal's run is one too, for the methods other than its own fit; without either, the
+    # isolated edges blind learning used, about the template's fit
     knot_every = (train_fit.knot_edges if train_fit is not None else
                   train.knot_edges((train_data[0][-1] - train_data[0][0]) / (len(train_data[0]) - 1))
-                  if train_data else 0)
+                  if isinstance(template, Periodic) else 0)
     rms, own_sigma = (_method_rms(method, table, noise[0], train_data, knot_every)
-                      if knot_every and (isinstance(table, TemplateTable) or method != "template")
-                      else (None, 0.0))
+                      if train_data and (train_fit is not None or method != "template") else (None, 0.0))
     det = _Detector(len(info.columns), smallest_step)
     # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
     results = EdgeStore(noise, None if method == "count" else rms, own_sigma, info.samplerate_hz, steps)
