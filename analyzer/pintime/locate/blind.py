@@ -50,8 +50,8 @@ def centroids(y: np.ndarray, start: np.ndarray) -> np.ndarray:
 
 def isolated_edges(pos: np.ndarray) -> np.ndarray:
     """Which of the edges at ``pos`` (samples, ascending) have no neighbour within a learning window."""
-    gap = np.diff(pos)
-    return np.concatenate([[True], gap > len(train.WINDOW)]) & np.concatenate([gap > len(train.WINDOW), [True]])
+    apart = np.diff(pos) > len(train.WINDOW)
+    return np.concatenate([[True], apart]) & np.concatenate([apart, [True]])
 
 
 def learn_blind(pos: np.ndarray, y: np.ndarray, seeds: np.ndarray, span_s: float) -> Template:
