@@ -110,11 +110,10 @@ def knot_edges(period_samples: float) -> int:
     return max(KNOT_EDGES, int(np.ceil(MIN_TURNS * edges_per_turn)))
 
 
-def line_basis(falling: np.ndarray, knot_every: int, index: np.ndarray | None = None) -> np.ndarray:
-    """Design of the train's edge positions: a continuous piecewise-linear function of the edge index
-    (default: 0, 1, …; a periodic signal's: its period's), knots every ``knot_every`` of it (hat
-    functions), then δ for the falling edges (last column)."""
-    k = (np.arange(len(falling)) if index is None else index).astype(np.float64) / knot_every
+def line_basis(falling: np.ndarray, knot_every: int) -> np.ndarray:
+    """Design of the train's edge positions: a continuous piecewise-linear function of the edge index, knots
+    every ``knot_every`` edges (hat functions), then δ for the falling edges (last column)."""
+    k = np.arange(len(falling), dtype=np.float64) / knot_every
     knots = np.arange(int(np.ceil(k[-1])) + 1)
     hat = np.maximum(0.0, 1.0 - np.abs(k[:, None] - knots[None, :]))
     return np.column_stack([hat, falling.astype(np.float64)])
