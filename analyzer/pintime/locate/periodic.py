@@ -57,7 +57,6 @@ SETTLED_FRACTION = 0.005
 MISFIT_CHANCE = 3.0  # a window's residual over the noise's (per degree of freedom) beyond chance (p ≪ 1e-4)
 RIPPLE_POWER = 10.0  # a ripple's fit must take out this many times the noise's share (F test)
 RIPPLE_STEPS = 2  # fixed-point steps from the fitted position to the edge's (the ripple's slope is ≪ 1)
-LOCAL_MIN_PERIODS = 16  # a block's rising edges that give its edges their own period
 MAX_HALF_SAMPLES = 24  # an edge's fit window reaches half-way to its nearest neighbour, at most this far
 # ... and at least this far: a window of 3 samples leaves no timing once its level and gain are fitted (a
 # 10 kHz square wave at 44.1 kHz, 2.2 samples apart, came out with σ = ∞); 5 kHz (4.4 apart) is 0.95×
@@ -78,10 +77,6 @@ class Periodic:
     offset_sigma_samples: float  # uncertainty of the fall − rise offset's convention
     residual_rms: float  # of the fold's fit: the noise (FS)
     periods: int  # learned from this many
-    # σ is at least the learning edges' scatter about the run's smooth line, in their own σ: 0.86–1.13 for
-    # a timer's output; more where the edges jitter, or where a drifting period passes a whole number of
-    # samples, so that the sample grid stands still and the line trades against W (3.0: edges 3.6× their σ)
-    scatter: float = 1.0
     carrier_per_sample: int = 0  # M: the ADC modulator's rate per sample whose ripple moves edges (0: none)
     ripple: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (a, b) per harmonic (samples)
 
@@ -97,22 +92,19 @@ class Periodic:
         _periodic_kernel(np.ascontiguousarray(self.coef), self.period_samples, phase.ravel(), out)
         return out[0].reshape(phase.shape), out[1].reshape(phase.shape)
 
-    def locate(self, y: np.ndarray, seed: np.ndarray, falling: np.ndarray, noise_rms: float,
-               period_samples: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def locate(self, y: np.ndarray, seed: np.ndarray, falling: np.ndarray, noise_rms: float
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Position (samples from each window's centre), 1-sigma and gain ``A`` of the edges whose windows
         (``y``: samples ``−half_samples … half_samples`` about each one's centre) fit ``a + A·W`` shifted,
-        from ``seed`` (samples from the centre), W spread over each edge's own period ``period_samples``
-        (a drifting oscillator's: at the learned mean instead, neighbours 22 samples away were misplaced
-        by 10⁻³ sample, and edges 3.5× their σ). Variable projection: ``A``, ``a`` solved at each step."""
+        from ``seed`` (samples from the centre). Variable projection: ``A``, ``a`` solved at each step."""
         m = np.arange(-self.half_samples, self.half_samples + 1, dtype=np.float64)
         at = np.where(falling, self.down_phase, self.up_phase)[:, None]
-        p = np.asarray(period_samples, dtype=np.float64)[:, None]
         tau = np.asarray(seed, dtype=np.float64).copy()
         for _ in range(STEPS):
-            gain, info, grad = self._projected(y, at, m, tau, p)
+            gain, info, grad = self._projected(y, at, m, tau)
             tau = tau + np.clip(grad / info, -0.5, 0.5)
-        gain, info, _ = self._projected(y, at, m, tau, p)
-        w = self._waveform(at, m, tau, p)[0]
+        gain, info, _ = self._projected(y, at, m, tau)
+        w = self._waveform(at, m, tau)[0]
         resid = y - y.mean(axis=1, keepdims=True) - gain[:, None] * (w - w.mean(axis=1, keepdims=True))
         misfit = np.sum(resid * resid, axis=1) / ((len(m) - 3) * noise_rms * noise_rms)
         # a window the period does not fit (the signal's first and last edges, which lack a neighbour W
@@ -121,7 +113,7 @@ class Periodic:
         true = tau
         for _ in range(RIPPLE_STEPS):  # the fit finds true + ripple(true): the ripple taken out
             true = tau - self.ripple_at(true)
-        return true, self.scatter * scale * noise_rms / np.sqrt(info), gain
+        return true, scale * noise_rms / np.sqrt(info), gain
 
     def crlb_samples(self, position_samples: np.ndarray, step: np.ndarray, noise_rms: float) -> np.ndarray:
         """The Cramér–Rao bound (1-sigma, samples) of edges at ``position_samples`` whose steps (FS, the
@@ -129,29 +121,28 @@ class Periodic:
         m = np.arange(-self.half_samples, self.half_samples + 1, dtype=np.float64)
         at = np.where(step < 0, self.down_phase, self.up_phase)[:, None]
         tau = position_samples - np.rint(position_samples)
-        j, _ = self._jacobian(at, m, tau, np.abs(step) / self.swing, np.array([[self.period_samples]]))
+        j, _ = self._jacobian(at, m, tau, np.abs(step) / self.swing)
         return noise_rms / np.sqrt(np.sum(j * j, axis=1))
 
-    def _waveform(self, at: np.ndarray, m: np.ndarray, tau: np.ndarray, p: np.ndarray):
+    def _waveform(self, at: np.ndarray, m: np.ndarray, tau: np.ndarray):
         """W and its slope per sample at the samples ``m`` of windows whose edges, at positions ``tau``,
-        lie at phases ``at`` of periods ``p`` samples long."""
-        w, dw = self.evaluate(at + (m[None, :] - tau[:, None]) / p)
-        return w, dw * (self.period_samples / p)
+        lie at phases ``at``."""
+        return self.evaluate(at + (m[None, :] - tau[:, None]) / self.period_samples)
 
-    def _projected(self, y: np.ndarray, at: np.ndarray, m: np.ndarray, tau: np.ndarray, p: np.ndarray):
+    def _projected(self, y: np.ndarray, at: np.ndarray, m: np.ndarray, tau: np.ndarray):
         """Per window at positions ``tau``: the gain, the timing information left after the level and
         gain (per unit noise variance), and the gradient of the fit's agreement in ``tau``."""
-        wc = self._waveform(at, m, tau, p)[0]
+        wc = self._waveform(at, m, tau)[0]
         wc -= wc.mean(axis=1, keepdims=True)
         yc = y - y.mean(axis=1, keepdims=True)
         gain = np.sum(wc * yc, axis=1) / np.sum(wc * wc, axis=1)
-        j, wc = self._jacobian(at, m, tau, gain, p)
+        j, wc = self._jacobian(at, m, tau, gain)
         return gain, np.sum(j * j, axis=1), np.sum(j * (yc - gain[:, None] * wc), axis=1)
 
-    def _jacobian(self, at: np.ndarray, m: np.ndarray, tau: np.ndarray, gain: np.ndarray, p: np.ndarray):
+    def _jacobian(self, at: np.ndarray, m: np.ndarray, tau: np.ndarray, gain: np.ndarray):
         """The model's derivative in each window's position ``tau`` with its level and gain projected
         out, and ``W`` about its mean (:meth:`_waveform`)."""
-        w, dw = self._waveform(at, m, tau, p)
+        w, dw = self._waveform(at, m, tau)
         wc = w - w.mean(axis=1, keepdims=True)
         j = -gain[:, None] * (dw - dw.mean(axis=1, keepdims=True))
         j -= (np.sum(j * wc, axis=1) / np.sum(wc * wc, axis=1))[:, None] * wc
@@ -185,20 +176,8 @@ def periodic_rows(periodic: Periodic, block: Block, channel: int, pos: np.ndarra
                            "it alone (mono, or --reference none)")
     h = np.arange(-periodic.half_samples, periodic.half_samples + 1)
     phase, sigma, gain = periodic.locate(windows(block, channel, pos, h, info), np.zeros(len(pos)), sign < 0,
-                                         noise_rms, local_periods(periodic.period_samples, pos, sign))
+                                         noise_rms)
     return np.stack([pos + phase, sigma, gain * periodic.swing * sign, np.full(len(pos), channel), sign])
-
-
-def local_periods(mean_samples: float, pos: np.ndarray, sign: np.ndarray) -> np.ndarray:
-    """Each edge's period (samples) where the edges at ``pos`` (a block's, signs ``sign``) are: the slope
-    of a parabola through the rising edges against their period count (gaps of whole periods counted, a
-    missed edge included); the learned mean ``mean_samples`` where too few rising edges tell."""
-    up = pos[sign > 0].astype(np.float64)
-    if len(up) < LOCAL_MIN_PERIODS:
-        return np.full(len(pos), mean_samples)
-    count = np.concatenate([[0.0], np.cumsum(np.rint(np.diff(up) / mean_samples))])
-    slope = np.polyder(np.polyfit(count, up, 2))
-    return np.polyval(slope, (pos - up[0]) / mean_samples)
 
 
 def is_dense_periodic(pos: np.ndarray, sign: np.ndarray) -> bool:
@@ -263,28 +242,11 @@ def learn_periodic(x: np.ndarray, first: int, pos: np.ndarray, sign: np.ndarray)
     baseline = np.zeros(len(n))
     for _ in range(LEARN_ROUNDS):
         periodic, baseline = _fold(x[n - first], n, v @ line, period_index, falling, half, baseline)
-        tau, _, _ = periodic.locate(y, (v @ line - centre)[inside], falling[inside], 1.0,
-                                    _line_periods(v @ line, period_index, falling)[inside])
+        tau, _, _ = periodic.locate(y, (v @ line - centre)[inside], falling[inside], 1.0)
         line = _solve(v[inside], tau + centre[inside])
     periodic = _placed(_fold(x[n - first], n, v @ line, period_index, falling, half, baseline)[0])
-    tau, sigma, _ = periodic.locate(y, (v @ line - centre)[inside], falling[inside], periodic.residual_rms,
-                                _line_periods(v @ line, period_index, falling)[inside])
-    periodic = _with_ripple(periodic, tau + centre[inside], v[inside])
-    located = tau + centre[inside] - periodic.ripple_at(tau)
-    z = (located - v[inside] @ np.linalg.lstsq(v[inside], located, rcond=None)[0]) / sigma
-    return replace(periodic, scatter=max(1.0, float(np.sqrt(np.mean(z * z)))))
-
-
-def _up_line(at: np.ndarray, period_index: np.ndarray, falling: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every period's index and where the run's line (``at``: its position of each edge) puts its rising
-    edge (samples)."""
-    periods = np.arange(period_index[-1] + 1)
-    return periods, np.interp(periods, period_index[~falling], at[~falling])
-
-
-def _line_periods(at: np.ndarray, period_index: np.ndarray, falling: np.ndarray) -> np.ndarray:
-    """Each edge's period (samples) on the run's line (``at``: its position of each edge)."""
-    return np.gradient(_up_line(at, period_index, falling)[1])[period_index]
+    tau, _, _ = periodic.locate(y, (v @ line - centre)[inside], falling[inside], 1.0)
+    return _with_ripple(periodic, tau + centre[inside], v[inside])
 
 
 def _ripple_columns(position_samples: np.ndarray, carrier_per_sample: int) -> np.ndarray:
@@ -366,7 +328,9 @@ def _fold(y: np.ndarray, n: np.ndarray, at: np.ndarray, period_index: np.ndarray
     from scipy.ndimage import uniform_filter1d
     from scipy.sparse.linalg import spsolve
 
-    periods, up = _up_line(at, period_index, falling)
+    # every period from the run's first rising edge to its last, and where the line puts that edge
+    periods = np.arange(period_index[~falling][0], period_index[~falling][-1] + 1)
+    up = np.interp(periods, period_index[~falling], at[~falling])
     period = float((up[-1] - up[0]) / (len(up) - 1))
     frac = np.mod(np.interp(n, up, periods), 1.0)
     ordered = np.sort(frac)
