@@ -300,6 +300,35 @@ def test_edges_of_a_1_khz_square_wave_at_44_1_khz(tmp_path, capsys, profile, lev
         assert np.max(np.abs(residual) / found["sigma_s"]) < 6
 
 
+def test_a_square_wave_in_stereo_with_its_crosstalk(tmp_path, capsys):
+    """A 1 kHz square wave on the left channel of a 44.1 kHz 16-bit stereo recording, its crosstalk at −60
+    dB on the right (a cheap card's): the right channel's edges are detected too, and were refused; each
+    channel's own period is learned, and both channels' edges are within 1.5× their σ. A right channel
+    with other, sparse pulses has no period to learn there: one error line that says so."""
+    source = tmp_path / "signal.edges.csv"
+    rows = "".join(f"{1000 + k * 500},0,{1 - k % 2}\n" for k in range(8000))
+    source.write_text("cycle,channel,level\n" + rows)
+    card = with_steady_clock(with_format(sc.PROFILES["default"], 44100, 16, 1))
+    left, rate = sf.read(synthesize(source, tmp_path / "square.wav", card, 1, F_CPU).wav_path)
+    noise = np.random.default_rng(2).normal(0.0, 1e-5, len(left))
+    sparse = np.where((np.arange(len(left)) // 3000) % 2, 0.3, 0.0)  # steps 3000 samples apart
+    for right, works in ((1e-3 * left + noise, True), (sparse + noise, False)):
+        wav, out = tmp_path / "stereo.wav", tmp_path / "stereo.csv"
+        sf.write(wav, np.column_stack([left, right]), rate, subtype="PCM_16")
+        if not works:
+            assert main(["edges", str(wav)]) == 2
+            assert "right channel holds edges, but no periodic signal" in capsys.readouterr().err
+            continue
+        assert main(["edges", str(wav), "--csv", str(out)]) == 0
+        assert "1 other channel(s) with their own" in capsys.readouterr().err
+        found = np.genfromtxt(out, delimiter=",", names=True)
+        for channel in (0, 1):
+            mine = found[found["channel"] == channel]
+            design = np.column_stack([np.ones(8000), np.arange(8000), mine["polarity"] < 0])
+            residual = mine["time_s"] - design @ np.linalg.lstsq(design, mine["time_s"], rcond=None)[0]
+            assert len(mine) == 8000 and np.sqrt(np.mean((residual / mine["sigma_s"]) ** 2)) < 1.5
+
+
 def test_a_dense_signal_that_is_not_periodic_says_so(tmp_path, capsys):
     """Pulses 1-1.5 ms apart at random (44-66 samples at 44.1 kHz): inside one another's learning window,
     and no period to fold. One error line that says what another signal needs."""

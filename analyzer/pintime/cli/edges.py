@@ -111,7 +111,9 @@ def _periodic_text(periodic: Periodic, samplerate_hz: int) -> str:
             "the falling edges' offset from the rising ones is a convention, "
             f"±{periodic.offset_sigma_samples * ns:.2g} ns"
             + (f"; the ADC modulator's ripple ({periodic.carrier_per_sample} fs) learned from the edges' "
-               "line and taken out" if periodic.carrier_per_sample else ""))
+               "line and taken out" if periodic.carrier_per_sample else "")
+            + (f"; {sum(o is not None for o in periodic.others)} other channel(s) with their own"
+               if any(o is not None for o in periodic.others) else ""))
 
 
 def _found(lost: LostAudio) -> str:

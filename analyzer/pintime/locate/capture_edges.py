@@ -87,8 +87,7 @@ class CaptureEdges:
         analysis does not: a long capture's would be another array per edge)."""
         e = self.edges
         if isinstance(self.template, Periodic):
-            fs = self.info.samplerate_hz
-            return self.template.crlb_samples(e.time * fs, self.amp, self.noise_rms[0]) / fs
+            return self.template.crlb_s(e.time, self.amp, e.channel, self.noise_rms, self.info.samplerate_hz)
         return edge_crlb_s(self.template, e.time, self.amp, e.channel, self.noise_rms,
                            self.info.samplerate_hz)
 
@@ -227,8 +226,9 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     if is_dense_periodic(pos, sign):  # no edge alone: the whole period is learned instead
         periodic = learn_from_capture(info, start, stop, BLOCK_FRAMES, PAD_FRAMES)
         run = detect.find_periodic(pos, sign)  # evenly spaced as a train is: the other methods' check
-        return periodic, None, (periodic.residual_rms, *noise[1:]), [pos[run], sign[run], y_simple[run],
-                                                                       y[run]], None
+        noise = tuple(n if own is None else own.residual_rms for n, own in zip(
+            noise, (periodic, *periodic.others), strict=True))
+        return periodic, None, noise, [pos[run], sign[run], y_simple[run], y[run]], None
     gaps = read_gaps(info.path)
     stretch = np.zeros(len(pos), np.int64)
     spans = np.zeros((0, 2)) if gaps is None else np.column_stack([gaps.times_s, gaps.times_s])

@@ -79,6 +79,17 @@ class Periodic:
     periods: int  # learned from this many
     carrier_per_sample: int = 0  # M: the ADC modulator's rate per sample whose ripple moves edges (0: none)
     ripple: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (a, b) per harmonic (samples)
+    others: tuple[Periodic | None, ...] = ()  # the other channels' own (None: no periodic signal there)
+
+    def crlb_s(self, time_s: np.ndarray, step: np.ndarray, channel: np.ndarray, noise_rms: tuple[float, ...],
+               samplerate_hz: float) -> np.ndarray:
+        """:meth:`crlb_samples` (in s) of edges on every channel, each against its channel's own period."""
+        out = np.full(len(time_s), np.nan)
+        for c, own in enumerate((self, *self.others)):
+            here = channel == c
+            if own is not None and here.any():
+                out[here] = own.crlb_samples(time_s[here] * samplerate_hz, step[here], noise_rms[c])
+        return out / samplerate_hz
 
     def ripple_at(self, position_samples: np.ndarray) -> np.ndarray:
         """How far the modulator's ripple moves edges at ``position_samples`` (samples; 0 without one):
@@ -171,9 +182,12 @@ def periodic_rows(periodic: Periodic, block: Block, channel: int, pos: np.ndarra
     """The edges at ``pos`` (absolute samples, signal signs ``sign``) of a block's ``channel`` located
     against ``periodic``: rows of position (samples), σ, step (FS, signed), channel and sign."""
     if channel:
-        raise PintimeError(f"{info.path}: the {info.channel_name(channel)} channel holds edges too, and only "
-                           "the measurement channel's dense periodic signal has its waveform learned: record "
-                           "it alone (mono, or --reference none)")
+        own = periodic.others[channel - 1]
+        if own is None:
+            raise PintimeError(f"{info.path}: the {info.channel_name(channel)} channel holds edges, but no "
+                               "periodic signal where the measurement channel's was learned: record the "
+                               "measurement channel alone (mono, or --reference none)")
+        periodic = own
     h = np.arange(-periodic.half_samples, periodic.half_samples + 1)
     phase, sigma, gain = periodic.locate(windows(block, channel, pos, h, info), np.zeros(len(pos)), sign < 0,
                                          noise_rms)
@@ -190,29 +204,40 @@ def is_dense_periodic(pos: np.ndarray, sign: np.ndarray) -> bool:
 
 def learn_from_capture(info: WavInfo, start: int, stop: int, block_frames: int, pad_frames: int) -> Periodic:
     """:func:`learn_periodic` on the measurement channel's frames ``start … stop`` as recorded, read in
-    blocks of ``block_frames`` (``pad_frames`` beyond each). AC coupling keeps a periodic signal periodic,
-    so ``W`` holds its droop, and nothing is undone: a coupling learned from a PWM output's quiet stretches
-    and undone left a 352 Hz sinusoid 17× the noise in the samples of a 490 Hz one at 192 kHz."""
+    blocks of ``block_frames`` (``pad_frames`` beyond each), and on every other channel that holds a
+    periodic signal there (:attr:`Periodic.others`: the same wave through a second input, or its
+    crosstalk). AC coupling keeps a periodic signal periodic, so ``W`` holds its droop, and nothing is
+    undone: a coupling learned from a PWM output's quiet stretches and undone left a 352 Hz sinusoid 17×
+    the noise in the samples of a 490 Hz one at 192 kHz."""
+    parts = [np.asarray(block.data[block.own_lo - block.first:block.own_hi - block.first], dtype=np.float64)
+             for block in iter_blocks(info, block_frames, pad_frames, start, stop)]
+    x = np.concatenate(parts)
+    try:
+        first = _learn_column(x[:, 0], start)
+        others = tuple(_learn_column(x[:, c], start) for c in range(1, x.shape[1]))
+    except PintimeError as err:
+        raise PintimeError(f"{info.path}: {err}") from None
+    if first is None:
+        raise PintimeError(f"{info.path}: no periodic signal found where its edges were seen")
+    return replace(first, others=others)
+
+
+def _learn_column(x: np.ndarray, start: int) -> Periodic | None:
+    """:func:`learn_periodic` on one channel's samples ``x`` (``x[0]`` is frame ``start``), from where the
+    signal's level has settled; None if they hold no periodic run of edges."""
     from scipy.ndimage import uniform_filter1d  # only a dense periodic signal needs it (start-up time)
 
-    parts = []
-    for block in iter_blocks(info, block_frames, pad_frames, start, stop):
-        parts.append(np.asarray(block.data[block.own_lo - block.first:block.own_hi - block.first, 0],
-                                dtype=np.float64))
-    x = np.concatenate(parts)
     threshold = detect.edge_threshold(x, None)
     pos, strength = detect.find_steps(x, 0.0 if threshold is None else threshold)
     run = detect.find_periodic(pos, np.sign(strength))
     if threshold is None or run is None:
-        raise PintimeError(f"{info.path}: no periodic signal found where its edges were seen")
+        return None
     pos, sign, swing = pos[run], np.sign(strength[run]), float(np.median(np.abs(strength[run])))
     level = uniform_filter1d(x, round(BASELINE_PERIODS * np.median(pos[2:] - pos[:-2])), mode="nearest")
     level -= np.median(level[pos[0]:pos[-1]])
     settled = pos[0] + int(np.argmax(np.abs(level[pos[0]:pos[-1]]) <= SETTLED_FRACTION * swing))
-    try:  # from the steepest samples: the line through them is already well within a sample of the edges
-        return learn_periodic(x, start, pos[pos >= settled].astype(np.float64) + start, sign[pos >= settled])
-    except PintimeError as err:
-        raise PintimeError(f"{info.path}: {err}") from None
+    # from the steepest samples: the line through them is already well within a sample of the edges
+    return learn_periodic(x, start, pos[pos >= settled].astype(np.float64) + start, sign[pos >= settled])
 
 
 def learn_periodic(x: np.ndarray, first: int, pos: np.ndarray, sign: np.ndarray) -> Periodic:
