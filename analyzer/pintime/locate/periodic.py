@@ -30,6 +30,7 @@ from pintime.capture.wav import Block, WavInfo, iter_blocks
 from pintime.compiled import kernel
 from pintime.errors import PintimeError
 from pintime.locate import detect, train
+from pintime.locate.blind import centroids
 from pintime.locate.template import RIPPLE_HARMONICS, bspline_weights
 from pintime.locate.windows import windows
 
@@ -41,6 +42,7 @@ KNOT_PER_GAP = 2.0
 LEARN_PERIODS = 8192  # W is learned from up to this many periods (≥ 500 samples per coefficient)
 KNOT_SAMPLES = 1024  # the line's knots are at least this far apart (23 ms at 44.1 kHz: the clocks' wander)
 LEARN_ROUNDS = 4  # fold / locate / line alternations
+LINE_BENDS = 10.0  # the seeds bend when the spline takes out this many times what noise would (F test)
 STEPS = 8  # Gauss–Newton steps of each edge's fit from its seed (threshold method, ~0.1 sample)
 CENTROID_SIGMA_SAMPLES = 3.0  # the convention's window (as blind learning's seeds), at most a quarter
 # of the fit's: wider, it reached the neighbours' lobes (126 ns off at 48 kHz)
@@ -236,8 +238,12 @@ def _learn_column(x: np.ndarray, start: int) -> Periodic | None:
     level = uniform_filter1d(x, round(BASELINE_PERIODS * np.median(pos[2:] - pos[:-2])), mode="nearest")
     level -= np.median(level[pos[0]:pos[-1]])
     settled = pos[0] + int(np.argmax(np.abs(level[pos[0]:pos[-1]]) <= SETTLED_FRACTION * swing))
-    # from the steepest samples: the line through them is already well within a sample of the edges
-    return learn_periodic(x, start, pos[pos >= settled].astype(np.float64) + start, sign[pos >= settled])
+    keep = (pos >= settled) & (pos + train.WINDOW[0] >= 0) & (pos + train.WINDOW[-1] < len(x))
+    pos, sign = pos[keep], sign[keep]
+    # seeds without a sub-sample bias (blind.centroids): the steepest samples' rounding, slow where the
+    # period is nearly whole samples, would look like a bend to the choice of line below
+    seed = centroids(x[pos[:, None] + train.WINDOW], np.zeros(len(pos)))
+    return learn_periodic(x, start, pos + seed + start, sign)
 
 
 def learn_periodic(x: np.ndarray, first: int, pos: np.ndarray, sign: np.ndarray) -> Periodic:
@@ -259,6 +265,12 @@ def learn_periodic(x: np.ndarray, first: int, pos: np.ndarray, sign: np.ndarray)
     period = np.polyfit(period_index, pos, 1)[0]
     every = max(int(np.ceil(KNOT_SAMPLES / period)), int(train.MIN_TURNS * _covering_periods(period)))
     v = _line_basis(falling, every, period_index)
+    straight = np.column_stack([np.ones(len(pos)), period_index, falling]).astype(np.float64)
+    rss = [float(np.sum((pos - d @ _solve(d, pos)) ** 2)) for d in (straight, v)]
+    # the spline only where the seeds bend: its freedom trades against W where the sample grid walks
+    # slowly (a steady 1 kHz wave at 48 kHz: after 4 rounds the noise estimate 1.7× the straight line's)
+    if not (rss[0] - rss[1]) / max(1, v.shape[1] - 3) > LINE_BENDS * rss[1] / max(1, len(pos) - v.shape[1]):
+        v = straight
     line = _solve(v, pos)
     centre = np.rint(pos).astype(np.int64)
     inside = (centre - half - first >= 0) & (centre + half - first < len(x))
