@@ -6,18 +6,19 @@ its response alone (:mod:`pintime.locate.train`, :mod:`pintime.locate.blind`). A
 its samples, placed by the signal's phase ``φ`` (the period is no whole number of samples, so the sample
 grid walks through every phase), trace one period of the recorded waveform ``W(φ)`` as finely as the
 card's response, neighbours' ringing included. ``W`` is a periodic cubic B-spline learned by least squares
-together with the line the edges lie on (piecewise linear in the period index: the clocks wander), as the
-calibration train's fit learns its template. Each edge is then located by fitting ``a + A·W`` shifted to
-the samples around it, as the template method fits a step.
+alternating with the line the edges lie on (straight, or a smooth spline where the edges show the period
+drifting), as the calibration train's fit learns its template. Each edge is then located by fitting
+``a + A·W`` shifted to the samples around it, as the template method fits a step; the line also shows the
+ADC modulator's ripple, which is taken out. Every channel holding a periodic signal has its own ``W``.
 
 What a periodic signal cannot tell. Through an unknown linear response only its harmonics are seen, and
 they do not fix where in ``W`` an edge lies: differences between edges of one polarity are measured, the
 offset between rising and falling edges is a convention. Each polarity's edge is placed at the
 Gaussian-windowed centroid of ``W``'s slope around it, the same rule for both. At a 50 % duty that is exact
 for any linear card (``W(φ + ½) = −W(φ)``: the falling edge sees the mirror image of the rising one); at
-another duty the neighbours' ringing differs on the two sides, and how much the falling edge's shape
-differs from the rising edge's mirror image, as a time, is reported as the convention's uncertainty.
-Neighbours' jitter is not modelled: ``W`` holds them where the period puts them.
+another duty the neighbours' ringing differs on the two sides, and how far the offset moves when the
+centroid's window is halved is reported as the convention's uncertainty. Neighbours' jitter is not
+modelled: ``W`` holds them where the period puts them.
 """
 
 from __future__ import annotations
@@ -40,16 +41,15 @@ KNOT_CHOICES_SAMPLES = (train.KNOT_SAMPLES, 0.125, 0.25, 0.5)  # finest first, a
 SAMPLES_PER_KNOT = 16
 KNOT_PER_GAP = 2.0
 LEARN_PERIODS = 8192  # W is learned from up to this many periods (≥ 500 samples per coefficient)
-KNOT_SAMPLES = 1024  # the line's knots are at least this far apart (23 ms at 44.1 kHz: the clocks' wander)
+LINE_KNOT_SAMPLES = 1024  # the line's knots are at least this far apart (23 ms at 44.1 kHz)
 LEARN_ROUNDS = 4  # fold / locate / line alternations
 LINE_BENDS = 10.0  # the seeds bend when the spline takes out this many times what noise would (F test)
-STEPS = 8  # Gauss–Newton steps of each edge's fit from its seed (threshold method, ~0.1 sample)
+STEPS = 8  # Gauss–Newton steps of each edge's fit from its seed (the steepest sample, or the line)
 CENTROID_SIGMA_SAMPLES = 3.0  # the convention's window (as blind learning's seeds), at most a quarter
 # of the fit's: wider, it reached the neighbours' lobes (126 ns off at 48 kHz)
 CENTROID_GRID = 16  # points per sample where the convention's centroid is evaluated
 CENTROID_ITERATIONS = 30
 BASELINE_PERIODS = 2  # the baseline under W (an AC coupling's settling, hum) is the residual's mean over this
-BASELINE_ROUNDS = 3
 CHUNK_PERIODS = 16  # the noise is the median of the fold's residual RMS over stretches this long
 # W is learned from where the signal's mean level over BASELINE_PERIODS has settled within this fraction of
 # its swing: a signal that starts during the recording moves an AC-coupled level for a second or two, and
@@ -263,7 +263,7 @@ def learn_periodic(x: np.ndarray, first: int, pos: np.ndarray, sign: np.ndarray)
                            f"locate (it needs {2 * MIN_HALF_SAMPLES}: a square wave up to "
                            f"1/{4 * MIN_HALF_SAMPLES} of the sample rate, 5.5 kHz at 44.1 kHz)")
     period = np.polyfit(period_index, pos, 1)[0]
-    every = max(int(np.ceil(KNOT_SAMPLES / period)), int(train.MIN_TURNS * _covering_periods(period)))
+    every = max(int(np.ceil(LINE_KNOT_SAMPLES / period)), int(train.MIN_TURNS * _covering_periods(period)))
     v = _line_basis(falling, every, period_index)
     straight = np.column_stack([np.ones(len(pos)), period_index, falling]).astype(np.float64)
     rss = [float(np.sum((pos - d @ _solve(d, pos)) ** 2)) for d in (straight, v)]
