@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from pintime.errors import PintimeError
 from pintime.locate import detect
-from pintime.locate.periodic import is_dense_periodic, learn_periodic
+from pintime.locate.periodic import learn_periodic
 
 NOISE_RMS = 1e-4
 STEP = 0.5
@@ -135,7 +135,9 @@ def test_dense_periodic_edges_are_told_from_a_calibration_train_and_from_noise()
     train's spacing) is learned as a train; a block of noise holds no edges, however its peaks fall."""
     x, _, sign = render(44.1 * (1 + 3e-5), 0.5, 300)
     pos, _ = detect.find_steps(x, 0.5 * STEP)
-    assert is_dense_periodic(pos.astype(np.float64), sign)
-    assert not is_dense_periodic(pos * 7.0, sign)
+    assert detect.dense_periodic(pos.astype(np.float64), sign)
+    assert not detect.dense_periodic(pos * 7.0, sign)
+    cut = np.concatenate([pos[:200], pos[200:] - 1000])  # 1000 samples lost: two runs, still one signal
+    assert detect.dense_periodic(cut.astype(np.float64), sign) and len(detect.periodic_runs(cut, sign)) == 2
     assert detect.edge_threshold(x, None) == pytest.approx(0.5 * np.max(np.abs(detect.step_strength(x))))
     assert detect.edge_threshold(np.random.default_rng(3).normal(0, 1e-3, 200_000), None) is None

@@ -16,7 +16,7 @@ from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, version, write_text
 from pintime.ladder import PIN_NAMES, format_attribution
 from pintime.locate.capture_edges import METHODS
-from pintime.locate.periodic import Periodic
+from pintime.locate.periodic import Periodic, phase_jumps
 from pintime.lost_audio import LostAudio
 from pintime.pipeline import ladder_edges, load_edges, located_without_lost_audio, sniff
 
@@ -73,6 +73,10 @@ def run(args: argparse.Namespace) -> int:
                   "dropped; times after a gap are file times, short of the audio it lost", file=sys.stderr)
         if lost.frames_checked_fraction > 0:
             print(_found(lost), file=sys.stderr)
+        elif isinstance(result.template, Periodic):
+            on0 = edges.on(0)
+            print(_jumps_text(*phase_jumps(on0.time, on0.polarity > 0, result.info.samplerate_hz)),
+                  file=sys.stderr)
         else:
             print("no pintime frame decoded: lost or inserted audio not checked (only a pintime capture's "
                   "frames and 1 s reference show it); times after a gap nobody listed would be short of the "
@@ -114,6 +118,17 @@ def _periodic_text(periodic: Periodic, samplerate_hz: int) -> str:
                "line and taken out" if periodic.carrier_per_sample else "")
             + (f"; {sum(o is not None for o in periodic.others)} other channel(s) with their own"
                if any(o is not None for o in periodic.others) else ""))
+
+
+def _jumps_text(times_s: np.ndarray, jumps_samples: np.ndarray) -> str:
+    """What a periodic signal's phase says of lost or inserted audio (:func:`phase_jumps`)."""
+    if not len(times_s):
+        return ("the periodic signal's phase checked for lost or inserted audio: none found (a loss of "
+                "whole periods would not show)")
+    found = ", ".join(f"{t:.6f} s ({j:+.2f})" for t, j in zip(times_s, jumps_samples, strict=True))
+    return (f"the periodic signal's phase jumps {len(times_s)} time(s), by samples modulo its period, at "
+            f"{found}: lost or inserted audio, or a glitch in the signal; times after a jump are file "
+            "times, off by it and an unknown number of whole periods")
 
 
 def _found(lost: LostAudio) -> str:

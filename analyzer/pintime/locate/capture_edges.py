@@ -38,7 +38,7 @@ from pintime.locate.crlb import quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
 from pintime.locate.highpass import Highpass, learn_highpass, restore_block
 from pintime.locate.inflection import locate_inflection
-from pintime.locate.periodic import Periodic, is_dense_periodic, learn_from_capture, periodic_rows
+from pintime.locate.periodic import Periodic, learn_from_capture, periodic_rows
 from pintime.locate.store import EdgeStore, edge_crlb_s, release_free_memory
 from pintime.locate.template import Template
 from pintime.locate.threshold import locate_threshold
@@ -223,7 +223,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
                            + ": silence, not a pintime capture, or edges so close together that the card's "
                              "ringing hides the noise they are told from (faster than fs/8, or not periodic)")
     sign, y, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
-    if is_dense_periodic(pos, sign):  # no edge alone: the whole period is learned instead
+    if detect.dense_periodic(pos, sign):  # no edge alone: the whole period is learned instead
         periodic = learn_from_capture(info, start, stop, BLOCK_FRAMES, PAD_FRAMES)
         run = detect.find_periodic(pos, sign)  # evenly spaced as a train is: the other methods' check
         noise = tuple(n if own is None else own.residual_rms for n, own in zip(

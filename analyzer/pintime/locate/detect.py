@@ -114,30 +114,41 @@ def edge_threshold(x: np.ndarray, swing: float | None) -> float | None:
 
 
 def _dense_periodic(x: np.ndarray, threshold: float) -> bool:
-    """Whether the steps above ``threshold`` are nearly all one periodic signal's, closer than a calibration
-    train's edges may be: then its ringing fills every sample, and the third difference measures that
-    instead of the noise (a 1 kHz square wave stood 11–19 of it high at 44.1 kHz)."""
+    """:func:`dense_periodic` of the steps of ``x`` above ``threshold``: then a periodic signal's ringing
+    fills every sample, and the third difference measures that instead of the noise (a 1 kHz square wave
+    stood 11–19 of it high at 44.1 kHz)."""
     pos, strength = find_steps(x, threshold)
-    run = find_periodic(pos.astype(np.float64), np.sign(strength))
-    return (run is not None and len(run) >= PERIODIC_SHARE * len(pos)
-            and spacing_samples(pos[run]) <= NEIGHBOUR_FREE_SPACING_SAMPLES)
+    return dense_periodic(pos.astype(np.float64), np.sign(strength))
+
+
+def dense_periodic(pos: np.ndarray, sign: np.ndarray) -> bool:
+    """Whether the edges at ``pos`` (samples) with signs ``sign`` are nearly all a periodic signal's, in
+    runs (:func:`periodic_runs`: lost audio breaks one), closer than a calibration train's edges may be:
+    too close for an edge's shape to be learned alone."""
+    runs = periodic_runs(pos, sign)
+    return (bool(runs) and len(np.unique(np.concatenate(runs))) >= PERIODIC_SHARE * len(pos)
+            and spacing_samples(pos[runs[0]]) <= NEIGHBOUR_FREE_SPACING_SAMPLES)
 
 
 def find_periodic(pos: np.ndarray, sign: np.ndarray) -> np.ndarray | None:
-    """Indices of the longest run of alternating edges whose every edge is one period (within
-    SPACING_TOLERANCE_SAMPLES) after the one two before it: any duty cycle (None if under MIN_PERIODS)."""
+    """The longest of :func:`periodic_runs` (None: none)."""
+    runs = periodic_runs(pos, sign)
+    return runs[0] if runs else None
+
+
+def periodic_runs(pos: np.ndarray, sign: np.ndarray) -> list[np.ndarray]:
+    """Indices of every run of alternating edges whose every edge is one period (within
+    SPACING_TOLERANCE_SAMPLES) after the one two before it, any duty cycle, of MIN_PERIODS periods or more:
+    longest first."""
     if pos.size < 2 * MIN_PERIODS + 2:
-        return None
+        return []
     period = (pos[2:] - pos[:-2]).astype(np.float64)
     ok = np.concatenate([[False], np.abs(np.diff(period)) <= SPACING_TOLERANCE_SAMPLES])
     ok &= (sign[2:] == sign[:-2]) & (sign[1:-1] == -sign[:-2])
     bounds = np.flatnonzero(np.diff(np.concatenate([[0], ok.astype(np.int8), [0]])))
-    if bounds.size == 0:
-        return None
-    starts, stops = bounds[::2], bounds[1::2]
-    best = int(np.argmax(stops - starts))
-    lo, hi = max(starts[best] - 1, 0), stops[best] + 2  # periods k … cover edges k … k + 2
-    return np.arange(lo, hi) if hi - lo >= 2 * MIN_PERIODS else None
+    # periods k … cover edges k … k + 2
+    runs = [np.arange(max(lo - 1, 0), hi + 2) for lo, hi in zip(bounds[::2], bounds[1::2], strict=True)]
+    return sorted((r for r in runs if len(r) >= 2 * MIN_PERIODS), key=len, reverse=True)
 
 
 def spacing_samples(pos: np.ndarray) -> float:

@@ -59,6 +59,8 @@ SETTLED_FRACTION = 0.005
 MISFIT_CHANCE = 3.0  # a window's residual over the noise's (per degree of freedom) beyond chance (p ≪ 1e-4)
 RIPPLE_POWER = 10.0  # a ripple's fit must take out this many times the noise's share (F test)
 RIPPLE_STEPS = 2  # fixed-point steps from the fitted position to the edge's (the ripple's slope is ≪ 1)
+JUMP_PERIODS = 65  # the period a spacing is held against: the median over this many spacings about it
+JUMP_SPREADS = 10.0  # a spacing this many of the spacings' robust spread off the period is a jump
 MAX_HALF_SAMPLES = 24  # an edge's fit window reaches half-way to its nearest neighbour, at most this far
 # ... and at least this far: a window of 3 samples leaves no timing once its level and gain are fitted (a
 # 10 kHz square wave at 44.1 kHz, 2.2 samples apart, came out with σ = ∞); 5 kHz (4.4 apart) is 0.95×
@@ -196,12 +198,26 @@ def periodic_rows(periodic: Periodic, block: Block, channel: int, pos: np.ndarra
     return np.stack([pos + phase, sigma, gain * periodic.swing * sign, np.full(len(pos), channel), sign])
 
 
-def is_dense_periodic(pos: np.ndarray, sign: np.ndarray) -> bool:
-    """Whether the edges at ``pos`` (samples) with signs ``sign`` are nearly all one periodic signal's,
-    too close together for an edge's shape to be learned alone."""
-    run = detect.find_periodic(pos, sign)
-    return (run is not None and len(run) >= detect.PERIODIC_SHARE * len(pos)
-            and detect.spacing_samples(pos[run]) <= train.NEIGHBOUR_FREE_SPACING_SAMPLES)
+def phase_jumps(time_s: np.ndarray, rising: np.ndarray, samplerate_hz: float
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Where a periodic signal's rising edges (``time_s`` of one channel, ``rising`` marking them) depart
+    from their period by far more than the spacing's own spread: the time (s) after each such departure and
+    its size modulo the period (samples; a missed edge's double spacing is none). Audio lost or inserted
+    there moves every later edge by that plus whole periods; a loss of whole periods does not show."""
+    from scipy.ndimage import median_filter  # only a dense periodic signal needs it (start-up time)
+
+    t = time_s[rising] * samplerate_hz
+    if len(t) < 3:
+        return np.zeros(0), np.zeros(0)
+    spacing = np.diff(t)
+    period = median_filter(spacing, JUMP_PERIODS, mode="nearest")  # the period where each spacing is
+    off = spacing - period * np.rint(spacing / period)
+    # the spread: RMS of all but the largest 1 % (jumps); a median's would be 0 where spacings take a few
+    # values (a timer's edges on whole µs: 501 "jumps" of 0.05 sample in 10 s)
+    small = np.sort(np.abs(off))[:max(1, int(0.99 * len(off)))]
+    spread = float(np.sqrt(np.mean(small * small)))
+    jump = np.abs(off) > JUMP_SPREADS * max(spread, np.finfo(float).eps * float(period.max()))
+    return t[1:][jump] / samplerate_hz, off[jump]
 
 
 def learn_from_capture(info: WavInfo, start: int, stop: int, block_frames: int, pad_frames: int) -> Periodic:
