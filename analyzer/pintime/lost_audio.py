@@ -23,10 +23,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pintime.edges import REFERENCE_CHANNEL, Edges, is_reference
+from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges, is_reference
 from pintime.frame_timing import DetectedGap, check_frames, steps
 
 WANDER_S = 100e-9  # the card's clock wander over half a second, at most (Allan deviation 5e-8 at 1 s: 25 ns)
+PERIOD_SPACINGS = 65  # a periodic signal's spacing is held against the median of this many about it
 def find_jumps(edges: Edges, samplerate_hz: float) -> list[DetectedGap]:
     """The jumps in the reference channel's phase of ``edges`` (capture seconds), in time order.
 
@@ -43,6 +44,29 @@ def find_jumps(edges: Edges, samplerate_hz: float) -> list[DetectedGap]:
     jump = steps(deviation, noise, np.ones(len(spacing) - 1, dtype=bool), samplerate_hz)
     return [DetectedGap(float(ref.time[k]), float(ref.time[k + 1]), float(-deviation[k]),
                         float(deviation[k] / noise[k]), ("reference",)) for k in np.flatnonzero(jump)]
+
+
+def periodic_jumps(edges: Edges, samplerate_hz: float) -> list[DetectedGap]:
+    """The jumps in the phase of a periodic signal on the measurement channel of ``edges`` (capture
+    seconds; a dense square wave or PWM, :mod:`pintime.locate.periodic`), in time order: its rising edges'
+    spacings against the period where they are (the median of ``PERIOD_SPACINGS`` about each), modulo whole
+    periods, as the reference's are. The noise of a spacing holds the two edges' σ and the spacings'
+    own spread (their RMS but for the largest 1 %: a jittered signal's). A loss of whole periods, or of
+    less than half a sample more, does not show."""
+    from scipy.ndimage import median_filter  # only a periodic signal's check needs it (start-up time)
+
+    pin = edges.on(MEASUREMENT_CHANNEL)
+    time, sigma = pin.time[pin.polarity > 0], pin.sigma[pin.polarity > 0]
+    if len(time) < 3:
+        return []
+    spacing = np.diff(time)
+    period = median_filter(spacing, PERIOD_SPACINGS, mode="nearest")
+    deviation = spacing - np.maximum(np.rint(spacing / period), 1.0) * period  # within ± a half period
+    small = np.sort(np.abs(deviation))[:max(1, int(0.99 * len(deviation)))]
+    noise = np.sqrt(sigma[:-1] ** 2 + sigma[1:] ** 2 + np.mean(small * small))
+    jump = steps(deviation, noise, np.ones(len(spacing) - 1, dtype=bool), samplerate_hz)
+    return [DetectedGap(float(time[k]), float(time[k + 1]), float(-deviation[k]),
+                        float(deviation[k] / noise[k]), ("period",)) for k in np.flatnonzero(jump)]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from pintime.errors import PintimeError
 from pintime.locate import detect
-from pintime.locate.periodic import learn_periodic
+from pintime.locate.periodic import learn_channel, learn_periodic
 
 NOISE_RMS = 1e-4
 STEP = 0.5
@@ -120,6 +120,22 @@ def test_a_period_of_whole_samples_is_refused():
     pos, _ = detect.find_steps(x, 0.5 * STEP)
     with pytest.raises(PintimeError, match="nearly a whole number of them"):
         learn_periodic(x, 0, pos.astype(np.float64), sign)
+
+
+def test_edges_four_samples_apart():
+    """8.82 samples a period (5 kHz at 44.1 kHz): the seeds' centroid window shrinks to a quarter of the
+    4.4-sample spacing (at 3 samples the neighbours' opposite steps summed it to nothing: a traceback).
+    Every edge within its σ."""
+    x, times, sign = render(8.82 * (1 + 3e-5), 0.5, 3000)
+    periodic = learn_channel(x, 0)  # the capture's learning path, seeds and all
+    assert periodic is not None and periodic.half_samples == 2
+    pos, _ = detect.find_steps(x, 0.5 * STEP)
+    h = np.arange(-2, 3)
+    inside = (pos + h[0] >= 0) & (pos + h[-1] < len(x))
+    tau, sigma, _ = periodic.locate(x[pos[inside, None] + h], np.zeros(inside.sum()), sign[inside] < 0,
+                                    periodic.residual_rms)
+    z = (pos[inside] + tau - times[inside]) / sigma
+    assert np.sqrt(np.mean(z ** 2)) < 1.5 and np.max(np.abs(z)) < 6
 
 
 def test_edges_too_close_to_locate_are_refused():

@@ -10,14 +10,15 @@ import numpy as np
 
 from pintime.capture.gaps import read_gaps
 from pintime.capture.vcd import vcd_text
-from pintime.cli.analyze import gaps_text, skipped_text, unplaced_text
+from pintime.cli.analyze import SHOWN_GAPS, gap_text, gaps_text, skipped_text, unplaced_text
 from pintime.cli.args import add_channel_arguments, channels
 from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, version, write_text
+from pintime.frame_timing import DetectedGap
 from pintime.ladder import PIN_NAMES, format_attribution
 from pintime.locate.capture_edges import METHODS
-from pintime.locate.periodic import Periodic, phase_jumps
-from pintime.lost_audio import LostAudio
+from pintime.locate.periodic import Periodic
+from pintime.lost_audio import LostAudio, periodic_jumps
 from pintime.pipeline import ladder_edges, load_edges, located_without_lost_audio, sniff
 
 HEADER = "time_s,channel,polarity,sigma_s"
@@ -74,9 +75,7 @@ def run(args: argparse.Namespace) -> int:
         if lost.frames_checked_fraction > 0:
             print(_found(lost), file=sys.stderr)
         elif isinstance(result.template, Periodic):
-            on0 = edges.on(0)
-            print(_jumps_text(*phase_jumps(on0.time, on0.polarity > 0, result.info.samplerate_hz)),
-                  file=sys.stderr)
+            print(_jumps_text(periodic_jumps(edges, result.info.samplerate_hz)), file=sys.stderr)
         else:
             print("no pintime frame decoded: lost or inserted audio not checked (only a pintime capture's "
                   "frames and 1 s reference show it); times after a gap nobody listed would be short of the "
@@ -120,15 +119,16 @@ def _periodic_text(periodic: Periodic, samplerate_hz: int) -> str:
                if any(o is not None for o in periodic.others) else ""))
 
 
-def _jumps_text(times_s: np.ndarray, jumps_samples: np.ndarray) -> str:
-    """What a periodic signal's phase says of lost or inserted audio (:func:`phase_jumps`)."""
-    if not len(times_s):
+def _jumps_text(jumps: list[DetectedGap]) -> str:
+    """What a periodic signal's phase says of lost or inserted audio (:func:`periodic_jumps`)."""
+    if not jumps:
         return ("the periodic signal's phase checked for lost or inserted audio: none found (a loss of "
                 "whole periods would not show)")
-    found = ", ".join(f"{t:.6f} s ({j:+.2f})" for t, j in zip(times_s, jumps_samples, strict=True))
-    return (f"the periodic signal's phase jumps {len(times_s)} time(s), by samples modulo its period, at "
-            f"{found}: lost or inserted audio, or a glitch in the signal; times after a jump are file "
-            "times, off by it and an unknown number of whole periods")
+    return (f"the periodic signal's phase jumps {len(jumps)} time(s), modulo its period: "
+            + ", ".join(gap_text(g, False) for g in jumps[:SHOWN_GAPS])
+            + (f", and {len(jumps) - SHOWN_GAPS} more" if len(jumps) > SHOWN_GAPS else "")
+            + ": lost or inserted audio, or a glitch in the signal; times after a jump are file times, off "
+              "by it and an unknown number of whole periods")
 
 
 def _found(lost: LostAudio) -> str:

@@ -36,14 +36,14 @@ KNOT_CHOICES_SAMPLES = (train.KNOT_SAMPLES, 0.125, 0.25, 0.5)
 EDGES_PER_KNOT = 4  # ... a spacing is tried when every knot interval of sub-sample phase holds this many
 
 
-def centroids(y: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """Each window's (``y`` on :data:`train.WINDOW`) Gaussian-windowed centroid of its first difference,
-    samples from the window's centre, iterated from ``start``."""
+def centroids(y: np.ndarray, start: np.ndarray, sigma_samples: float = CENTROID_SIGMA_SAMPLES) -> np.ndarray:
+    """Each window's (``y`` on :data:`train.WINDOW`) centroid of its first difference in a Gaussian window
+    of ``sigma_samples``, samples from the window's centre, iterated from ``start``."""
     x = train.WINDOW[1:].astype(np.float64) - 0.5
     d = np.diff(y, axis=1)
     c = np.asarray(start, dtype=np.float64).copy()
     for _ in range(CENTROID_ITERATIONS):
-        w = np.exp(-0.5 * ((x[None, :] - c[:, None]) / CENTROID_SIGMA_SAMPLES) ** 2) * d
+        w = np.exp(-0.5 * ((x[None, :] - c[:, None]) / sigma_samples) ** 2) * d
         c = np.sum(w * x[None, :], axis=1) / np.sum(w, axis=1)
     return c
 

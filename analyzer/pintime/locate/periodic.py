@@ -59,8 +59,6 @@ SETTLED_FRACTION = 0.005
 MISFIT_CHANCE = 3.0  # a window's residual over the noise's (per degree of freedom) beyond chance (p ≪ 1e-4)
 RIPPLE_POWER = 10.0  # a ripple's fit must take out this many times the noise's share (F test)
 RIPPLE_STEPS = 2  # fixed-point steps from the fitted position to the edge's (the ripple's slope is ≪ 1)
-JUMP_PERIODS = 65  # the period a spacing is held against: the median over this many spacings about it
-JUMP_SPREADS = 10.0  # a spacing this many of the spacings' robust spread off the period is a jump
 MAX_HALF_SAMPLES = 24  # an edge's fit window reaches half-way to its nearest neighbour, at most this far
 # ... and at least this far: a window of 3 samples leaves no timing once its level and gain are fitted (a
 # 10 kHz square wave at 44.1 kHz, 2.2 samples apart, came out with σ = ∞); 5 kHz (4.4 apart) is 0.95×
@@ -198,28 +196,6 @@ def periodic_rows(periodic: Periodic, block: Block, channel: int, pos: np.ndarra
     return np.stack([pos + phase, sigma, gain * periodic.swing * sign, np.full(len(pos), channel), sign])
 
 
-def phase_jumps(time_s: np.ndarray, rising: np.ndarray, samplerate_hz: float
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """Where a periodic signal's rising edges (``time_s`` of one channel, ``rising`` marking them) depart
-    from their period by far more than the spacing's own spread: the time (s) after each such departure and
-    its size modulo the period (samples; a missed edge's double spacing is none). Audio lost or inserted
-    there moves every later edge by that plus whole periods; a loss of whole periods does not show."""
-    from scipy.ndimage import median_filter  # only a dense periodic signal needs it (start-up time)
-
-    t = time_s[rising] * samplerate_hz
-    if len(t) < 3:
-        return np.zeros(0), np.zeros(0)
-    spacing = np.diff(t)
-    period = median_filter(spacing, JUMP_PERIODS, mode="nearest")  # the period where each spacing is
-    off = spacing - period * np.rint(spacing / period)
-    # the spread: RMS of all but the largest 1 % (jumps); a median's would be 0 where spacings take a few
-    # values (a timer's edges on whole µs: 501 "jumps" of 0.05 sample in 10 s)
-    small = np.sort(np.abs(off))[:max(1, int(0.99 * len(off)))]
-    spread = float(np.sqrt(np.mean(small * small)))
-    jump = np.abs(off) > JUMP_SPREADS * max(spread, np.finfo(float).eps * float(period.max()))
-    return t[1:][jump] / samplerate_hz, off[jump]
-
-
 def learn_from_capture(info: WavInfo, start: int, stop: int, block_frames: int, pad_frames: int) -> Periodic:
     """:func:`learn_periodic` on the measurement channel's frames ``start … stop`` as recorded, read in
     blocks of ``block_frames`` (``pad_frames`` beyond each), and on every other channel that holds a
@@ -231,8 +207,8 @@ def learn_from_capture(info: WavInfo, start: int, stop: int, block_frames: int, 
              for block in iter_blocks(info, block_frames, pad_frames, start, stop)]
     x = np.concatenate(parts)
     try:
-        first = _learn_column(x[:, 0], start)
-        others = tuple(_learn_column(x[:, c], start) for c in range(1, x.shape[1]))
+        first = learn_channel(x[:, 0], start)
+        others = tuple(learn_channel(x[:, c], start) for c in range(1, x.shape[1]))
     except PintimeError as err:
         raise PintimeError(f"{info.path}: {err}") from None
     if first is None:
@@ -240,7 +216,7 @@ def learn_from_capture(info: WavInfo, start: int, stop: int, block_frames: int, 
     return replace(first, others=others)
 
 
-def _learn_column(x: np.ndarray, start: int) -> Periodic | None:
+def learn_channel(x: np.ndarray, start: int) -> Periodic | None:
     """:func:`learn_periodic` on one channel's samples ``x`` (``x[0]`` is frame ``start``), from where the
     signal's level has settled; None if they hold no periodic run of edges."""
     from scipy.ndimage import uniform_filter1d  # only a dense periodic signal needs it (start-up time)
@@ -257,9 +233,13 @@ def _learn_column(x: np.ndarray, start: int) -> Periodic | None:
     keep = (pos >= settled) & (pos + train.WINDOW[0] >= 0) & (pos + train.WINDOW[-1] < len(x))
     pos, sign = pos[keep], sign[keep]
     # seeds without a sub-sample bias (blind.centroids): the steepest samples' rounding, slow where the
-    # period is nearly whole samples, would look like a bend to the choice of line below
-    seed = centroids(x[pos[:, None] + train.WINDOW], np.zeros(len(pos)))
-    return learn_periodic(x, start, pos + seed + start, sign)
+    # period is nearly whole samples, would look like a bend to the choice of line below. Their window
+    # stays within a quarter of the edges' spacing: 3 samples summed a 5 kHz wave's neighbours (4.4 apart)
+    # to nothing. A seed that finds no centroid is its steepest sample.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        seed = centroids(x[pos[:, None] + train.WINDOW], np.zeros(len(pos)),
+                         min(CENTROID_SIGMA_SAMPLES, detect.spacing_samples(pos) / 4))
+    return learn_periodic(x, start, pos + np.where(np.abs(seed) < 1, seed, 0.0) + start, sign)
 
 
 def learn_periodic(x: np.ndarray, first: int, pos: np.ndarray, sign: np.ndarray) -> Periodic:
