@@ -354,6 +354,21 @@ def test_audio_lost_from_a_square_wave_is_found_from_its_phase(tmp_path, capsys)
     assert "phase jumps 1 time(s)" in err and len(jumps) == 1 and abs(jumps[0] - lost_us) < 0.5e6 / rate, err
 
 
+def test_a_pwm_whose_duty_changes_is_refused(tmp_path, capsys):
+    """A 490 Hz PWM at 25 % for 3 s, then at 50 % (44.1 kHz, 16-bit mono): one period is learned, and the
+    other setting's edges were located against it (5 s of each at 48 kHz: 10× their σ, exit status 0).
+    Refused, one line."""
+    rises = 1000 + 2041 * np.arange(2940)
+    cycles = np.sort(np.concatenate([rises, rises + np.where(np.arange(2940) < 1470, 510, 1020)]))
+    source = tmp_path / "signal.edges.csv"
+    source.write_text("cycle,channel,level\n" + "".join(f"{c},0,{1 - k % 2}\n" for k, c in enumerate(cycles)))
+    card = with_steady_clock(with_format(sc.PROFILES["default"], 44100, 16, 1))
+    wav = synthesize(source, tmp_path / "pwm.wav", card, 1, F_CPU).wav_path
+    assert main(["edges", str(wav)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and "the periodic signal changes by" in lines[0] and "duty cycle" in lines[0]
+
+
 def test_a_dense_signal_that_is_not_periodic_says_so(tmp_path, capsys):
     """Pulses 1-1.5 ms apart at random (44-66 samples at 44.1 kHz): inside one another's learning window,
     and no period to fold. One error line that says what another signal needs."""

@@ -59,6 +59,11 @@ SETTLED_FRACTION = 0.005
 MISFIT_CHANCE = 3.0  # a window's residual over the noise's (per degree of freedom) beyond chance (p ≪ 1e-4)
 RIPPLE_POWER = 10.0  # a ripple's fit must take out this many times the noise's share (F test)
 RIPPLE_STEPS = 2  # fixed-point steps from the fitted position to the edge's (the ripple's slope is ≪ 1)
+HIGH_TIME_EDGES = 16  # a block's high time is checked against W's from this many high pulses
+# ... and may differ by this much from W's at the block's own period: a high time 0.05 sample longer after
+# the learning span raised the edges' σ through their misfit (0.4× on RMS), 0.48 sample longer left them
+# 18 σ off (a 490 Hz PWM at 48 kHz)
+HIGH_TIME_TOLERANCE_SAMPLES = 0.1
 MAX_HALF_SAMPLES = 24  # an edge's fit window reaches half-way to its nearest neighbour, at most this far
 # ... and at least this far: a window of 3 samples leaves no timing once its level and gain are fitted (a
 # 10 kHz square wave at 44.1 kHz, 2.2 samples apart, came out with σ = ∞); 5 kHz (4.4 apart) is 0.95×
@@ -193,7 +198,29 @@ def periodic_rows(periodic: Periodic, block: Block, channel: int, pos: np.ndarra
     h = np.arange(-periodic.half_samples, periodic.half_samples + 1)
     phase, sigma, gain = periodic.locate(windows(block, channel, pos, h, info), np.zeros(len(pos)), sign < 0,
                                          noise_rms)
+    _check_high_time(periodic, pos + phase, sign, info)
     return np.stack([pos + phase, sigma, gain * periodic.swing * sign, np.full(len(pos), channel), sign])
+
+
+def _check_high_time(periodic: Periodic, located: np.ndarray, sign: np.ndarray, info: WavInfo) -> None:
+    """Refuse a block whose edges' high time (falling edge less the rising one before it, their median)
+    is not W's: the signal changed (a new duty cycle), so W holds each edge's neighbours where they no
+    longer are. A 490 Hz PWM from 25 to 50 % halfway was located against the 25 % period: the first
+    half's edges 10× their σ, exit status 0."""
+    falling = np.flatnonzero(sign[1:] < 0) + 1
+    falling = falling[sign[falling - 1] > 0]
+    if len(falling) < HIGH_TIME_EDGES:
+        return
+    rising = located[sign > 0]
+    period = float(np.median(np.diff(rising))) if len(rising) > 1 else periodic.period_samples
+    high = float(np.median(located[falling] - located[falling - 1]))
+    expected = (periodic.down_phase - periodic.up_phase) % 1.0 * period  # a drifting period's, scaled
+    if abs(high - expected) > HIGH_TIME_TOLERANCE_SAMPLES:
+        at_s = located[falling[0]] / info.samplerate_hz
+        raise PintimeError(f"{info.path}: the periodic signal changes by {at_s:.3f} s: its high time is "
+                           f"{high:.3f} samples there, {expected:.3f} in the period learned (another duty "
+                           "cycle or waveform); pintime learns one period a recording: record each setting "
+                           "apart")
 
 
 def learn_from_capture(info: WavInfo, start: int, stop: int, block_frames: int, pad_frames: int) -> Periodic:
