@@ -41,9 +41,7 @@ def find_jumps(edges: Edges, samplerate_hz: float) -> list[DetectedGap]:
     half_period_s = float(np.median(spacing / np.maximum(np.rint(spacing / typical), 1.0)))  # edges missed
     deviation = spacing - np.maximum(np.rint(spacing / half_period_s), 1.0) * half_period_s  # within ± s/2
     noise = np.sqrt(ref.sigma[:-1] ** 2 + ref.sigma[1:] ** 2 + WANDER_S ** 2)
-    jump = steps(deviation, noise, np.ones(len(spacing) - 1, dtype=bool), samplerate_hz)
-    return [DetectedGap(float(ref.time[k]), float(ref.time[k + 1]), float(-deviation[k]),
-                        float(deviation[k] / noise[k]), ("reference",)) for k in np.flatnonzero(jump)]
+    return _gaps(ref.time, deviation, noise, samplerate_hz, "reference")
 
 
 def periodic_jumps(edges: Edges, samplerate_hz: float) -> list[DetectedGap]:
@@ -64,9 +62,16 @@ def periodic_jumps(edges: Edges, samplerate_hz: float) -> list[DetectedGap]:
     deviation = spacing - np.maximum(np.rint(spacing / period), 1.0) * period  # within ± a half period
     small = np.sort(np.abs(deviation))[:max(1, int(0.99 * len(deviation)))]
     noise = np.sqrt(sigma[:-1] ** 2 + sigma[1:] ** 2 + np.mean(small * small))
-    jump = steps(deviation, noise, np.ones(len(spacing) - 1, dtype=bool), samplerate_hz)
+    return _gaps(time, deviation, noise, samplerate_hz, "period")
+
+
+def _gaps(time: np.ndarray, deviation: np.ndarray, noise: np.ndarray, samplerate_hz: float,
+          found_by: str) -> list[DetectedGap]:
+    """The spacings between the evenly spaced edges at ``time`` that jump (:func:`steps`: ``deviation``
+    from their spacing, against ``noise``), each as the audio lost between its two edges."""
+    jump = steps(deviation, noise, np.ones(len(deviation) - 1, dtype=bool), samplerate_hz)
     return [DetectedGap(float(time[k]), float(time[k + 1]), float(-deviation[k]),
-                        float(deviation[k] / noise[k]), ("period",)) for k in np.flatnonzero(jump)]
+                        float(deviation[k] / noise[k]), (found_by,)) for k in np.flatnonzero(jump)]
 
 
 @dataclass(frozen=True)

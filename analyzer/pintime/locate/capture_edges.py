@@ -411,11 +411,12 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, *span)
     template, train_fit, noise, train_data, refused = learn_capture(info, cuts_s, highpass, smallest_step,
                                                                     span)
-    table = template if isinstance(template, Periodic) else TemplateTable.build(template)
+    table: TemplateTable | Periodic
     if isinstance(template, Periodic):  # located as recorded (periodic.learn_from_capture)
-        highpass = tuple(Highpass((), 0.0, h.samplerate_hz) for h in highpass)
+        table, highpass = template, tuple(Highpass((), 0.0, h.samplerate_hz) for h in highpass)
+    else:
+        table = TemplateTable.build(template)
     # the method's error on the train (known before locating), so that each block's edges are final at once;
-    # a dense periodic signal's run is one too, for the methods other than its own fit
     # a dense periodic signal's run is one too, for the methods other than its own fit; without either, the
     # isolated edges blind learning used, about the template's fit
     knot_every = (train_fit.knot_edges if train_fit is not None else

@@ -65,9 +65,7 @@ HIGH_TIME_EDGES = 16  # a block's high time is checked against W's from this man
 # 18 σ off (a 490 Hz PWM at 48 kHz)
 HIGH_TIME_TOLERANCE_SAMPLES = 0.1
 MAX_HALF_SAMPLES = 24  # an edge's fit window reaches half-way to its nearest neighbour, at most this far
-# ... and at least this far: a window of 3 samples leaves no timing once its level and gain are fitted (a
-# 10 kHz square wave at 44.1 kHz, 2.2 samples apart, came out with σ = ∞); 5 kHz (4.4 apart) is 0.95×
-MIN_HALF_SAMPLES = 2
+MIN_HALF_SAMPLES = 2  # ... and at least: 3 samples leave no timing past level and gain (10 kHz: σ = ∞)
 
 
 @dataclass(frozen=True)
@@ -203,10 +201,9 @@ def periodic_rows(periodic: Periodic, block: Block, channel: int, pos: np.ndarra
 
 
 def _check_high_time(periodic: Periodic, located: np.ndarray, sign: np.ndarray, info: WavInfo) -> None:
-    """Refuse a block whose edges' high time (falling edge less the rising one before it, their median)
-    is not W's: the signal changed (a new duty cycle), so W holds each edge's neighbours where they no
-    longer are. A 490 Hz PWM from 25 to 50 % halfway was located against the 25 % period: the first
-    half's edges 10× their σ, exit status 0."""
+    """Refuse a block whose median high time (falling edge less the rising one before it) is not W's: the
+    signal changed, and W holds each edge's neighbours where they no longer are (a 490 Hz PWM from 25 to
+    50 % halfway, located against one period: 10× σ, exit status 0)."""
     falling = np.flatnonzero(sign[1:] < 0) + 1
     falling = falling[sign[falling - 1] > 0]
     if len(falling) < HIGH_TIME_EDGES:
@@ -249,9 +246,11 @@ def learn_channel(x: np.ndarray, start: int) -> Periodic | None:
     from scipy.ndimage import uniform_filter1d  # only a dense periodic signal needs it (start-up time)
 
     threshold = detect.edge_threshold(x, None)
-    pos, strength = detect.find_steps(x, 0.0 if threshold is None else threshold)
+    if threshold is None:
+        return None
+    pos, strength = detect.find_steps(x, threshold)
     run = detect.find_periodic(pos, np.sign(strength))
-    if threshold is None or run is None:
+    if run is None:
         return None
     pos, sign, swing = pos[run], np.sign(strength[run]), float(np.median(np.abs(strength[run])))
     level = uniform_filter1d(x, round(BASELINE_PERIODS * np.median(pos[2:] - pos[:-2])), mode="nearest")
@@ -343,10 +342,9 @@ def _with_ripple(periodic: Periodic, located: np.ndarray, v: np.ndarray) -> Peri
 
 def _line_basis(falling: np.ndarray, every: int, period_index: np.ndarray) -> np.ndarray:
     """Design of the run's edge positions: a uniform cubic B-spline in the period index, knots ``every``
-    periods apart, then the falling edges' offset (last column). Smooth, so that a period that drifts (an
-    RC oscillator's, by 10⁻⁴ in 10 s) is followed without the kinks a piecewise-linear line needs knots
-    for: bending as often as that, the line traded against W warped along the sample grid (edges 55× their
-    σ at 48 kHz)."""
+    periods apart, then the falling edges' offset (last column). Smooth, so that a drifting period (an RC
+    oscillator's, 10⁻⁴ in 10 s) is followed without kinks: a piecewise-linear line bending as often traded
+    against W warped along the sample grid (edges 55× their σ at 48 kHz)."""
     k = period_index / every
     intervals = max(1, int(np.ceil(k[-1])))  # the last edge at the end of the last interval, not past it
     i = np.minimum(k.astype(np.int64), intervals - 1)
@@ -365,17 +363,20 @@ def _covering_periods(period_samples: float) -> int:
     on a comb of phases (a period of 19.2 samples, 2.5 kHz at 48 kHz: 0.2 sample apart, the comb drifting
     through its spacing in 100 periods), and a line that bends at that pace trades against ``W`` warped
     along the comb (knots 54 periods apart left edges 64× their σ)."""
-    n = 16
-    while n < LEARN_PERIODS:
-        ordered = np.sort(np.mod(np.arange(n) * period_samples, 1.0))
-        if np.max(np.diff(ordered, append=ordered[0] + 1.0)) <= KNOT_CHOICES_SAMPLES[0] / KNOT_PER_GAP:
-            break
+    n, gap = 16, KNOT_CHOICES_SAMPLES[0] / KNOT_PER_GAP
+    while n < LEARN_PERIODS and _widest_gap(np.arange(n) * period_samples) > gap:
         n *= 2
     return n
 
 
+def _widest_gap(phase: np.ndarray) -> float:
+    """The widest gap between neighbouring values of ``phase`` modulo 1 (around the circle)."""
+    ordered = np.sort(np.mod(phase, 1.0))
+    return float(np.max(np.diff(ordered, append=ordered[0] + 1.0)))
+
+
 def _solve(v: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """Least-squares line ``v @ line ≈ pos`` (normal equations: the hats overlap only their neighbours)."""
+    """Least-squares line ``v @ line ≈ pos`` (normal equations: a few columns, well conditioned)."""
     return np.linalg.solve(v.T @ v, v.T @ pos)
 
 
@@ -393,8 +394,7 @@ def _fold(y: np.ndarray, n: np.ndarray, at: np.ndarray, period_index: np.ndarray
     up = np.interp(periods, period_index[~falling], at[~falling])
     period = float((up[-1] - up[0]) / (len(up) - 1))
     frac = np.mod(np.interp(n, up, periods), 1.0)
-    ordered = np.sort(frac)
-    widest = float(np.max(np.diff(ordered, append=ordered[0] + 1.0))) * period  # samples between phases
+    widest = _widest_gap(frac) * period  # samples between the phases the samples fall on
     for knot in KNOT_CHOICES_SAMPLES:
         k = int(np.ceil(period / knot))
         if knot >= KNOT_PER_GAP * widest and \
