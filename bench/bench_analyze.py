@@ -27,7 +27,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # o
 
 import argparse  # noqa: E402
 import functools  # noqa: E402
-import json  # noqa: E402
 import resource  # noqa: E402
 import subprocess  # noqa: E402
 import threading  # noqa: E402
@@ -38,7 +37,7 @@ from typing import Any  # noqa: E402
 
 import soundfile as sf  # noqa: E402
 from bench_edges import SIM, capture, decode_s, short_edges  # noqa: E402
-from figures import check_short  # noqa: E402
+from figures import finish  # noqa: E402
 from pintime import clock, pipeline  # noqa: E402
 from pintime.capture import wav as wav_reader  # noqa: E402
 from pintime.locate import capture_edges as locate  # noqa: E402
@@ -148,13 +147,9 @@ def main() -> int:
     print(f"Times are CPU s; ×RT = capture length / analysis time (target ≥ {TARGET_X_REAL_TIME:g} "
           "in-process, template method, one core); ×decode = analysis time / time soundfile takes to "
           "decode the same WAV; command: `pintime analyze` including Python start-up and imports.")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(rows, indent=2) + "\n")
-    if args.short:
-        return check_short("bench_analyze", rows, ["capture_s", "decode_s", "analyze_s", "x_real_time",
-                                                   "x_decode", "command_s", "command_x_real_time",
-                                                   *(f"stages_s.{name}" for name in [*STAGES, "other"])])
-    return 0
+    return finish("bench_analyze", rows, args.json, args.short,
+                  ["capture_s", "decode_s", "analyze_s", "x_real_time", "x_decode", "command_s",
+                   "command_x_real_time", *(f"stages_s.{name}" for name in [*STAGES, "other"])])
 
 
 if __name__ == "__main__":

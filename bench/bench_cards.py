@@ -24,14 +24,13 @@ Usage: ``python bench/bench_cards.py [--duration-s 8] [--profiles …] [--rates 
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 from bench_rates import excerpt
-from figures import check_short
+from figures import finish
 from pintime.capture.edgelist import read_edge_list
 from pintime.edges import Edges
 from pintime.errors import PintimeError
@@ -184,11 +183,7 @@ def main() -> int:
     print(f"{duration_s:g} s of table1 per case, seed {SEED}, template method; RMS about each channel's and "
           "polarity's mean and a line (wander off) or a 20 ms time map (on); long: edges after a 2.3-2.9 ms "
           "interval less their polarity's mean.")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(rows, indent=2) + "\n")
-    if args.short:
-        return check_short("bench_cards", rows, ["rms_ns", "crlb_ns", "max_sigma", "matched"])
-    return 0
+    return finish("bench_cards", rows, args.json, args.short, ["rms_ns", "crlb_ns", "max_sigma", "matched"])
 
 
 if __name__ == "__main__":

@@ -19,13 +19,12 @@ Usage: ``python bench/bench_edges.py [--profiles paper default …] [--json FILE
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import soundfile as sf
-from figures import check_short
+from figures import finish
 from pintime.capture.edgelist import read_edge_list
 from pintime.locate.capture_edges import BLOCK_FRAMES, METHODS, locate_capture
 from pintime.soundcard import model as sc
@@ -107,13 +106,9 @@ def main() -> int:
     print("RMS and max are about each channel's and polarity's mean and a 20 ms time map (clock wander "
           "included); locator/CRLB: the locator's own per-edge RMS (wander separated out) / CRLB, ± its "
           "standard error; ×decode = analysis time / soundfile decoding time.")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(rows, indent=2) + "\n")
-    if args.short:
-        return check_short("bench_edges", rows, ["rms_ns", "crlb_ns", "locator_rms_ns", "bias_rise_ns",
-                                                 "bias_fall_ns", "max_ns", "matched", "seconds",
-                                                 "x_real_time", "x_decode"])
-    return 0
+    return finish("bench_edges", rows, args.json, args.short,
+                  ["rms_ns", "crlb_ns", "locator_rms_ns", "bias_rise_ns", "bias_fall_ns", "max_ns", "matched",
+                   "seconds", "x_real_time", "x_decode"])
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from typing import Any
 
 import soundfile as sf
 from bench_edges import SIM, capture, short_edges
-from figures import check_short
+from figures import finish
 from pintime.soundcard.formats import with_format
 from pintime.soundcard.model import PROFILES
 from pintime.soundcard.synth import synthesize
@@ -167,13 +167,9 @@ def main() -> int:
           f"the same file in a fresh process "
           f"(target ≤ {TARGET_X_DECODE:g}); peak MB = the command's maximum RSS (target ≤ "
           f"{TARGET_PEAK_MB:g}, any length). {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}.")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(rows, indent=2) + "\n")
-    if args.short:
-        return check_short("bench_memory", rows, ["capture_s", "command_s", "command_cpu_s", "decode_s",
-                                                  "decode_cpu_s", "x_real_time", "x_decode",
-                                                  "x_real_time_cpu", "x_decode_cpu", "peak_mb"])
-    return 0
+    return finish("bench_memory", rows, args.json, args.short,
+                  ["capture_s", "command_s", "command_cpu_s", "decode_s", "decode_cpu_s", "x_real_time",
+                   "x_decode", "x_real_time_cpu", "x_decode_cpu", "peak_mb"])
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from figures import check_short
+from figures import finish
 from pintime.capture.edgelist import read_edge_list
 from pintime.errors import PintimeError
 from pintime.locate.capture_edges import locate_capture
@@ -139,11 +139,8 @@ def main() -> int:
           "channel's and polarity's mean and a 20 ms time map (clock wander included); locator/CRLB: the "
           "locator's own RMS (wander separated out) / CRLB ± its standard error."
           + ("" if args.train_us is None else f" Calibration train re-spaced to {args.train_us:g} µs."))
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(rows, indent=2) + "\n")
-    if args.short:
-        return check_short("bench_rates", rows, ["rms_ns", "crlb_ns", "locator_rms_ns", "max_ns", "matched"])
-    return 0
+    return finish("bench_rates", rows, args.json, args.short,
+                  ["rms_ns", "crlb_ns", "locator_rms_ns", "max_ns", "matched"])
 
 
 if __name__ == "__main__":

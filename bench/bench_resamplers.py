@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,7 +27,7 @@ import soundfile as sf
 import soxr
 from bench_cards import per_edge, truth_on_capture_clock
 from bench_rates import excerpt
-from figures import check_short
+from figures import finish
 from pintime.capture.edgelist import read_edge_list
 from pintime.errors import PintimeError
 from pintime.locate.capture_edges import locate_capture
@@ -108,12 +107,9 @@ def main() -> int:
     print(f"{duration_s:g} s of table1, `default` card at {SOURCE_HZ} Hz 24-bit mono, steady clock, seed "
           f"{SEED}, then each converter; template method; RMS about each polarity's mean and one line (the "
           "exact map).")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(rows, indent=2) + "\n")
-    if args.short:  # the located cases' figures (a refused one has its reason instead)
-        located = [r for r in rows if r["outcome"] == "located"]
-        return check_short("bench_resamplers", located, ["rms_ns", "crlb_ns", "max_sigma"])
-    return 0
+    located = [r for r in rows if r["outcome"] == "located"]  # a refused case has its reason instead
+    return finish("bench_resamplers", rows, args.json, args.short, ["rms_ns", "crlb_ns", "max_sigma"],
+                  located)
 
 
 if __name__ == "__main__":

@@ -18,11 +18,10 @@ Usage: ``python bench/bench_signals.py [--json FILE] [--short]``
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
-from figures import check_short
+from figures import finish
 from pintime.cli import main as pintime
 from pintime.soundcard import model as sc
 from pintime.soundcard.formats import with_format, with_level, with_steady_clock
@@ -119,11 +118,8 @@ def main() -> int:
           "signal's period folded); errors about a line in the exact time with an offset per polarity; σ: "
           "the median of pintime's. Targets RMS/σ ≤ 1.5, max/σ ≤ 6, except the modulator ripple no blind "
           "learning of a non-periodic signal sees (docs/results.md).")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(rows, indent=2) + "\n")
-    if args.short:
-        return check_short("bench_signals", rows, ["rms_ns", "median_sigma_ns", "rms_sigma", "max_sigma"])
-    return 0
+    return finish("bench_signals", rows, args.json, args.short,
+                  ["rms_ns", "median_sigma_ns", "rms_sigma", "max_sigma"])
 
 
 if __name__ == "__main__":

@@ -7,9 +7,11 @@ a finite number (or a yes/no answer). The full ``make bench`` judges the values.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 
@@ -37,6 +39,15 @@ def missing_figures(rows: list[dict], keys: Iterable[str]) -> list[str]:
     """One line per figure (``key`` in a row, dotted for nested dicts) that is absent or not finite."""
     return [f"row {k}: {key} = {_lookup(row, key)!r}"
             for k, row in enumerate(rows) for key in keys if not _produced(_lookup(row, key))]
+
+
+def finish(name: str, rows: list[dict], json_path: Path, short: bool, keys: list[str],
+           checked: list[dict] | None = None) -> int:
+    """Write the benchmark ``name``'s ``rows`` to ``json_path``; the exit status: in a short run
+    :func:`check_short`'s on ``checked`` (default: every row), else 0."""
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(rows, indent=2) + "\n")
+    return check_short(name, rows if checked is None else checked, keys) if short else 0
 
 
 def check_short(name: str, rows: list[dict], keys: list[str]) -> int:
