@@ -121,7 +121,9 @@ def _run_fields(path: Path, decode: FrameDecode) -> dict[str, int]:
                            f"{decode.incomplete} incomplete): not a pintime capture?")
     runs = {tuple(sorted(f.fields.items())) for f in decode.of_kind("run")}
     if not runs:
-        raise PintimeError(f"{path}: no RUN frame decoded: MCU clock and program unknown")
+        raise PintimeError(f"{path}: no RUN frame decoded: MCU clock and program unknown (a pintime "
+                           "recording must start before the run, which opens with it; or --channel names "
+                           "another channel than the measurement pin's)")
     if len(runs) > 1:
         raise PintimeError(f"{path}: RUN frames disagree (firmware changed during the capture?)")
     run = dict(next(iter(runs)))

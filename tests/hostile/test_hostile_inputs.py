@@ -112,12 +112,13 @@ def test_a_nonlinear_input_is_named(tmp_path):
 
 
 def test_no_train_says_what_to_check(tmp_path):
-    """A capture that starts after the run's train (its first 5 s cut off): no train, few isolated edges;
+    """A capture that starts after the run's train (its first 5 s cut off): no train, and its edges are
+    learned from all of them together (pintime.locate.dense), but the RUN frame that opens the run is gone;
     the message says why."""
     x, rate = sf.read(EXAMPLE_WAV, dtype="int32")
     sf.write(tmp_path / "late.wav", x[5 * rate:], rate, subtype="PCM_24")
     proc = _pintime("analyze", "late.wav", cwd=tmp_path)
-    _one_error_line(proc, "no calibration train", "start before the run", "--channel")
+    _one_error_line(proc, "no RUN frame", "start before the run", "--channel")
 
 
 def test_a_vcd_with_a_second_pa0_signal_is_refused(tmp_path, make_sim):

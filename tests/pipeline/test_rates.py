@@ -369,18 +369,25 @@ def test_a_pwm_whose_duty_changes_is_refused(tmp_path, capsys):
     assert len(lines) == 1 and "the periodic signal changes by" in lines[0] and "duty cycle" in lines[0]
 
 
-def test_a_dense_signal_that_is_not_periodic_says_so(tmp_path, capsys):
+def test_a_dense_signal_that_is_not_periodic_is_learned_from_all_its_edges(tmp_path):
     """Pulses 1-1.5 ms apart at random (44-66 samples at 44.1 kHz): inside one another's learning window,
-    and no period to fold. One error line that says what another signal needs."""
+    and no period to fold (before: refused). The edge shape is learned from all edges together
+    (pintime.locate.dense): every edge found, within 1.5× its σ on RMS and none beyond 6 σ."""
     spacing = np.random.default_rng(4).uniform(1000, 1500, 1600)
+    cycles = np.round(1000 + np.cumsum(spacing))
     source = tmp_path / "signal.edges.csv"
-    source.write_text("cycle,channel,level\n" + "".join(
-        f"{round(c)},0,{1 - k % 2}\n" for k, c in enumerate(1000 + np.cumsum(spacing))))
+    rows = "".join(f"{c:.0f},0,{1 - k % 2}\n" for k, c in enumerate(cycles))
+    source.write_text("cycle,channel,level\n" + rows)
     card = with_steady_clock(with_format(sc.PROFILES["default"], 44100, 16, 1))
     wav = synthesize(source, tmp_path / "fast.wav", card, 1, F_CPU).wav_path
-    assert main(["edges", str(wav)]) == 2
-    lines = capsys.readouterr().err.splitlines()
-    assert len(lines) == 1 and "needs edges that far apart, or to be periodic" in lines[0]
+    out = tmp_path / "fast.csv"
+    assert main(["edges", str(wav), "--csv", str(out)]) == 0
+    found = np.genfromtxt(out, delimiter=",", names=True)
+    assert len(found) == len(cycles)
+    design = np.column_stack([np.ones(len(cycles)), cycles, found["polarity"] < 0])
+    residual = found["time_s"] - design @ np.linalg.lstsq(design, found["time_s"], rcond=None)[0]
+    z = residual / found["sigma_s"]
+    assert np.sqrt(np.mean(z ** 2)) < 1.5 and np.max(np.abs(z)) < 6, z
 
 
 def test_laptop_jack_long_pulses_unbiased_at_readme_level(tmp_path, make_sim):

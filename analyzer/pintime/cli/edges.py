@@ -55,9 +55,9 @@ def run(args: argparse.Namespace) -> int:
         learned = ("calibration train" if result.train is not None
                    else _periodic_text(result.template, result.info.samplerate_hz)
                    if isinstance(result.template, Periodic)
-                   else f"blind, from isolated edges (no calibration train{BLIND})"
+                   else f"blind, from the edges themselves (no calibration train{BLIND})"
                    if result.train_refused is None
-                   else f"blind, from isolated edges ({result.train_refused}{BLIND})")
+                   else f"blind, from the edges themselves ({result.train_refused}{BLIND})")
         if lost.frames_checked_fraction > 0:  # a pintime capture: its frames (and reference) were checked
             edges = kept
         noise = "/".join(f"{rms:.3g}" for rms in result.noise_rms)

@@ -4,48 +4,31 @@ train; docs/design.md §10).
 Edge positions and template trade against each other: a template warped by a periodic function of the
 sub-sample phase, ``g(x + D(x mod 1))``, fits every window as well as the true one at positions moved by
 ``D``, so alternating fit and refit keeps whatever phase-dependent error its seeds had (the threshold
-method's: ≈ 0.05 sample, 1 µs at 48 kHz). The seeds here have none: the Gaussian-windowed centroid of
-the window's first difference, the solution ``c`` of ``Σₘ w(m − ½ − c)·(m − ½ − c)·(y[m] − y[m−1]) = 0``.
-The difference is the response convolved with a one-sample box; times the smooth window it stays
-band-limited below the sample rate wherever the card's response is (every anti-alias filter stops well
-short of fs), so by Poisson's summation formula the sum equals its integral, which depends on ``c`` and
-the edge time only through their difference: ``c`` is the edge time plus a constant, at any phase. A
-straight baseline (DC, droop) adds a constant to the difference, which the odd weight ``w·x`` does not
-see. Its noise is a few times the Cramér–Rao bound; the alternation, started there, stays unbiased.
+method's: ≈ 0.05 sample, 1 µs at 48 kHz). The seeds here have none: the centroids of
+:mod:`pintime.locate.centroid`, whose noise is a few times the Cramér–Rao bound; the alternation, started
+there, stays unbiased.
 
 One error no blind learning can see: a delta-sigma modulator's ripple (:class:`Template`) moves each
 edge's response by an amount periodic in its phase against the modulator's grid, exactly as a shifted
 edge would look; only edges of known times (a calibration train) tell them apart.
 """
-
 from __future__ import annotations
 
 import numpy as np
 
 from pintime.errors import PintimeError
 from pintime.locate import train
+from pintime.locate.centroid import centroids
+from pintime.locate.dense import learn_dense
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_isolated
 from pintime.locate.template import Template
 
 BLIND_ROUNDS = 4  # fit / refit alternations
-CENTROID_SIGMA_SAMPLES = 3.0  # the centroid's Gaussian window (its spectrum is 10⁻¹² at 0.4 fs)
-CENTROID_ITERATIONS = 30
 # knot spacings tried, finest first: a slow signal's few edges, or a clock nearly locked to the card's,
 # leave finer ones without data
 KNOT_CHOICES_SAMPLES = (train.KNOT_SAMPLES, 0.125, 0.25, 0.5)
 EDGES_PER_KNOT = 4  # ... a spacing is tried when every knot interval of sub-sample phase holds this many
-
-
-def centroids(y: np.ndarray, start: np.ndarray, sigma_samples: float = CENTROID_SIGMA_SAMPLES) -> np.ndarray:
-    """Each window's (``y`` on :data:`train.WINDOW`) centroid of its first difference in a Gaussian window
-    of ``sigma_samples``, samples from the window's centre, iterated from ``start``."""
-    x = train.WINDOW[1:].astype(np.float64) - 0.5
-    d = np.diff(y, axis=1)
-    c = np.asarray(start, dtype=np.float64).copy()
-    for _ in range(CENTROID_ITERATIONS):
-        w = np.exp(-0.5 * ((x[None, :] - c[:, None]) / sigma_samples) ** 2) * d
-        c = np.sum(w * x[None, :], axis=1) / np.sum(w, axis=1)
-    return c
+MIN_ISOLATED = 20  # fewer isolated edges: the template is learned from all edges together
 
 
 def isolated_edges(pos: np.ndarray) -> np.ndarray:
@@ -54,18 +37,23 @@ def isolated_edges(pos: np.ndarray) -> np.ndarray:
     return np.concatenate([[True], apart]) & np.concatenate([apart, [True]])
 
 
-def learn_blind(pos: np.ndarray, y: np.ndarray, seeds: np.ndarray, span_s: float) -> Template:
-    """Template from the isolated edges at ``pos`` (samples; windows ``y`` on :data:`train.WINDOW`, threshold
-    ``seeds``) of a learning span ``span_s`` long without a calibration train."""
+def learn_blind(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndarray, span_s: float,
+                noise_rms: float) -> Template:
+    """Template from the isolated edges at ``pos`` (samples; polarity ``sign``; windows ``y`` on
+    :data:`train.WINDOW`, threshold ``seeds``) of a learning span ``span_s`` long without a calibration
+    train; from all of them together (:mod:`pintime.locate.dense`; the capture's noise ``noise_rms``) where
+    too few are isolated."""
     isolated = isolated_edges(pos)
-    if isolated.sum() < 20:
-        raise PintimeError(
-            f"no calibration train in the {span_s:.3g} s from the measurement channel's first edges, and "
-            f"only {isolated.sum()} edges there more than {len(train.WINDOW)} samples from their "
-            "neighbours to learn the edge shape from (it needs 20): a pintime recording must start before "
-            "the run (the train follows its first frame), or --channel names another channel than the "
-            "measurement pin's; any other signal needs edges that far apart, or to be periodic (a "
-            "square wave, a PWM output)")
+    if isolated.sum() < MIN_ISOLATED:
+        try:
+            return learn_dense(pos, sign, y, seeds, noise_rms, KNOT_CHOICES_SAMPLES, EDGES_PER_KNOT)
+        except PintimeError as err:
+            raise PintimeError(
+                f"no calibration train in the {span_s:.3g} s from the measurement channel's first edges, "
+                f"only {isolated.sum()} edges there more than {len(train.WINDOW)} samples from their "
+                f"neighbours (learning the edge shape from them needs {MIN_ISOLATED}), and from all edges "
+                f"together {err}: a pintime recording must start before the run (the train follows its "
+                "first frame), or --channel names another channel than the measurement pin's") from None
     y, seed = y[isolated], centroids(y[isolated], seeds[isolated] - pos[isolated])
     phase = np.mod(pos[isolated] + seed, 1.0)
     for knot in KNOT_CHOICES_SAMPLES:  # the finest the edges' sub-sample phases determine

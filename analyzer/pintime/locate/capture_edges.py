@@ -12,7 +12,8 @@ Two passes over the file, both in overlapping blocks (memory bounded, any length
 
 Without a calibration train the template is learned blind from the first isolated edges
 (:mod:`pintime.locate.blind`: seeded by an estimator without sub-sample bias, then alternating fit and
-refit), which is reported; a slow signal's learning span goes on until it holds enough edges.
+refit), or from all edges together where none is alone (:mod:`pintime.locate.dense`), which is reported;
+a slow signal's learning span goes on until it holds enough edges.
 Uncertainties: the template method's come from each fit; for every method they are raised, if need be, to
 the RMS error the method shows against the calibration train's straight line, which includes its
 sub-sample bias.
@@ -244,14 +245,14 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     seeds = _seeds(y_simple, noise[0]) + pos
     idx = _longest_train(pos, sign, stretch)
     if idx is not None:
-        idx = _clear_ends(pos, idx)
+        idx = train.clear_ends(pos, idx)
     fit, refused = (None, None) if idx is None else train.checked_fit(
         y[idx], pos[idx], seeds[idx], sign[idx] < 0, noise[0], f"{info.path}", info.samplerate_hz)
     if fit is not None:
         return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
     try:
         alone = isolated_edges(pos)  # what checks the other methods, against the template's fit
-        return (learn_blind(pos, y, seeds, (stop - start) / info.samplerate_hz), None, noise,
+        return (learn_blind(pos, sign, y, seeds, (stop - start) / info.samplerate_hz, noise[0]), None, noise,
                 [pos[alone], sign[alone], y_simple[alone], y[alone]], refused)
     except PintimeError as err:  # name the capture, and the likely cause when the data shows it
         if is_reference(pos / info.samplerate_hz):
@@ -270,17 +271,6 @@ def _longest_train(pos: np.ndarray, sign: np.ndarray, stretch: np.ndarray) -> np
     found = [np.flatnonzero(stretch == s) for s in np.unique(stretch)]
     found = [sel[idx] for sel in found if (idx := train.find_train(pos[sel], sign[sel])) is not None]
     return max(found, key=len, default=None)
-
-
-def _clear_ends(pos: np.ndarray, idx: np.ndarray) -> np.ndarray | None:
-    """The train ``idx`` without its first and last edges whose learning windows hold an edge from outside
-    it (at low rates the frame header before it, FORMAT.md's SETTLE away, reaches the first windows)."""
-    before = pos[idx[0] - 1] if idx[0] > 0 else -np.inf
-    after = pos[idx[-1] + 1] if idx[-1] + 1 < len(pos) else np.inf
-    keep = (pos[idx] - before > train.NEIGHBOUR_FREE_SPACING_SAMPLES) & \
-           (after - pos[idx] > train.TEMPLATE_HALF_SAMPLES + int(train.WINDOW[-1]))
-    idx = idx[np.argmax(keep):len(keep) - np.argmax(keep[::-1])] if keep.any() else idx[:0]
-    return idx if len(idx) >= train.MIN_TRAIN_EDGES else None
 
 
 def _pool(parts: list[tuple[float, int]]) -> float:
@@ -419,6 +409,9 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     # the method's error on the train (known before locating), so that each block's edges are final at once;
     # a dense periodic signal's run is one too, for the methods other than its own fit; without either, the
     # isolated edges blind learning used, about the template's fit
+    if method != "template" and train_fit is None and not len(train_data[0]):  # learned from dense edges
+        raise PintimeError(f"{path}: no edge stands alone and there is no calibration train, so the {method} "
+                           "method's error cannot be measured: use --method template")
     knot_every = (train_fit.knot_edges if train_fit is not None else
                   train.knot_edges((train_data[0][-1] - train_data[0][0]) / (len(train_data[0]) - 1))
                   if isinstance(template, Periodic) else 0)

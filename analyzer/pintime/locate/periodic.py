@@ -31,7 +31,7 @@ from pintime.capture.wav import Block, WavInfo, iter_blocks
 from pintime.compiled import kernel
 from pintime.errors import PintimeError
 from pintime.locate import detect, train
-from pintime.locate.blind import centroids
+from pintime.locate.centroid import centroids
 from pintime.locate.template import RIPPLE_HARMONICS, bspline_weights
 from pintime.locate.windows import windows
 
@@ -258,7 +258,7 @@ def learn_channel(x: np.ndarray, start: int) -> Periodic | None:
     settled = pos[0] + int(np.argmax(np.abs(level[pos[0]:pos[-1]]) <= SETTLED_FRACTION * swing))
     keep = (pos >= settled) & (pos + train.WINDOW[0] >= 0) & (pos + train.WINDOW[-1] < len(x))
     pos, sign = pos[keep], sign[keep]
-    # seeds without a sub-sample bias (blind.centroids): the steepest samples' rounding, slow where the
+    # seeds without a sub-sample bias (centroid.centroids): the steepest samples' rounding, slow where the
     # period is nearly whole samples, would look like a bend to the choice of line below. Their window
     # stays within a quarter of the edges' spacing: 3 samples summed a 5 kHz wave's neighbours (4.4 apart)
     # to nothing. A seed that finds no centroid is its steepest sample.

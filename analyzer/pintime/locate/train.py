@@ -179,6 +179,17 @@ def common_gain(amp: np.ndarray, falling: np.ndarray) -> np.ndarray:
     return out
 
 
+def clear_ends(pos: np.ndarray, idx: np.ndarray) -> np.ndarray | None:
+    """The train ``idx`` without its first and last edges whose learning windows hold an edge from outside
+    it (at low rates the frame header before it, FORMAT.md's SETTLE away, reaches the first windows)."""
+    before = pos[idx[0] - 1] if idx[0] > 0 else -np.inf
+    after = pos[idx[-1] + 1] if idx[-1] + 1 < len(pos) else np.inf
+    keep = (pos[idx] - before > NEIGHBOUR_FREE_SPACING_SAMPLES) & \
+           (after - pos[idx] > TEMPLATE_HALF_SAMPLES + int(WINDOW[-1]))
+    idx = idx[np.argmax(keep):len(keep) - np.argmax(keep[::-1])] if keep.any() else idx[:0]
+    return idx if len(idx) >= MIN_TRAIN_EDGES else None
+
+
 def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray,
                      falling: np.ndarray) -> TrainFit:
     """Fit template and line to the windows of a calibration train.

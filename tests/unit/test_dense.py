@@ -1,0 +1,62 @@
+"""The edge shape learned from edges that are never alone (pintime.locate.dense): a UART-like burst signal
+whose edges lie a few samples apart, through a response that rings into its neighbours, edges known
+exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pintime.errors import PintimeError
+from pintime.locate import detect, train
+from pintime.locate.blind import EDGES_PER_KNOT, KNOT_CHOICES_SAMPLES
+from pintime.locate.dense import learn_dense
+from test_periodic import NOISE_RMS, STEP, response
+
+BIT_SAMPLES = 4.7  # 9600 baud at 44.1 kHz is 4.59 samples a bit
+
+
+def render_bytes(n_bytes: int, seed: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bytes (idle high, a start bit, 8 random bits, a stop bit) 200–1000 samples apart through
+    :func:`response`, with white noise: the samples, the exact edge times (samples) and their signs."""
+    rng = np.random.default_rng(seed)
+    times, signs, t, level = [], [], 300.0, 1
+    for _ in range(n_bytes):
+        t += rng.uniform(200.0, 1000.0)
+        for k, bit in enumerate([0, *rng.integers(0, 2, 8), 1]):
+            if bit != level:
+                times.append(t + k * BIT_SAMPLES)
+                signs.append(1.0 if bit else -1.0)
+                level = bit
+        t += 10 * BIT_SAMPLES
+    times_a, signs_a = np.array(times), np.array(signs)
+    n = np.arange(int(times_a[-1]) + 300)
+    x = np.full(len(n), STEP)  # idle high
+    for time, s in zip(times_a, signs_a, strict=True):
+        near = slice(int(time) - 80, int(time) + 80)
+        x[near] += s * STEP * response(n[near] - time)
+        x[int(time) + 80:] += s * STEP
+    return x + rng.normal(0.0, NOISE_RMS, len(x)), times_a, signs_a
+
+
+def learned(x: np.ndarray, sign: np.ndarray):
+    pos, strength = detect.find_steps(x, 0.5 * STEP)
+    assert np.array_equal(np.sign(strength), sign)  # every edge detected, none twice
+    y = x[pos[:, None] + train.WINDOW[None, :]]
+    return learn_dense(pos, sign, y, pos.astype(np.float64), NOISE_RMS, KNOT_CHOICES_SAMPLES, EDGES_PER_KNOT)
+
+
+def test_the_shape_of_edges_never_alone_is_learned_from_all_of_them_together():
+    """No edge has a window to itself (a neighbour every 4.7 samples within a byte), yet the learned
+    response matches the true one to a few times the noise over its whole support, at the time origin
+    the template's convention puts at its half-way point (the response's own: it is symmetric)."""
+    x, times, sign = render_bytes(400)
+    template = learned(x, sign)
+    u = np.linspace(-train.TEMPLATE_HALF_SAMPLES + 1, train.TEMPLATE_HALF_SAMPLES - 1, 2001)
+    misfit = template.evaluate(u)[0] - response(u)
+    assert np.max(np.abs(misfit)) < 10 * NOISE_RMS / STEP, np.max(np.abs(misfit))
+
+
+def test_too_few_edges_with_every_neighbour_detected_is_said():
+    x, _, sign = render_bytes(12)
+    with pytest.raises(PintimeError, match="only .* edges to learn the edge shape from"):
+        learned(x, sign)
