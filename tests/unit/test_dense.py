@@ -15,19 +15,21 @@ from test_periodic import NOISE_RMS, STEP, response
 BIT_SAMPLES = 4.7  # 9600 baud at 44.1 kHz is 4.59 samples a bit
 
 
-def render_bytes(n_bytes: int, seed: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Bytes (idle high, a start bit, 8 random bits, a stop bit) 200–1000 samples apart through
-    :func:`response`, with white noise: the samples, the exact edge times (samples) and their signs."""
+def render_bytes(n_bytes: int, seed: int = 2, bit_samples: float = BIT_SAMPLES,
+                 whole: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bytes (idle high, a start bit, 8 random bits, a stop bit) 200–1000 samples apart (``whole``: a whole
+    number of samples) through :func:`response`, with white noise: the samples, the exact edge times
+    (samples) and their signs."""
     rng = np.random.default_rng(seed)
-    times, signs, t, level = [], [], 300.0, 1
+    times, signs, t, level = [], [], 300.3, 1
     for _ in range(n_bytes):
-        t += rng.uniform(200.0, 1000.0)
+        t += float(rng.integers(200, 1000)) if whole else rng.uniform(200.0, 1000.0)
         for k, bit in enumerate([0, *rng.integers(0, 2, 8), 1]):
             if bit != level:
-                times.append(t + k * BIT_SAMPLES)
+                times.append(t + k * bit_samples)
                 signs.append(1.0 if bit else -1.0)
                 level = bit
-        t += 10 * BIT_SAMPLES
+        t += 10 * bit_samples
     times_a, signs_a = np.array(times), np.array(signs)
     n = np.arange(int(times_a[-1]) + 300)
     x = np.full(len(n), STEP)  # idle high
@@ -59,4 +61,12 @@ def test_the_shape_of_edges_never_alone_is_learned_from_all_of_them_together():
 def test_too_few_edges_with_every_neighbour_detected_is_said():
     x, _, sign = render_bytes(12)
     with pytest.raises(PintimeError, match="only .* edges to learn the edge shape from"):
+        learned(x, sign)
+
+
+def test_edges_all_at_one_sub_sample_phase_are_said_not_to_determine_the_shape():
+    """Bits of a whole 5 samples and bytes a whole number of samples apart: every edge at one phase, which
+    shows the response at that phase only."""
+    x, _, sign = render_bytes(400, bit_samples=5.0, whole=True)
+    with pytest.raises(PintimeError, match="do not determine it"):
         learned(x, sign)

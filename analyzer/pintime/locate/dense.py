@@ -70,8 +70,18 @@ def learn_dense(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndar
     else:
         raise PintimeError(f"the {len(use)} edges to learn the edge shape from do not determine it (their "
                            "sub-sample phases leave parts of it without data): record for longer")
-    teach = _Windows(pos, sign, y, first, last, use)
-    locate = _Windows(pos, sign, y, first, last, located)
+    try:
+        return _learn(_Windows(pos, sign, y, first, last, use), _Windows(pos, sign, y, first, last, located),
+                      tau, sign[located] > 0, knot, noise_rms)
+    except np.linalg.LinAlgError:  # the windows leave some of the shape free (a few bursts, each one phase)
+        raise PintimeError(f"the {len(use)} edges to learn the edge shape from do not determine it: record "
+                           "for longer") from None
+
+
+def _learn(teach: _Windows, locate: _Windows, tau: np.ndarray, rising: np.ndarray, knot: float,
+           noise_rms: float) -> Template:
+    """The alternation of :func:`learn_dense` (windows that teach, windows located), its check."""
+    located = locate.use
     template, tau = teach.refit(Template.initial(train.TEMPLATE_HALF_SAMPLES, knot), tau)
     for centroid in [False] * FIT_ROUNDS + [True] * CENTROID_ROUNDS:
         tau[located] = locate.centroids(template, tau) if centroid else locate.fit(template, tau).phase
@@ -80,7 +90,6 @@ def learn_dense(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndar
     # to their noise unless the pattern hides part of the response from the windows
     fit = locate.fit(template, tau, noise_rms)
     disagree = fit.phase - locate.centroids(template, tau)
-    rising = sign[located] > 0
     disagree[rising] -= disagree[rising].mean()
     disagree[~rising] -= disagree[~rising].mean()
     ratio = np.sqrt(np.mean(disagree ** 2) / np.mean(fit.sigma ** 2))
