@@ -15,15 +15,15 @@ from test_periodic import NOISE_RMS, STEP, response
 BIT_SAMPLES = 4.7  # 9600 baud at 44.1 kHz is 4.59 samples a bit
 
 
-def render_bytes(n_bytes: int, seed: int = 2, bit_samples: float = BIT_SAMPLES,
-                 whole: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def render_bytes(n_bytes: int, seed: int = 2, bit_samples: float = BIT_SAMPLES, whole: bool = False,
+                 pause: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Bytes (idle high, a start bit, 8 random bits, a stop bit) 200–1000 samples apart (``whole``: a whole
-    number of samples) through :func:`response`, with white noise: the samples, the exact edge times
-    (samples) and their signs."""
+    number of samples; ``pause`` False: none) through :func:`response`, with white noise: the samples, the
+    exact edge times (samples) and their signs."""
     rng = np.random.default_rng(seed)
     times, signs, t, level = [], [], 300.3, 1
     for _ in range(n_bytes):
-        t += float(rng.integers(200, 1000)) if whole else rng.uniform(200.0, 1000.0)
+        t += (float(rng.integers(200, 1000)) if whole else rng.uniform(200.0, 1000.0)) if pause else 0.0
         for k, bit in enumerate([0, *rng.integers(0, 2, 8), 1]):
             if bit != level:
                 times.append(t + k * bit_samples)
@@ -70,3 +70,19 @@ def test_edges_all_at_one_sub_sample_phase_are_said_not_to_determine_the_shape()
     x, _, sign = render_bytes(400, bit_samples=5.0, whole=True)
     with pytest.raises(PintimeError, match="do not determine it"):
         learned(x, sign)
+
+
+def test_a_line_sending_without_pause_holds_edges_noise_does_not():
+    """Bytes back to back: the ringing fills every sample, so the noise measure is the ringing's and the
+    steps stand less than 30 of it high; they alternate in sign and have one height, so the block holds
+    edges. White noise with mains hum holds none."""
+    x, _, sign = render_bytes(1500, pause=False)
+    block = x[:65536]
+    assert np.max(np.abs(detect.step_strength(block))) < detect.NOISE_FLOOR * detect.strength_noise(block)
+    threshold = detect.edge_threshold(block, None)
+    assert threshold is not None
+    pos, strength = detect.find_steps(block, threshold)
+    assert np.array_equal(np.sign(strength), sign[:len(pos)])
+    rng = np.random.default_rng(1)
+    hum = 1e-3 * np.sin(2 * np.pi * 50 / 44100 * np.arange(65536))
+    assert detect.edge_threshold(rng.normal(0.0, NOISE_RMS, 65536) + hum, None) is None

@@ -75,7 +75,7 @@ def learn_dense(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndar
                       tau, sign[located] > 0, knot, noise_rms)
     except np.linalg.LinAlgError:  # the windows leave some of the shape free (a few bursts, each one phase)
         raise PintimeError(f"the {len(use)} edges to learn the edge shape from do not determine it: record "
-                           "for longer") from None
+                           "for longer, or a signal that pauses (a UART between bytes)") from None
 
 
 def _learn(teach: _Windows, locate: _Windows, tau: np.ndarray, rising: np.ndarray, knot: float,
@@ -96,7 +96,8 @@ def _learn(teach: _Windows, locate: _Windows, tau: np.ndarray, rising: np.ndarra
     if not ratio <= AGREEMENT:
         raise PintimeError(f"the edge shape learned leaves their times undetermined: the fit and the "
                            f"centroid of each edge disagree by {ratio:.3g}× their noise (a pattern too "
-                           "regular, as a train's, shows the response only at its harmonics)")
+                           "regular, as a train's or a UART's sending without pause, hides part of the "
+                           "response)")
     return template
 
 

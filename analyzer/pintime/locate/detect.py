@@ -19,6 +19,14 @@ NOISE_FLOOR = 30.0  # an edge must be this many noise standard deviations of the
 MIN_PERIODS = 100  # fewer periods in a run are no periodic signal (find_periodic)
 SPACING_TOLERANCE_SAMPLES = 2.0  # coarse positions are whole samples: a period wobbles by ±1
 PERIODIC_SHARE = 0.9  # a block whose steps are this much one periodic signal's holds edges, however dense
+# ... as does one whose steps, at least MIN_DENSE_STEPS, stand DENSE_FLOOR of that noise high, this share of
+# them alternating in sign and the 10th percentile of their heights this fraction of the 90th (a 9600-baud
+# UART without pause: all alternate, 0.89–0.92; steps above half the largest of white noise, whose largest
+# stands ~5 high: 0.42–0.47 alternate, 0.76–0.78)
+MIN_DENSE_STEPS = 100
+DENSE_FLOOR = 10.0
+DENSE_ALTERNATING = 0.95
+DENSE_HEIGHTS = 0.8
 GAUSS_ABS_DECILE = 0.12566135  # P(|z| < 0.1257) = 1/10 for a standard normal z
 VOTE_CHUNK_EDGES = 1 << 20  # capture_inverted looks at this many edges at a time
 
@@ -108,17 +116,26 @@ def edge_threshold(x: np.ndarray, swing: float | None) -> float | None:
         return 0.5 * swing
     s = step_strength(x)
     peak = float(np.max(np.abs(s)))
-    if peak == 0.0 or peak <= NOISE_FLOOR * strength_noise(x) and not _dense_periodic(x, 0.5 * peak):
+    noise = strength_noise(x)
+    if peak == 0.0 or peak <= NOISE_FLOOR * noise and not _dense(x, peak, noise):
         return None
     return 0.5 * peak
 
 
-def _dense_periodic(x: np.ndarray, threshold: float) -> bool:
-    """:func:`dense_periodic` of the steps of ``x`` above ``threshold``: then a periodic signal's ringing
-    fills every sample, and the third difference measures that instead of the noise (a 1 kHz square wave
-    stood 11–19 of it high at 44.1 kHz)."""
-    pos, strength = find_steps(x, threshold)
-    return dense_periodic(pos.astype(np.float64), np.sign(strength))
+def _dense(x: np.ndarray, peak: float, noise: float) -> bool:
+    """Whether the steps of ``x`` above half its ``peak`` strength are a digital signal's edges so dense
+    that its ringing fills every sample, and the third difference measures that instead of the noise (a
+    1 kHz square wave stood 11–19 of it high at 44.1 kHz, a 9600-baud UART sending without pause 15–33):
+    a periodic signal's (:func:`dense_periodic`), or steps of one height that alternate in sign, as one
+    pin's do and noise's do not, standing well out of even that measure."""
+    pos, strength = find_steps(x, 0.5 * peak)
+    sign = np.sign(strength)
+    if dense_periodic(pos.astype(np.float64), sign):
+        return True
+    height = np.abs(strength)
+    return (len(pos) >= MIN_DENSE_STEPS and peak > DENSE_FLOOR * noise
+            and np.mean(sign[1:] != sign[:-1]) >= DENSE_ALTERNATING
+            and np.percentile(height, 10) >= DENSE_HEIGHTS * np.percentile(height, 90))
 
 
 def dense_periodic(pos: np.ndarray, sign: np.ndarray) -> bool:
