@@ -9,11 +9,14 @@ responses of all edges that reach it, each the pin's one step ``±A`` through th
 
 which is linear in ``g``'s B-spline coefficients at given times (an edge further back than the support
 adds only ``g``'s straight line, which the baseline takes). Times and template alternate as in blind
-learning, and for the same reason the times start from centroids, which have no error periodic in the
-sub-sample phase: each window's centroid is taken after its neighbours' responses are subtracted
-(:func:`peeled`), which leaves the edge alone as exactly as the template and times reproduce the samples,
-whatever phase-dependent warp they share. The times are then refined by the template fit of each peeled
-window.
+learning, each edge located in its *peeled* window, its neighbours' responses at their current times
+subtracted (:meth:`_Windows.peeled`). The times start from centroids in a window narrow enough to keep
+the neighbours out, whose error periodic in the sub-sample phase the alternation of template fits and
+learning keeps (the warp blind learning describes); the last rounds take each peeled window's wide
+centroid instead (:mod:`pintime.locate.centroid`), which has none and, once template and times reproduce
+the samples, sees the edge as exactly as if it were alone, whatever warp they share. Where the edges'
+pattern hides part of the response from every window (a train: only its harmonics show) the times are
+not pinned down, and the fit and the centroid then disagree: refused.
 """
 
 from __future__ import annotations
