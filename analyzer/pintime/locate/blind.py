@@ -12,6 +12,7 @@ One error no blind learning can see: a delta-sigma modulator's ripple (:class:`T
 edge's response by an amount periodic in its phase against the modulator's grid, exactly as a shifted
 edge would look; only edges of known times (a calibration train) tell them apart.
 """
+
 from __future__ import annotations
 
 import numpy as np
