@@ -22,7 +22,7 @@ from pintime.locate import train
 from pintime.locate.centroid import centroids
 from pintime.locate.dense import learn_dense
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_isolated
-from pintime.locate.template import Template
+from pintime.locate.template import Template, covered_knots
 
 BLIND_ROUNDS = 4  # fit / refit alternations
 # knot spacings tried, finest first: a slow signal's few edges, or a clock nearly locked to the card's,
@@ -57,12 +57,11 @@ def learn_blind(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndar
                 "first frame), or --channel names another channel than the measurement pin's") from None
     y, seed = y[isolated], centroids(y[isolated], seeds[isolated] - pos[isolated])
     phase = np.mod(pos[isolated] + seed, 1.0)
-    for knot in KNOT_CHOICES_SAMPLES:  # the finest the edges' sub-sample phases determine
-        if np.bincount((phase / knot).astype(np.int64), minlength=round(1 / knot)).min() >= EDGES_PER_KNOT:
-            try:
-                return _alternate(Template.initial(train.TEMPLATE_HALF_SAMPLES, knot), y, seed)
-            except np.linalg.LinAlgError:  # too few windows reach some coefficient (a slow signal's few)
-                continue
+    for knot in covered_knots(phase, KNOT_CHOICES_SAMPLES, EDGES_PER_KNOT):  # the finest first
+        try:
+            return _alternate(Template.initial(train.TEMPLATE_HALF_SAMPLES, knot), y, seed)
+        except np.linalg.LinAlgError:  # too few windows reach some coefficient (a slow signal's few)
+            continue
     raise PintimeError(f"the {len(y)} edges to learn the edge shape from do not determine it (their "
                        "sub-sample phases leave parts of it without data): record for longer")
 

@@ -29,7 +29,7 @@ from pintime.errors import PintimeError
 from pintime.locate import train
 from pintime.locate.centroid import centroids
 from pintime.locate.fit import FIT_HALF_SAMPLES, EdgeFit, TemplateTable, fit_isolated
-from pintime.locate.template import N_ZERO, Template
+from pintime.locate.template import N_ZERO, Template, covered_knots
 
 # rounds of locating every edge in its peeled window and learning again: first by the template's fit,
 # which takes out the first centroids' random error (0.005 sample at 48 kHz) but keeps their error
@@ -69,15 +69,13 @@ def learn_dense(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndar
     # start: each edge's centroid in a window narrow enough that its neighbours barely count
     tau = centroids(y, seeds - pos, FIRST_SIGMA_SAMPLES)
     phase = np.mod(pos[use] + tau[use], 1.0)
-    for knot in knots:  # the finest the edges' sub-sample phases determine
-        if np.bincount((phase / knot).astype(np.int64), minlength=round(1 / knot)).min() >= edges_per_knot:
-            break
-    else:
+    covered = covered_knots(phase, knots, edges_per_knot)
+    if not covered:
         raise PintimeError(f"the {len(use)} edges to learn the edge shape from do not determine it (their "
                            "sub-sample phases leave parts of it without data): record for longer")
     try:
         return _learn(_Windows(pos, sign, y, first, last, use), _Windows(pos, sign, y, first, last, located),
-                      tau, sign[located] > 0, knot, noise_rms)
+                      tau, sign[located] > 0, covered[0], noise_rms)
     except np.linalg.LinAlgError:  # the windows leave some of the shape free (a few bursts, each one phase)
         raise PintimeError(f"the {len(use)} edges to learn the edge shape from do not determine it: record "
                            "for longer, or a signal that pauses (a UART between bytes)") from None
@@ -89,12 +87,14 @@ def _learn(teach: _Windows, locate: _Windows, tau: np.ndarray, rising: np.ndarra
     located = locate.use
     template, tau = teach.refit(Template.initial(train.TEMPLATE_HALF_SAMPLES, knot), tau)
     for centroid in [False] * FIT_ROUNDS + [True] * CENTROID_ROUNDS:
-        tau[located] = locate.centroids(template, tau) if centroid else locate.fit(template, tau).phase
+        peeled = locate.peeled(template, tau)
+        tau[located] = centroids(*peeled) if centroid else _fit(template, peeled).phase
         template, tau = teach.refit(template, tau)
     # the fit and the centroid of each peeled window see its edge through different weights: they agree
     # to their noise unless the pattern hides part of the response from the windows
-    fit = locate.fit(template, tau, noise_rms)
-    disagree = fit.phase - locate.centroids(template, tau)
+    peeled = locate.peeled(template, tau)
+    fit = _fit(template, peeled, noise_rms)
+    disagree = fit.phase - centroids(*peeled)
     disagree[rising] -= disagree[rising].mean()
     disagree[~rising] -= disagree[~rising].mean()
     ratio = np.sqrt(np.mean(disagree ** 2) / np.mean(fit.sigma ** 2))
@@ -104,6 +104,13 @@ def _learn(teach: _Windows, locate: _Windows, tau: np.ndarray, rising: np.ndarra
                            "regular, as a train's or a UART's sending without pause, hides part of the "
                            "response)")
     return template
+
+
+def _fit(template: Template, peeled: tuple[np.ndarray, np.ndarray], noise_rms: float = 1.0) -> EdgeFit:
+    """Each window's edge time from the template's fit to its peeled window (:meth:`_Windows.peeled`)."""
+    y, d = peeled
+    centre = -int(train.WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
+    return fit_isolated(TemplateTable.build(template), y[:, centre], d, noise_rms)
 
 
 class _Windows:
@@ -117,6 +124,11 @@ class _Windows:
         self.members = np.concatenate([np.arange(first[e], last[e]) for e in use])
         self.owner = np.repeat(np.arange(len(use)), np.diff(self.ptr))
         self.m, _, self.nuisance = train.window_baseline()
+        self.seen = self._beside_baseline(self.y)  # what the edges must explain
+
+    def _beside_baseline(self, y: np.ndarray) -> np.ndarray:
+        """Windows ``y`` with their baseline (offset, slope, curvature) projected out."""
+        return y - (y @ self.nuisance) @ self.nuisance.T
 
     def offsets(self, tau: np.ndarray) -> np.ndarray:
         """Each window's edges' times from the window's centre."""
@@ -125,14 +137,12 @@ class _Windows:
     def refit(self, template: Template, tau: np.ndarray) -> tuple[Template, np.ndarray]:
         """The template minimising every window's misfit, baseline projected out, at times ``tau``; and
         the times in its convention (normalizing moves its origin)."""
-        q = self.nuisance
-        target = self.y - (self.y @ q) @ q.T
         n_free = len(template.coef) - N_ZERO
         normal, rhs = np.zeros((n_free, n_free)), np.zeros(n_free)
-        qd = np.zeros((len(self.use), q.shape[1], n_free))
-        _normal_equations(target, self.ptr, self.offsets(tau), self.sign[self.members], q, self.m,
-                          template.half_samples, template.knot_samples, template.origin, n_free + N_ZERO,
-                          normal, rhs, qd)
+        qd = np.zeros((len(self.use), self.nuisance.shape[1], n_free))
+        _normal_equations(self.seen, self.ptr, self.offsets(tau), self.sign[self.members], self.nuisance,
+                          self.m, template.half_samples, template.knot_samples, template.origin,
+                          n_free + N_ZERO, normal, rhs, qd)
         flat = qd.reshape(-1, n_free)
         normal -= flat.T @ flat
         coef = np.zeros(n_free + N_ZERO)
@@ -147,21 +157,9 @@ class _Windows:
         g *= self.sign[self.members][:, None]
         mine = self.members == self.use[self.owner]
         whole = np.add.reduceat(g, self.ptr[:-1], axis=0)
-        q = self.nuisance  # the pin's step against the template's, each window's baseline aside
-        shape, seen = whole - (whole @ q) @ q.T, self.y - (self.y @ q) @ q.T
-        step = np.sum(shape * seen) / np.sum(shape * shape)
+        shape = self._beside_baseline(whole)  # the pin's step against the template's, baselines aside
+        step = np.sum(shape * self.seen) / np.sum(shape * shape)
         return self.y - step * (whole - g[mine]), d[mine]
-
-    def centroids(self, template: Template, tau: np.ndarray) -> np.ndarray:
-        """Each window's edge time from the centroid of its peeled window."""
-        y, d = self.peeled(template, tau)
-        return centroids(y, d)
-
-    def fit(self, template: Template, tau: np.ndarray, noise_rms: float = 1.0) -> EdgeFit:
-        """Each window's edge time from the template's fit to its peeled window."""
-        y, d = self.peeled(template, tau)
-        centre = -int(train.WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
-        return fit_isolated(TemplateTable.build(template), y[:, centre], d, noise_rms)
 
 
 @kernel

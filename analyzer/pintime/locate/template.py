@@ -34,6 +34,13 @@ def bspline_weights(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return w, dw
 
 
+def covered_knots(phase: np.ndarray, knots: tuple[float, ...], per_knot: int) -> list[float]:
+    """Of the knot spacings ``knots`` (samples, finest first), those whose every interval of sub-sample
+    phase holds ``per_knot`` of the edges at ``phase`` (in [0, 1)): the ones the edges determine."""
+    return [knot for knot in knots
+            if np.bincount((phase / knot).astype(np.int64), minlength=round(1 / knot)).min() >= per_knot]
+
+
 @dataclass(frozen=True)
 class Template:
     """Cubic B-spline response ``S`` over ``[-half_samples, half_samples]``, knots every ``knot_samples``,
