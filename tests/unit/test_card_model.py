@@ -41,14 +41,24 @@ def test_the_modulator_keeps_its_clock_at_another_rate(name, rate_hz, oversampli
     assert with_format(sc.PROFILES[name], rate_hz).modulator_oversampling == oversampling
 
 
-def test_nonlinearity_bends_the_recorded_level(tmp_path):
-    """A DC-coupled step of s FS is recorded at s + a₂s² + a₃s³."""
-    card = replace(sc.PROFILES["default"].quiet(), name="bent", ac_coupling_hz=(), digital_highpass_hz=None,
-                   clock_ppm=0.0, nonlinearity=(1e-3, 1e-3))
+def test_nonlinearity_bends_the_level_not_the_edges_shape(tmp_path):
+    """A DC-coupled step of s FS is recorded at s + a₂s² + a₃s³; the bend acts before the decimation filter,
+    so the edge keeps the linear card's shape (only its height changes): bending the recorded samples
+    instead changes the shape's ringing by ≈ 2a₂s of it, 10⁻⁴ here."""
+    linear = replace(sc.PROFILES["default"].quiet(), name="linear", ac_coupling_hz=(),
+                     digital_highpass_hz=None, clock_ppm=0.0)
+    bent = replace(linear, name="bent", nonlinearity=(1e-3, 1e-3))
     csv = tmp_path / "e.edges.csv"
     csv.write_text(f"cycle,channel,level\n{F_CPU // 10},0,1\n")
-    samples, _ = sf.read(synthesize(csv, tmp_path / "bent.wav", card, 1, f_cpu_hz=F_CPU).wav_path,
-                         dtype="float64")
-    s = card.step_fs
-    assert samples[-100:, 0] == pytest.approx(s + 1e-3 * s ** 2 + 1e-3 * s ** 3, abs=2 ** -22)
-    assert abs(samples[-1, 0] - s) > 100 * 2 ** -23  # the bend is far above the 24-bit step
+    def shape(y):
+        return (y - y[0]) / (y[-1] - y[0])
+
+    recorded = [sf.read(synthesize(csv, tmp_path / f"{card.name}.wav", card, 1, f_cpu_hz=F_CPU).wav_path,
+                        dtype="float64")[0][:, 0] for card in (linear, bent)]
+    s, y = bent.step_fs, recorded[1]
+    assert y[-100:] == pytest.approx(s + 1e-3 * s ** 2 + 1e-3 * s ** 3, abs=2 ** -22)
+    assert abs(y[-1] - s) > 100 * 2 ** -23  # the bend is far above the 24-bit step
+    lsb = 2 ** -23 / s
+    assert np.abs(shape(y) - shape(recorded[0])).max() < 4 * lsb  # the same shape within the 24-bit LSB
+    after = recorded[0] + (1e-3 + 1e-3 * recorded[0]) * recorded[0] ** 2  # what bending the samples gives
+    assert np.abs(shape(after) - shape(recorded[0])).max() > 20 * lsb

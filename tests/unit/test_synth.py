@@ -304,14 +304,14 @@ def test_renderer_with_jitter_matches_the_response_at_the_jittered_instants():
     positions = np.array([100.37, 1000.81, 1500.5])  # card samples of the ramp starts
     polarity = np.array([1, -1, 1])
     jitter = np.random.default_rng(4).standard_normal(2000) * 300e-12 * FS  # the noisy profile's 300 ps
-    rendered = _Channel(positions, polarity, card).render(0, 2000, jitter)
+    rendered, _ = _Channel(positions, polarity, card).render(0, 2000, jitter)
     n = np.arange(2000)
     delays = np.array([card.delay_s(p) for p in polarity]) * FS
     exact = sum(p * card.step_fs * sc.step_response(card, (n + jitter - pos + d) / FS, p)
                 for p, pos, d in zip(polarity, positions, delays, strict=True))
     # first-order jitter: the neglected d″j²/2 stays ~1e-7 of the step (about one 24-bit LSB)
     assert np.abs(rendered - exact).max() < 3e-7 * card.step_fs
-    no_jitter = _Channel(positions, polarity, card).render(0, 2000, None)
+    no_jitter, _ = _Channel(positions, polarity, card).render(0, 2000, None)
     assert np.abs(rendered - no_jitter).max() > 3e-5 * card.step_fs  # the jitter does show (s′·j)
 
 

@@ -31,9 +31,9 @@ The model is a chain of named physical effects, applied in this order to each ch
    is of order (2π·f/fs)²: 4e-7 of the step for 20 Hz at 192 kHz, 2e-3 for 300 Hz at 48 kHz).
 9. **additive** — mains hum (``hum_hz`` and its harmonics at ``hum_dbfs``), white noise ``noise_dbfs``,
    DC offset ``dc_offset_fs``; then the input stage's static **nonlinearity** ``y + a₂y² + a₃y³``
-   (``nonlinearity`` = (a₂, a₃), y in FS: at a full-scale sine, harmonics a₂/2 and a₃/4). A real card
-   bends the signal before its decimation filter, which then smooths the bend; this model bends the
-   recorded samples.
+   (``nonlinearity`` = (a₂, a₃), y in FS: at a full-scale sine, harmonics a₂/2 and a₃/4). As a real card,
+   it bends the ADC's input, before the decimation filter: the level between edges, and each step's
+   height (:meth:`pintime.soundcard.synth._Channel.bend`), not the filter's ringing.
 10. **output** — clipping at full scale, quantization to ``bits`` (16 or 24; optional TPDF dither), and
     ``channels`` of them: 2 (left = pin, right = reference) or 1 (the pin alone).
 

@@ -167,23 +167,54 @@ class _Channel:
         self.gain = (-1 if profile.inverted else 1) * profile.step_fs
         b, a = highpass_ba(profile)
         self.hp = (b, a, np.zeros(max(len(a), len(b)) - 1))
+        # a nonlinear input (model.py item 9) bends the ADC's input level, the pin level after the coupling
+        self.nonlinearity = profile.nonlinearity
+        self.hp_level = (b, a, np.zeros(max(len(a), len(b)) - 1)) if any(profile.nonlinearity) else None
+        self.jump = np.zeros(len(order))  # each edge's jump in the bend (FS)
+        self.bend_before = 0.0  # the bend of the last sample of the previous block
 
-    def render(self, n0: int, n: int, jitter: np.ndarray | None) -> np.ndarray:
-        """Samples n0 … n0+n−1 (call with consecutive blocks); ``jitter`` in samples, or None."""
+    def render(self, n0: int, n: int, jitter: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+        """Samples n0 … n0+n−1 (consecutive blocks; ``jitter`` in samples, or None) and, for a nonlinear
+        input, the ADC's input level: the pin level after the coupling, without the filters' ringing."""
         lo, hi = np.searchsorted(self.base, [n0, n0 + n])
         levels = self.level + np.concatenate([[0], np.cumsum(self.polarity[lo:hi] * self.weight[lo:hi])])
         runs = np.diff(np.concatenate([[0], self.base[lo:hi] - n0, [n]]))
         x = np.repeat(levels * self.gain, runs)  # the pin level, sample by sample
         self.level = float(levels[-1])
+        level = None
+        if self.hp_level is not None:
+            b, a, zi = self.hp_level
+            level, zi = signal.lfilter(b, a, x, zi=zi)
+            self.hp_level = (b, a, zi)
         lo, hi = np.searchsorted(self.base, [n0 - self.width, n0 + n])
-        x += self._deviation(lo, hi, n0, n, jitter) * self.gain
+        x += self._deviation(lo, hi, n0, n, jitter, self.weight) * self.gain
         b, a, zi = self.hp
         y, zi = signal.lfilter(b, a, x, zi=zi)
         self.hp = (b, a, zi)
-        return y
+        return y, level
 
-    def _deviation(self, lo: int, hi: int, n0: int, n: int, jitter: np.ndarray | None) -> np.ndarray:
-        """Σₖ aₖ d(n + jₙ − pₖ) for the edges lo … hi−1, on samples n0 … n0+n−1.
+    def bend(self, v: np.ndarray, n0: int, jitter: np.ndarray | None) -> np.ndarray:
+        """What the input's bend a₂v² + a₃v³ adds to samples n0 … of this channel, ``v`` the ADC's input
+        level on them (FS; consecutive blocks). It acts before the decimation filter (model.py item 9):
+        between edges on the slowly drooping level, sample by sample; at an edge on the step's height, a
+        jump the filter spreads as the edge's own step response. (The bend of the sub-microsecond
+        transition itself would move the edge by its change of area: below 0.01 ns, left out.)"""
+        a2, a3 = self.nonlinearity
+        out = (a2 + a3 * v) * v * v
+        n = len(v)
+        lo, hi = np.searchsorted(self.base, [n0, n0 + n])
+        at = self.base[lo:hi] - n0
+        before = np.concatenate([[self.bend_before], out[:-1]])
+        first = np.concatenate([[True], np.diff(at) > 0])  # edges sharing a sample share its jump
+        self.jump[lo:hi] = np.where(first, out[at] - before[at], 0.0)
+        self.bend_before = float(out[-1])
+        lo = int(np.searchsorted(self.base, n0 - self.width))
+        # the deviation tables are signed by polarity: the polarity's sign times the jump gives the jump
+        return out + self._deviation(lo, hi, n0, n, jitter, self.jump * self.polarity)
+
+    def _deviation(self, lo: int, hi: int, n0: int, n: int, jitter: np.ndarray | None,
+                   weight: np.ndarray) -> np.ndarray:
+        """Σₖ wₖ aₖ d(n + jₙ − pₖ) for the edges lo … hi−1, on samples n0 … n0+n−1.
 
         Whole windows are accumulated into a buffer padded by W on both sides; the part outside the block
         is dropped (the neighbouring block computes it again).
@@ -193,7 +224,7 @@ class _Channel:
         row = np.minimum(k.astype(np.int64), TABLE_STEPS_PER_SAMPLE - 1)
         frac = (k - row)[:, None]  # position inside the table cell, the same for all W samples of an edge
         which = self.table_index[lo:hi]
-        scale = self.weight[lo:hi, None]
+        scale = weight[lo:hi, None]
         below = self.deviation[which, row] * scale
         cell = self.deviation[which, row + 1] * scale - below
         idx = (self.base[lo:hi] - (n0 - w))[:, None] + np.arange(w)
@@ -307,17 +338,18 @@ def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile
                 jitter = rngs["jitter"].standard_normal(n, dtype=np.float32) * np.float32(jitter_samples)
             common = hum.block(n0, n) + profile.dc_offset_fs
             block = np.empty((n, len(channels)), dtype=np.int32)
-            ys = [channel.render(n0, n, jitter) for channel in channels]
+            ys, levels = zip(*(channel.render(n0, n, jitter) for channel in channels), strict=True)
             if profile.crosstalk_db is not None and len(ys) == 2:  # both share the high-pass: leak after it
                 leak = 10 ** (profile.crosstalk_db / 20)
-                ys = [ys[0] + leak * ys[1], ys[1] + leak * ys[0]]
-            a2, a3 = profile.nonlinearity
-            for c, y in enumerate(ys):
+                ys = (ys[0] + leak * ys[1], ys[1] + leak * ys[0])
+                if levels[0] is not None:
+                    levels = (levels[0] + leak * levels[1], levels[1] + leak * levels[0])
+            for c, (y, level) in enumerate(zip(ys, levels, strict=True)):
                 y += common
                 if noise_rms:
                     y += rngs["noise"].standard_normal(n, dtype=np.float32) * np.float32(noise_rms)
-                if a2 or a3:  # the input stage's bend (model.py item 9)
-                    y += (np.float32(a2) + np.float32(a3) * y) * y * y
+                if level is not None:  # the input stage's bend, before the decimation filter (model.py 9)
+                    y += channels[c].bend(level + common, n0, jitter)
                 block[:, c], clips = _output(y, profile, rngs["dither"])
                 clipped += clips
             out.write(block)
