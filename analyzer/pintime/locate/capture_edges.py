@@ -208,12 +208,12 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
             noise_parts[ch].append(quiet_noise_rms(block.data[lo:hi, ch], near, MARGIN))
             if ch == 0:
                 pos, sign = pos[own], sign[own]
-                fits = (pos + train.WINDOW[0] >= block.first) & \
-                       (pos + train.WINDOW[-1] < block.first + len(block.data))
+                fits = (pos + train.WIDE_WINDOW[0] >= block.first) & \
+                       (pos + train.WIDE_WINDOW[-1] < block.first + len(block.data))
                 pos, sign = pos[fits], sign[fits]
                 pos_all.append(pos)
                 sign_all.append(sign)
-                wins.append(windows(block, 0, pos, train.WINDOW, info))
+                wins.append(windows(block, 0, pos, train.WIDE_WINDOW, info))
                 simple.append(windows(block, 0, pos, np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1), info))
         if sum(len(p) for p in pos_all) >= LEARN_EDGES:
             break
@@ -226,7 +226,8 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
                            + (f" from {start / info.samplerate_hz:.1f} s" if start else "")
                            + ": silence, not a pintime capture, or edges so close together that the card's "
                              "ringing hides the noise they are told from (faster than fs/8, or not periodic)")
-    sign, y, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
+    sign, y_wide, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
+    y = np.ascontiguousarray(y_wide[:, :len(train.WINDOW)])  # the train's learning may need more after
     if detect.dense_periodic(pos, sign):  # no edge alone: the whole period is learned instead
         periodic = learn_from_capture(info, start, stop, BLOCK_FRAMES, PAD_FRAMES)
         run = detect.find_periodic(pos, sign)  # evenly spaced as a train is: the other methods' check
@@ -244,13 +245,14 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         usable = ~np.any((t[:, None] >= spans[None, :, 0] - guard_s)
                          & (t[:, None] <= spans[None, :, 1] + guard_s), axis=1)
         pos, sign, y, y_simple = pos[usable], sign[usable], y[usable], y_simple[usable]
+        y_wide = y_wide[usable]
         stretch = np.searchsorted(spans[:, 1], pos / info.samplerate_hz)
     seeds = _seeds(y_simple, noise[0]) + pos
     idx = _longest_train(pos, sign, stretch)
     if idx is not None:
         idx = train.clear_ends(pos, idx)
     fit, refused = (None, None) if idx is None else train.checked_fit(
-        y[idx], pos[idx], seeds[idx], sign[idx] < 0, noise[0], f"{info.path}", info.samplerate_hz)
+        y_wide[idx], pos[idx], seeds[idx], sign[idx] < 0, noise[0], f"{info.path}", info.samplerate_hz)
     if fit is not None:
         return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
     try:

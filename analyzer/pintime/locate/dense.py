@@ -21,6 +21,8 @@ not pinned down, and the fit and the centroid then disagree: refused.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from scipy import linalg
 
@@ -147,7 +149,7 @@ class _Windows:
         normal -= flat.T @ flat
         coef = np.zeros(n_free + N_ZERO)
         coef[N_ZERO:] = linalg.cho_solve(linalg.cho_factor(normal), rhs)
-        learned = Template(template.half_samples, template.knot_samples, coef, template.origin).normalized()
+        learned = replace(template, coef=coef).normalized()
         return learned, tau + (learned.origin - template.origin)
 
     def peeled(self, template: Template, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

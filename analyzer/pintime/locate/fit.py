@@ -42,7 +42,6 @@ STEPS = 6  # Gauss–Newton steps from a seed within ~0.1 sample (threshold meth
 RINGING_PER_SAMPLE = 128  # neighbours' ringing is tabulated this finely (interpolation error ≪ noise)
 RINGING_MARGIN_SAMPLES = 2  # zero columns the ringing table has beyond the response (and slope) at each end
 NEGLIGIBLE_RINGING = 1e-5  # of the step: ringing below this is ignored (noise is ≳ 1e-5 of a step)
-SETTLED_SAMPLES = 4.0  # the template's last samples, where only a straight line (level, droop) is left
 # Gauss–Seidel sweeps after the first fit, until no time moves by more than SWEEP_TOLERANCE_SAMPLES: two
 # suffice where a neighbour's ringing is a small part of a window, but at 44.1 kHz a neighbour 8.8 samples
 # away (Table 1's 200 µs pulses) reaches 3.8 samples into it, and 2 sweeps left those edges 1.76× the
@@ -80,14 +79,10 @@ class TemplateTable:
         jac = np.stack([g, -dg, np.ones_like(g), ramp], axis=1)
         gram = np.einsum("qil,qjl->qij", jac, jac)
         cov = np.linalg.inv(gram)
-        end = template.half_samples
-        settled = np.linspace(end - SETTLED_SAMPLES, end, 64)  # the straight line the response ends on
-        slope, offset = np.polyfit(settled, template.evaluate(settled)[0], 1)
-        half = int(np.ceil(end)) + 1
+        half = int(np.ceil(template.support_end)) + 1
         cols = half + RINGING_MARGIN_SAMPLES
         ringing_u = np.arange(-cols, cols, 1.0 / RINGING_PER_SAMPLE)
-        g_u, _ = template.evaluate(ringing_u)
-        ringing = np.where(ringing_u > 0, g_u - (offset + slope * ringing_u), g_u)
+        ringing = template.ringing(ringing_u)
         ringing[np.abs(ringing_u) >= half] = 0.0
         extent = np.max(np.abs(ringing_u[np.abs(ringing) > NEGLIGIBLE_RINGING]))
         reach = extent + FIT_HALF_SAMPLES + 1

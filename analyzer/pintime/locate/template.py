@@ -11,7 +11,7 @@ beyond linearity and a finite anti-alias response: the synthesizer's model is ne
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import linalg
@@ -23,6 +23,7 @@ N_ZERO = 3  # coefficients forced to 0 at the left end: the response is exactly 
 RIPPLE_HARMONICS = 4
 RIPPLE_TERMS = 4  # per harmonic: S′·cos, S′·sin, S″·cos, S″·sin
 ENERGY_PHASES = 256  # the Cramér–Rao energy is tabulated over the sub-sample phase (smooth, periodic)
+SETTLED_SAMPLES = 4.0  # the support's last samples, where only a straight line (level, droop) is left
 
 
 def bspline_weights(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -43,8 +44,10 @@ def covered_knots(phase: np.ndarray, knots: tuple[float, ...], per_knot: int) ->
 
 @dataclass(frozen=True)
 class Template:
-    """Cubic B-spline response ``S`` over ``[-half_samples, half_samples]``, knots every ``knot_samples``,
-    plus the ripple of a delta-sigma modulator's grid if the capture shows one.
+    """Cubic B-spline response ``S`` over ``[-half_samples, half_samples]`` about ``lead_samples`` after the
+    edge, knots every ``knot_samples``, plus the ripple of a delta-sigma modulator's grid if the capture
+    shows one. A minimum-phase decimation filter rings only after its edge, and for longer than
+    ``half_samples``: its support is placed after the edge (:func:`pintime.locate.train.response_lead`).
 
     A delta-sigma ADC samples the analog step at M·fs and its decimation filter ``h`` averages those
     samples. Summing over the modulator's instants (Poisson summation), the response is the smooth
@@ -62,15 +65,23 @@ class Template:
     origin: float = 0.0  # u = 0 lies this far (samples) from the middle of the spline's support
     carrier_per_sample: float = 0.0  # M: the modulator's rate per sample (0: no ripple)
     ripple: np.ndarray | None = None  # (RIPPLE_HARMONICS, RIPPLE_TERMS): (a, b, c, d) of each harmonic
+    lead_samples: int = 0  # the support's middle lies about this far after the edge (-origin, rounded)
 
     @classmethod
-    def initial(cls, half_samples: float, knot_samples: float) -> Template:
-        """A flat step one sample wide: only a starting point for learning."""
+    def initial(cls, half_samples: float, knot_samples: float, lead_samples: int = 0) -> Template:
+        """A flat step one sample wide, its support centred ``lead_samples`` after it: only a starting point
+        for learning."""
         n_int = int(round(2 * half_samples / knot_samples))
         u = -half_samples + (np.arange(n_int + 3) - 1.0) * knot_samples  # coefficient j peaks at knot j-1
-        coef = np.clip(0.5 + u / 2.0, 0.0, 1.0)
+        coef = np.clip(0.5 + (u + lead_samples) / 2.0, 0.0, 1.0)
         coef[:N_ZERO] = 0.0
-        return cls(half_samples, knot_samples, coef)
+        return cls(half_samples, knot_samples, coef, float(-lead_samples), lead_samples=lead_samples)
+
+    @property
+    def support_end(self) -> float:
+        """Where the spline's support ends, in samples after the edge (nominally: the origin's fraction of a
+        sample aside)."""
+        return self.half_samples + self.lead_samples
 
     def basis(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For each ``u``: first active coefficient, weights of the 4 active ones for ``g`` and for ``g′``.
@@ -154,7 +165,7 @@ class Template:
             _, e1, e2, _ = shape.smooth(u.ravel() + shape.origin)
             inside = np.abs(x) < self.half_samples
             e1, e2 = e1 * inside * flat_gain, e2 * inside * flat_gain
-            trig = Template(self.half_samples, self.knot_samples, self.coef, self.origin, carrier)
+            trig = replace(self, carrier_per_sample=carrier, ripple=None)
             # (a, b, c, d) of each harmonic: S′cos, S′sin, S″cos, S″sin
             ripple = np.stack([e * t for _, _, cos, sin in trig._harmonics(x) for e in (e1, e2)
                                for t in (cos, sin)], axis=1)
@@ -182,8 +193,7 @@ class Template:
         factor = linalg.cho_factor(normal)
         sol[N_ZERO:] = linalg.cho_solve(factor, rhs)
         learned = sol[n_smooth:].reshape(RIPPLE_HARMONICS, RIPPLE_TERMS) if carrier else None
-        return (Template(self.half_samples, self.knot_samples, sol[:n_smooth], self.origin, carrier, learned),
-                factor[0])
+        return replace(self, coef=sol[:n_smooth], carrier_per_sample=carrier, ripple=learned), factor[0]
 
     def plus(self, free: np.ndarray, scale: float) -> Template:
         """This template with ``free`` added: a deviation of :meth:`learn`'s free coefficients (times
@@ -194,29 +204,36 @@ class Template:
         coef[N_ZERO:] += free[:n_spline] * scale
         ripple = (None if self.ripple is None
                   else self.ripple + free[n_spline:].reshape(RIPPLE_HARMONICS, RIPPLE_TERMS))
-        return Template(self.half_samples, self.knot_samples, coef, self.origin, self.carrier_per_sample,
-                        ripple)
+        return replace(self, coef=coef, ripple=ripple)
 
     def normalized(self) -> Template:
-        """The same shape scaled to ``g(U) = 1`` and with its origin moved to where ``g = 1/2``."""
-        top = self.evaluate(np.array([self.half_samples]))[0][0]
+        """The same shape scaled to 1 at the support's end and with its origin moved to where ``g = 1/2``."""
+        top = self.evaluate(np.array([self.support_end]))[0][0]
         # the ripple multiplies S′ and S″, which scale with the coefficients
-        scaled = Template(self.half_samples, self.knot_samples, self.coef / top, self.origin,
-                          self.carrier_per_sample, self.ripple)
-        u = np.linspace(-self.half_samples, self.half_samples, int(64 * self.half_samples) + 1)
+        scaled = replace(self, coef=self.coef / top)
+        u = np.linspace(-self.half_samples, self.half_samples, int(64 * self.half_samples) + 1) \
+            + self.lead_samples
         g, _ = scaled.evaluate(u)
         k = int(np.argmin(np.abs(g - 0.5)))
         u0 = u[k]
         for _ in range(4):  # Newton on g(u0) = 1/2 from the nearest grid point
             val, slope = scaled.evaluate(np.array([u0]))
             u0 -= (val[0] - 0.5) / slope[0]
-        return Template(self.half_samples, self.knot_samples, scaled.coef, self.origin + u0,
-                        self.carrier_per_sample, self.ripple)
+        return replace(scaled, origin=self.origin + u0)
+
+    def ringing(self, u: np.ndarray) -> np.ndarray:
+        """The response at ``u`` less, after the edge, the straight line it settles on (fitted over the
+        support's last SETTLED_SAMPLES): what an edge adds to a neighbour's window besides level and droop."""
+        end = self.support_end
+        settled = np.linspace(end - SETTLED_SAMPLES, end, 64)
+        slope, offset = np.polyfit(settled, self.evaluate(settled)[0], 1)
+        g, _ = self.evaluate(u)
+        return np.where(u > 0, g - (offset + slope * u), g)
 
     def energy(self, frac: np.ndarray) -> np.ndarray:
         """``Σₙ g′(n − φ)²`` over the support for edges at sub-sample phases ``frac`` (Cramér–Rao bound)."""
         grid = np.linspace(0.0, 1.0, ENERGY_PHASES + 1)
-        n = np.arange(-np.ceil(self.half_samples) - 2, np.ceil(self.half_samples) + 2)
+        n = np.arange(-np.ceil(self.half_samples) - 2, np.ceil(self.half_samples) + 2) + self.lead_samples
         _, d = self.evaluate(n[None, :] - grid[:, None])
         energy = np.sum(d * d, axis=1)
         # linear interpolation on the uniform grid (np.interp's search per value is 5x slower)

@@ -51,7 +51,7 @@ class DrawModel:
     def build(cls, table: TemplateTable, draw: Template) -> DrawModel:
         base = table.template
         draw_table = TemplateTable.build(draw)
-        u_lo = -base.half_samples - 1.0
+        u_lo = base.lead_samples - base.half_samples - 1.0
         u = u_lo + np.arange(int((2 * base.half_samples + 3) * TABLE_PER_SAMPLE) + 1) / TABLE_PER_SAMPLE
         g, dg = base.evaluate(u)
         # the detector's sample: the steepest by central difference of the noise-free response

@@ -26,7 +26,7 @@ import numpy as np
 from scipy import linalg
 
 from pintime.errors import PintimeError
-from pintime.locate.template import Template
+from pintime.locate.template import SETTLED_SAMPLES, Template
 
 MIN_TRAIN_EDGES = 100  # fewer evenly spaced edges are not a calibration train
 SPACING_TOLERANCE_SAMPLES = 2.0  # coarse positions are whole samples: spacing wobbles by ±1
@@ -39,6 +39,14 @@ BASELINE_SAMPLES = 24  # window samples before the template's support: they pin 
 # learning window around an edge's coarse sample: the baseline stretch, then the support and two samples
 # more (data beyond the support would let the template's end trade its slope against the baselines)
 WINDOW = np.arange(-(TEMPLATE_HALF_SAMPLES + BASELINE_SAMPLES), TEMPLATE_HALF_SAMPLES + 2)
+# a response that rings longer after its edge than U (a minimum-phase decimation filter: ~70 samples, all
+# after it) has its support moved up to this far after the edge (response_lead), its windows with it
+MAX_LEAD_SAMPLES = 36
+WIDE_WINDOW = np.arange(WINDOW[0], WINDOW[-1] + 1 + MAX_LEAD_SAMPLES)  # the windows a lead is cut from
+LEAD_STEP_SAMPLES = 12  # each move of the support (response_lead) …
+LEAD_ROUNDS = MAX_LEAD_SAMPLES // LEAD_STEP_SAMPLES  # … and how many at most
+END_SAMPLES = 8  # the support's ends compared (response_lead) …
+CUT_RATIO = 10.0  # … and how much more ringing at its end than at its start cuts the response short
 # train edges closer than this put their neighbours' support inside each other's learning window (the one
 # before reaches into the baseline stretch): the template cannot be learned from the train, or learns a bias
 NEIGHBOUR_FREE_SPACING_SAMPLES = TEMPLATE_HALF_SAMPLES - int(WINDOW[0])
@@ -140,7 +148,7 @@ def window_linear(template: Template, y: np.ndarray, u: np.ndarray, ramp: np.nda
     return lin, cols, dg, normal
 
 
-def modulator_ripple(u: np.ndarray, resid: np.ndarray) -> float:
+def modulator_ripple(u: np.ndarray, resid: np.ndarray, support_start: float) -> float:
     """Rate M (per sample) of a ripple cos/sin(2πMu) left in the residuals near the edges, or 0.
 
     A delta-sigma ADC samples at M·fs (M = 32 … 256) and its decimation filter passes that grid's images,
@@ -152,7 +160,7 @@ def modulator_ripple(u: np.ndarray, resid: np.ndarray) -> float:
     """
     near = np.abs(u) < 2.0
     uu, rr = u[near], resid[near]
-    noise_var = np.mean(resid[u < -TEMPLATE_HALF_SAMPLES] ** 2)
+    noise_var = np.mean(resid[u < support_start] ** 2)
     power = {m: 2 * abs(np.sum(rr * np.exp(-2j * np.pi * m * uu))) ** 2 / (noise_var * len(rr))
              for m in RIPPLE_RATES}
     best, best_power = max(power.items(), key=lambda item: item[1])
@@ -191,15 +199,17 @@ def clear_ends(pos: np.ndarray, idx: np.ndarray) -> np.ndarray | None:
 
 
 def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray,
-                     falling: np.ndarray) -> TrainFit:
+                     falling: np.ndarray, lead: int = 0) -> TrainFit:
     """Fit template and line to the windows of a calibration train.
 
     Parameters
     ----------
-    y : (edges, len(WINDOW)) samples ``centre + WINDOW`` of each train edge, in train order (none skipped)
+    y : (edges, len(WINDOW)) samples ``centre + lead + WINDOW`` of each train edge, in train order (none
+        skipped)
     centre : (edges,) coarse sample index of each edge
     seed_samples : (edges,) absolute seed positions from any simple estimator (only the line's start)
     falling : (edges,) bool, the edge falls (in the signal's own polarity)
+    lead : the template's support, and the windows, centred this many samples after the edges
 
     Each window's baseline (offset, slope, curvature: DC, hum, droop of the edge before) is solved jointly
     with the template; the stretch before the support, where the edge has no effect yet, keeps the
@@ -210,6 +220,7 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     v = line_basis(falling, every)
     line = np.linalg.lstsq(v, seed_samples, rcond=None)[0]
     m, ramp, nuisance = window_baseline()
+    centre = centre + lead  # each window's first sample less WINDOW[0]
 
     def refit(template: Template, fresh: Template, carrier: float):
         """``fresh`` refitted at the current line (amplitudes and the ripple's envelope from ``template``),
@@ -233,7 +244,7 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         return fresh, factor, step, resid, (u, resid * np.sign(lin[:, :1]))
 
     # coarse knots until the line has converged (cheap), then the fine template with its ripple if any
-    template = Template.initial(TEMPLATE_HALF_SAMPLES, COARSE_KNOT_SAMPLES)
+    template = Template.initial(TEMPLATE_HALF_SAMPLES, COARSE_KNOT_SAMPLES, lead)
     for iteration in range(MAX_ITERATIONS):
         template, _, step, resid, signed = refit(template, template, 0.0)
         line = line + step
@@ -243,14 +254,14 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         if iteration + 1 >= MIN_ITERATIONS and np.max(np.abs(shape)) < TOLERANCE_SAMPLES \
                 and abs(step[-1]) < TOLERANCE_SAMPLES:
             break
-    carrier = modulator_ripple(*signed)
-    fine = Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES)
+    carrier = modulator_ripple(signed[0], signed[1], lead - TEMPLATE_HALF_SAMPLES)
+    fine = Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES, lead)
     # the ripple's envelope is the template's own slope: again with the fine one's (Template.refit)
     for _ in range(RIPPLE_ROUNDS if carrier else 1):
         template, factor, step, resid, _ = refit(template, fine, carrier)
         line = line + step
     rms = float(np.sqrt(np.mean(resid * resid)))
-    before = (m[None, :] - (v @ line - centre)[:, None]) < -TEMPLATE_HALF_SAMPLES
+    before = (m[None, :] - (v @ line - centre)[:, None]) < lead - TEMPLATE_HALF_SAMPLES
     before_rms = float(np.sqrt(np.mean(resid[before] ** 2)))
     final = template.normalized()
     shift = final.origin - template.origin  # edge times move with the origin
@@ -260,18 +271,56 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
                     draws)
 
 
+def response_lead(fit: TrainFit) -> int:
+    """Where a train fit's template should have its support centred (samples after the edge): where it
+    is, unless the response is cut short by the support's end while its start is quiet, as a minimum-phase
+    decimation filter's is (no ringing before its edge, ~70 samples after it); then LEAD_STEP_SAMPLES
+    further on (learning again sees more of it: LEAD_ROUNDS).
+
+    The ringing (:meth:`Template.ringing`) is measured in its own uncertainty, the spread of the
+    template's error draws: cut short when its mean square over the support's last END_SAMPLES (before
+    the straight line it ends on) is CUT_RATIO times that over the first END_SAMPLES, and than noise's
+    (1). A linear-phase filter rings alike before and after its edge; at the noise of the `minphase-48k`
+    card (0.46 FS, −92 dBFS) nothing of its tail beyond 48 samples stands out, at −110 dBFS it does (and
+    cut there left edges 4–6× their Cramér–Rao bound).
+    """
+    t = fit.template
+    lo, end = t.lead_samples - t.half_samples, t.support_end
+    u = np.arange(lo, end, 0.125)
+    g = t.evaluate(u)[0]
+    spread = np.sqrt(np.mean([(d.evaluate(u)[0] - g) ** 2 for d in fit.draws], axis=0))
+    # the support's first coefficients are held at 0: there the template and its draws are exactly 0
+    z2 = np.divide(t.ringing(u), spread, out=np.zeros_like(u), where=spread > 0) ** 2
+    head = np.mean(z2[u < lo + END_SAMPLES])
+    tail = np.mean(z2[(u >= end - SETTLED_SAMPLES - END_SAMPLES) & (u < end - SETTLED_SAMPLES)])
+    if tail > CUT_RATIO * max(head, 1.0):
+        return min(t.lead_samples + LEAD_STEP_SAMPLES, MAX_LEAD_SAMPLES)
+    return t.lead_samples
+
+
 def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, falling: np.ndarray,
                 noise_rms: float, path: str, rate_hz: int) -> tuple[TrainFit | None, str | None]:
     """:func:`learn_from_train`'s fit if it holds the response (it leaves at most MISFIT_MAX × the noise,
     and BEFORE_MAX × before the edges), or else why not, the template then being learned blind: the
     train's edges are too close for the learning window, or a third of the train holds the shape where
-    the whole does not (something in it: lost audio, which the capture's check then finds).
+    the whole does not (something in it: lost audio, which the capture's check then finds). ``y``: the
+    windows on WIDE_WINDOW, from which each learning's are cut with its support's lead
+    (:func:`response_lead`).
 
     Raises PintimeError (naming ``path``) where the spacing suits the window and no third of the train
     holds a template either: the response is longer than the template (the stretch before the edges holds
     more than noise), or its edges are not one shape (it does not: a nonlinear input), and a blind one
     would leave the edges off by far more than their σ."""
-    fit, misfit_x, before_x = _attempt(y, centre, seed_samples, falling, noise_rms)
+    lead = 0
+    fit, misfit_x, before_x = _attempt(y, centre, seed_samples, falling, noise_rms, lead)
+    for _ in range(LEAD_ROUNDS):
+        moved = lead if fit is None else response_lead(fit)
+        if moved == lead:
+            break
+        attempt = _attempt(y, centre, seed_samples, falling, noise_rms, moved)
+        if attempt[0] is None:
+            break
+        lead, (fit, misfit_x, before_x) = moved, attempt
     if _holds(fit, misfit_x, before_x):
         return fit, None
     misfit = ("no template (singular normal equations)" if fit is None
@@ -284,7 +333,7 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
                       f"needs more than {NEIGHBOUR_FREE_SPACING_SAMPLES})")
     for part in np.array_split(np.arange(len(centre)), 3):
         if len(part) >= MIN_TRAIN_EDGES and _holds(*_attempt(y[part], centre[part], seed_samples[part],
-                                                             falling[part], noise_rms)):
+                                                             falling[part], noise_rms, lead)):
             return None, (f"the template fitted to the calibration train leaves {misfit}, where a third of "
                           "it holds the shape: something in the train (lost audio?)")
     if fit is None:
@@ -305,11 +354,12 @@ def _holds(fit: TrainFit | None, misfit_x: float, before_x: float) -> bool:
 
 
 def _attempt(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, falling: np.ndarray,
-             noise_rms: float) -> tuple[TrainFit | None, float, float]:
-    """:func:`learn_from_train`'s fit and what it leaves in the noise's RMS, over the windows and before
-    the edges (None, inf, inf where the normal equations are singular; NaN for an unknown noise)."""
+             noise_rms: float, lead: int) -> tuple[TrainFit | None, float, float]:
+    """:func:`learn_from_train`'s fit with its support ``lead`` samples after the edges (``y`` on
+    WIDE_WINDOW) and what it leaves in the noise's RMS, over the windows and before the edges (None, inf,
+    inf where the normal equations are singular; NaN for an unknown noise)."""
     try:
-        fit = learn_from_train(y, centre, seed_samples, falling)
+        fit = learn_from_train(y[:, lead:lead + len(WINDOW)], centre, seed_samples, falling, lead)
     except np.linalg.LinAlgError:  # singular normal equations: no template of this support gives them
         return None, np.inf, np.inf
     with np.errstate(divide="ignore", invalid="ignore"):  # noise-free: inf
@@ -330,5 +380,5 @@ def error_draws(final: Template, learned: Template, factor: np.ndarray, noise_rm
     """
     z = np.random.default_rng(0).standard_normal((factor.shape[0], DRAWS))
     deviation = linalg.solve_triangular(factor, z, lower=False) * noise_rms  # covariance σ²(RᵀR)⁻¹
-    scale = 1.0 / learned.evaluate(np.array([learned.half_samples]))[0][0]  # as normalized() scales
+    scale = 1.0 / learned.evaluate(np.array([learned.support_end]))[0][0]  # as normalized() scales
     return tuple(final.plus(deviation[:, k], scale) for k in range(DRAWS))
