@@ -28,8 +28,9 @@ from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, Frame, FrameDecode, ScaledTimes, decode_between_gaps
 from pintime.ladder import LADDER, Attribution, attribute
-from pintime.locate.capture_edges import METHODS, CaptureEdges, gap_guard_s, locate_capture
+from pintime.locate.capture_edges import CaptureEdges, gap_guard_s, locate_capture
 from pintime.locate.fit import TemplateTable
+from pintime.locate.methods import METHODS
 from pintime.locate.store import release_free_memory
 from pintime.locate.template_error import DrawModel
 from pintime.locate.train import TrainFit

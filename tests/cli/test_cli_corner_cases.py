@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 from pintime.cli.validate import format_validation
+from pintime.errors import PintimeError
 from pintime.soundcard import synth as synth_module
+from pintime.validate import edgecheck
+from pintime.validate.report import edges_section
 from pintime.validate.validation import Table2Unknown, Validation
 from support import SIM, assert_fails, run_cli
 
@@ -99,6 +102,33 @@ def test_validation_prints_only_sections_with_rows():
     text = format_validation(Validation({"recording_gaps": None}, "truth.json", 235.0, table2=(table2_row,)))
     assert text.splitlines()[0].startswith("Basic Block") and "Technique" not in text
     assert "routine ref100" not in text and "" not in text.splitlines()
+
+
+def test_a_method_whose_edges_cannot_be_compared_is_reported_not_fatal(monkeypatch, tmp_path):
+    """The threshold method's edges of a 48 kHz minimum-phase capture missed the exact ones by more than 20
+    µs (19 % of them) and stopped the whole validation; now it is reported beside the others, in the text,
+    the JSON and the report. The template method's failure is still the validation's."""
+    failing = {"threshold"}
+
+    def locate(capture, method, *_):
+        if method in failing:
+            raise PintimeError(f"{capture}: only 5 of the 9 located edges match an exact edge")
+        return method
+
+    monkeypatch.setattr(edgecheck, "locate_capture", locate)
+    monkeypatch.setattr(edgecheck, "errors_of", lambda result, truth, cuts: ("compared", result))
+    errors = edgecheck.edge_errors(Path("x.wav"), None)
+    assert errors["threshold"] == "only 5 of the 9 located edges match an exact edge"
+    assert errors["template"] == ("compared", "template")
+    validation = Validation({"recording_gaps": None, "table1": []}, "truth.json", 100.0,
+                            edges={"threshold": errors["threshold"]})
+    assert "edges [threshold]: not compared: only 5 of the 9" in format_validation(validation)
+    out = tmp_path / "v.json"
+    out.write_text(json.dumps({"capture": "x.wav", **validation.to_json()}))
+    assert "not compared: only 5" in "\n".join(edges_section([json.loads(out.read_text())]))
+    failing.add("template")
+    with pytest.raises(PintimeError, match="only 5"):
+        edgecheck.edge_errors(Path("x.wav"), None)
 
 
 @pytest.mark.parametrize("timescale", ["1 ns", "100 fs", "1 s"])

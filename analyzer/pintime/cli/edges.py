@@ -16,7 +16,7 @@ from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, version, write_text
 from pintime.frame_timing import DetectedGap
 from pintime.ladder import PIN_NAMES, format_attribution
-from pintime.locate.capture_edges import METHODS
+from pintime.locate.methods import METHODS
 from pintime.locate.periodic import Periodic
 from pintime.lost_audio import LostAudio, periodic_jumps
 from pintime.pipeline import ladder_edges, load_edges, located_without_lost_audio, sniff

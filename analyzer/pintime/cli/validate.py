@@ -13,7 +13,7 @@ from pintime.cli.analyze import print_figures
 from pintime.cli.args import add_channel_arguments, channels
 from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, write_text
-from pintime.locate.capture_edges import METHODS
+from pintime.locate.methods import METHODS
 from pintime.pipeline import analyze, refuse_unused_elf, table2_inputs
 from pintime.validate.compare import (
     IN_CI,
@@ -70,7 +70,7 @@ def format_validation(v: Validation) -> str:
     lines += _micro_lines(v)
     gaps = v.summary.get("recording_gaps")
     if gaps is not None:
-        beside = "/".join(sorted({str(e.beside_gaps) for e in v.edges.values()}))
+        beside = "/".join(sorted({str(e.beside_gaps) for e in v.edges.values() if not isinstance(e, str)}))
         per_edge = f"; per-edge errors stretch by stretch, {beside} located edges beside the gaps left out"
         lines.append(f"recording gaps: {gaps['count']} listed, {len(gaps['found_in_data'])} found in the "
                      f"data, {gaps['frames_cut']} frame(s) cut by them, not decoded"
@@ -89,6 +89,9 @@ def format_validation(v: Validation) -> str:
                      f"(half-widths ×{joint.factor:.2f}, Bonferroni: all inside in ≥ 95 % "
                      "of captures)")
     for method, e in v.edges.items():
+        if isinstance(e, str):
+            lines.append(f"edges [{method}]: not compared: {e}")
+            continue
         adev = "—" if e.clock_adev_1s is None else f"{e.clock_adev_1s:.2g}"
         own = "—" if e.locator_rms_ns is None else \
             (f"{e.locator_rms_ns:.3g} ± {_optional(e.locator_rms_se_ns)} ns (phase bias "

@@ -34,18 +34,21 @@ from pintime.errors import PintimeError
 from pintime.locate import detect, train
 from pintime.locate.ahead import ahead
 from pintime.locate.blind import isolated_edges, learn_blind
-from pintime.locate.count import locate_count
 from pintime.locate.crlb import quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
 from pintime.locate.highpass import Highpass, learn_highpass, restore_block
-from pintime.locate.inflection import locate_inflection
+from pintime.locate.methods import (
+    METHODS,
+    SIMPLE_HALF,
+    locate_single,
+    method_error,
+    seed_phases,
+)
 from pintime.locate.periodic import Periodic, learn_from_capture, periodic_rows
 from pintime.locate.store import EdgeStore, edge_crlb_s, release_free_memory
 from pintime.locate.template import Template
-from pintime.locate.threshold import locate_threshold
 from pintime.locate.windows import windows
 
-METHODS = ("template", "inflection", "threshold", "count")
 # An edge's location uses samples up to the template's half-support on either side (its own window, or
 # its neighbours' in a joint fit): edges this close to a recording gap may see the jump, and are dropped.
 GAP_GUARD_SAMPLES = 2 * train.TEMPLATE_HALF_SAMPLES
@@ -58,7 +61,6 @@ LEARN_SEARCH_S = 300.0  # a calibration train is looked for this far after the f
 TRAIN_SPAN_S = 3.0  # a calibration train lasts 2.78 s (FORMAT.md §6)
 TRAIN_LEAD_S = 0.1  # a learning span that starts at a train starts this much before it (its frame header)
 CAL_PERIOD_S = 2777e-6  # a pintime calibration train's edge spacing (FORMAT.md §6), within 1 %
-SIMPLE_HALF = 16  # window half-width of the threshold and inflection methods (and of the seeds)
 MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this far inside a block's data
 
 
@@ -124,13 +126,6 @@ class _Detector:
         hi = len(x) - (SIMPLE_HALF if block.first + len(x) < block.own_hi + PAD_FRAMES else MARGIN)
         keep = (pos >= lo) & (pos < hi)
         return pos[keep] + block.first, np.sign(strength[keep])
-
-
-def _seeds(y_simple: np.ndarray, noise: float) -> np.ndarray:
-    """Sub-sample seeds relative to the window centre (threshold method)."""
-    pos, _ = locate_threshold(y_simple, noise)
-    # no crossing near the detection (a window the threshold method cannot read): seeded at its centre
-    return np.where(np.isfinite(pos), pos - SIMPLE_HALF, 0.0)
 
 
 def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int]:
@@ -247,7 +242,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         pos, sign, y, y_simple = pos[usable], sign[usable], y[usable], y_simple[usable]
         y_wide = y_wide[usable]
         stretch = np.searchsorted(spans[:, 1], pos / info.samplerate_hz)
-    seeds = _seeds(y_simple, noise[0]) + pos
+    seeds = seed_phases(y_simple, noise[0]) + pos
     idx = _longest_train(pos, sign, stretch)
     if idx is not None:
         idx = train.clear_ends(pos, idx)
@@ -285,55 +280,6 @@ def _pool(parts: list[tuple[float, int]]) -> float:
     return float(np.sqrt(var / n)) if n else float("nan")
 
 
-def _method_rms(method: str, table: TemplateTable | Periodic, noise: float, train_data: list,
-                knot_every: int) -> tuple[float, float]:
-    """RMS error of a method on the calibration train's edges about their line, and the RMS of the
-    uncertainties the method itself gave them (both in samples).
-
-    The line is piecewise linear in the edge index, knots ``knot_every`` edges apart as in the train's fit
-    (:func:`pintime.locate.train.knot_edges`), so that the sample clock's wander over the train
-    (nanoseconds in a second, docs/design.md §10) is not charged to the method, while a method's
-    sub-sample bias, which turns with each polarity's phase at least twice between knots, is. Without a
-    train (``knot_every`` 0: a blind template's isolated edges) the error is taken about the template
-    method's own fit of the same edges, less each polarity's mean and that fit's variance.
-    """
-    pos, sign, y_simple, y = train_data
-    y_fit = y[:, -int(train.WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)]
-    phase, sigma, _ = locate_single(method, table, noise, y_simple, y_fit)
-    placed = np.isfinite(phase)  # the edges the method could place (the line's knots stay by edge index)
-    if knot_every:
-        v = train.line_basis(sign < 0, knot_every)[placed]
-        est = (pos + phase)[placed]
-        resid = est - v @ np.linalg.lstsq(v, est, rcond=None)[0]
-        variance = np.sum(resid ** 2) / max(1, len(resid) - v.shape[1])
-    else:
-        fit, fit_sigma, _ = locate_single("template", table, noise, y_simple, y_fit)
-        v = np.column_stack([sign < 0, sign > 0]).astype(np.float64)[placed]
-        d = (phase - fit)[placed]
-        resid = d - v @ np.linalg.lstsq(v, d, rcond=None)[0]
-        variance = max(0.0, np.sum(resid ** 2) / max(1, len(resid) - 2) - np.mean(fit_sigma[placed] ** 2))
-    return float(np.sqrt(variance)), float(np.sqrt(np.mean(sigma[placed] ** 2)))
-
-
-def locate_single(method: str, table: TemplateTable | Periodic, noise: float, y_simple: np.ndarray,
-                  y_fit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Phase from the window centre, 1-sigma and amplitude of single edges by ``method`` (the template
-    method's with a TemplateTable: a Periodic's edges are located by :func:`periodic_rows`)."""
-    amp = np.mean(y_simple[:, -8:], axis=1) - np.mean(y_simple[:, :8], axis=1)
-    if method == "threshold":
-        phase, sigma = locate_threshold(y_simple, noise)
-        return phase - SIMPLE_HALF, sigma, amp
-    if method == "inflection":
-        phase, sigma = locate_inflection(y_simple, noise)
-        return phase - SIMPLE_HALF, sigma, amp
-    if method == "count":
-        phase, sigma = locate_count(y_simple, noise)
-        return phase - SIMPLE_HALF, sigma, amp
-    assert isinstance(table, TemplateTable)
-    fit = fit_isolated(table, y_fit, _seeds(y_simple, noise), noise)
-    return fit.phase, fit.sigma, fit.amp
-
-
 def _locate_block(method: str, table: TemplateTable | Periodic, det: _Detector, block: Block, info: WavInfo,
                   noise: tuple[float, ...]) -> list[np.ndarray]:
     """Located edges owned by one block: position (samples), sigma, amplitude, channel, signal sign.
@@ -362,7 +308,7 @@ def _locate_block(method: str, table: TemplateTable | Periodic, det: _Detector, 
             alone = np.concatenate([[True], gap >= reach]) & np.concatenate([gap >= reach, [True]])
             phase, sigma, amp = np.empty(len(pos)), np.empty(len(pos)), np.empty(len(pos))
             y_fit = y_simple[:, SIMPLE_HALF + fit_off]
-            seeds = _seeds(y_simple, noise[ch])
+            seeds = seed_phases(y_simple, noise[ch])
             fit = fit_isolated(table, y_fit[alone], seeds[alone], noise[ch])
             phase[alone], sigma[alone], amp[alone] = fit.phase, fit.sigma, fit.amp
             if (~alone).any():
@@ -420,7 +366,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     knot_every = (train_fit.knot_edges if train_fit is not None else
                   train.knot_edges((train_data[0][-1] - train_data[0][0]) / (len(train_data[0]) - 1))
                   if isinstance(template, Periodic) else 0)
-    rms, own_sigma = (_method_rms(method, table, noise[0], train_data, knot_every)
+    rms, own_sigma = (method_error(method, table, noise[0], train_data, knot_every)
                       if train_data and (train_fit is not None or method != "template") else (None, 0.0))
     det = _Detector(len(info.columns), smallest_step)
     # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's

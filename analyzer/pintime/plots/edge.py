@@ -13,7 +13,8 @@ import numpy as np  # noqa: E402
 from pintime.capture.wav import open_wav  # noqa: E402
 from pintime.errors import PintimeError  # noqa: E402
 from pintime.locate import capture_edges as locate  # noqa: E402
-from pintime.locate.fit import TemplateTable  # noqa: E402
+from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable  # noqa: E402
+from pintime.locate.methods import METHODS, SIMPLE_HALF, locate_single  # noqa: E402
 from pintime.locate.template import Template  # noqa: E402
 
 SHOW_HALF = 10  # samples either side of the edge in the figure
@@ -33,9 +34,9 @@ def fig6_edge(capture: str | Path, out: Path) -> Path:
     pos, sign, y_simple, _ = (part[:1] for part in train_data)
     table = TemplateTable.build(template)
     fs = info.samplerate_hz
-    centre = locate.SIMPLE_HALF
-    y_fit = y_simple[:, centre - locate.FIT_HALF_SAMPLES:centre + locate.FIT_HALF_SAMPLES + 1]
-    times = {m: locate.locate_single(m, table, noise[0], y_simple, y_fit)[0][0] for m in locate.METHODS}
+    centre = SIMPLE_HALF
+    y_fit = y_simple[:, centre - FIT_HALF_SAMPLES:centre + FIT_HALF_SAMPLES + 1]
+    times = {m: locate_single(m, table, noise[0], y_simple, y_fit)[0][0] for m in METHODS}
     shown = np.arange(-SHOW_HALF, SHOW_HALF + 1)
     samples = y_simple[0, centre + shown]
     fig, ax = plt.subplots(figsize=(7, 4))

@@ -90,7 +90,7 @@ def check_same_run(a: Analysis, truth: dict[str, Any], truth_path: Path) -> None
                            f"({truth_path})")
 
 
-def compare(a: Analysis, exact: Analysis, truth: Path, edges: Mapping[str, EdgeErrors]) -> Validation:
+def compare(a: Analysis, exact: Analysis, truth: Path, edges: Mapping[str, EdgeErrors | str]) -> Validation:
     """The estimates of ``a`` beside their truth: those of ``exact`` (the same analysis of the exact edges)
     for Table 1, the overdetermined system and user functions; the CFG's exact costs (+ ε) for Table 2
     (pintime.table2.table) and its resolved exits (pintime.table2.cuts). ``truth``: the truth JSON;
@@ -199,7 +199,7 @@ def _unknown(row: dict[str, Any], label: str, us_per_cycle: float, judged: bool)
 
 
 def edge_errors(a: Analysis, exact: Analysis,
-                channels: Channels = DEFAULT_CHANNELS) -> dict[str, EdgeErrors]:
+                channels: Channels = DEFAULT_CHANNELS) -> dict[str, EdgeErrors | str]:
     """Per-edge errors by method (:func:`edgecheck.edge_errors`) when the capture's edges were located (WAV),
     stretch by stretch between the gaps its analysis ``a`` knows (listed or found in the data); none for
     exact edges."""

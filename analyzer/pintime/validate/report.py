@@ -237,6 +237,9 @@ def edges_section(runs: list[Run]) -> list[str]:
             continue
         seen.add(capture)
         for method, e in r["edges"].items():
+            if "not_compared" in e:
+                rows.append([Path(capture).stem, method, f"not compared: {e['not_compared']}", *["—"] * 6])
+                continue
             own, crlb = e.get("locator_rms_ns"), e["crlb_ns"]
             rows.append([Path(capture).stem, method, f"{e['rms_ns']:.3g}", f"{e['bias_rise_ns']:+.3g}",
                          f"{e['bias_fall_ns']:+.3g}", f"{e['max_ns']:.3g}", f"{e['crlb_ns']:.3g}",

@@ -231,7 +231,8 @@ class Validation:
     table2_exits: tuple[Table2Unknown, ...] | None = None  # the exit model; None: not a table2 capture
     resolved: tuple[ResolvedExit, ...] = ()  # every column of the cut measurements' system
     coverage: Table2Coverage | None = None  # None: not a table2 capture
-    edges: Mapping[str, EdgeErrors] = field(default_factory=dict)  # per edge locator; empty: exact edges
+    # per edge locator (or why it was not compared); empty: exact edges
+    edges: Mapping[str, EdgeErrors | str] = field(default_factory=dict)
     kernel: tuple[KernelFigure, ...] = ()  # kernel programs: every figure beside its truth
     micro: tuple[MicroBenchmark, ...] = ()  # program micro: each benchmark beside simavr's truth
     micro_coverage: Coverage | None = None  # None: not a micro capture
@@ -271,7 +272,8 @@ class Validation:
             for name, estimate in (("t_e", o.t_e), ("t_i", o.t_i), ("epsilon", o.epsilon)):
                 out["overdetermined"][name].update(estimate.to_json())
         out["truth"] = self.truth
-        out["edges"] = {method: e.to_json() for method, e in self.edges.items()}
+        out["edges"] = {method: {"not_compared": e} if isinstance(e, str) else e.to_json()
+                        for method, e in self.edges.items()}
         if self.ladder:
             out["ladder_check"] = [c.to_json() for c in self.ladder]
         return out
