@@ -131,6 +131,27 @@ def test_a_vcd_with_a_second_pa0_signal_is_refused(tmp_path, make_sim):
     _one_error_line(_pintime("analyze", "two.vcd", cwd=tmp_path), "two signals end in _PA0", "ambiguous")
 
 
+def test_another_methods_biased_estimates_are_flagged_against_the_template_methods(tmp_path, make_sim):
+    """48 kHz, 16-bit mono: Table 1's Differential pulses are 4.8 samples long and each edge's neighbour
+    lies inside the threshold method's levels, which biases every repetition alike (80.9 µs with a CI of
+    ± 0.001 µs, truth 100, exit 0 before). The estimates are now checked against the template method's on
+    the same capture, and those beyond both CIs are said, and listed in the JSON."""
+    wav = tmp_path / "t48.wav"
+    assert _pintime("synth", str(make_sim / "table1.edges.csv"), "-o", str(wav), "--rate", "48000",
+                    "--bits", "16", "--channels", "1", "--seed", "3", "--duration-s", "30",
+                    cwd=tmp_path).returncode == 0
+    proc = _pintime("analyze", str(wav), "--method", "threshold", "--json", str(tmp_path / "t.json"),
+                    cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "estimates of the threshold method differ from the template method's" in proc.stdout.decode()
+    check = json.loads((tmp_path / "t.json").read_text())["template_check"]
+    flagged = {d["where"]: d for d in check["disagree"]}
+    differential = next(d for where, d in flagged.items() if where.startswith("table1 / Differential"))
+    assert abs(differential["template_us"] - 100) < 0.01 and differential["method_us"] < 90
+    proc = _pintime("analyze", str(wav), "--json", str(tmp_path / "template.json"), cwd=tmp_path)
+    assert "template_check" not in json.loads((tmp_path / "template.json").read_text())
+
+
 def test_edges_the_threshold_method_cannot_place_are_counted_not_guessed(tmp_path, make_sim):
     """A 16-bit laptop input at 0.01 FS: many windows do not cross the middle of their levels near the
     detection. The threshold method gives them no position (before: an extrapolated one, or NaN, and a

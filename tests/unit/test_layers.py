@@ -20,7 +20,7 @@ LAYERS = [
     {"frame_timing"},
     {"clock", "lost_audio", "estimate", "avr"},
     {"table2"},
-    {"pipeline"},
+    {"pipeline", "crosscheck"},
     {"validate", "soundcard", "record"},
     {"plots"},
     {"cli"},
