@@ -250,9 +250,10 @@ def test_a_uart_line_whose_edges_are_never_alone_is_located_from_its_own_edges(t
 
 
 def test_an_edge_cut_by_the_end_of_the_file_does_not_count_as_noise(tmp_path):
-    """A recording stopped 10 samples after an edge: that edge is too close to the end to be detected, and
-    its ringing fell in a quiet chunk, which made the noise (and every σ) 5× too large. The file's ends now
-    count as edges: the noise is the one measured on the whole recording."""
+    """A recording stopped 10 samples after an edge: that edge is too close to the end to be located (it is
+    counted, and `pintime edges` says so), and its ringing fell in a quiet chunk, which made the noise (and
+    every σ) 5× too large. The file's ends now count as edges: the noise is the one measured on the whole
+    recording."""
     cycles = np.round(1000 + np.cumsum(np.random.default_rng(4).uniform(5000, 15000, 300)))
     csv = tmp_path / "pulses.edges.csv"
     rows = "".join(f"{c:.0f},0,{1 - k % 2}\n" for k, c in enumerate(cycles))
@@ -264,7 +265,7 @@ def test_an_edge_cut_by_the_end_of_the_file_does_not_count_as_noise(tmp_path):
     for start in range(0, 64, 8):  # the quiet chunks' grid, from the file's start, at 8 places
         sf.write(tmp_path / "cut.wav", x[start:last + 10], rate, subtype="PCM_16")
         cut = locate_capture(tmp_path / "cut.wav", "template")
-        assert len(cut.edges.time) == len(cycles) - 1
+        assert len(cut.edges.time) == len(cycles) - 1 and cut.at_file_ends == 1  # left out, counted
         assert cut.noise_rms[0] == pytest.approx(whole.noise_rms[0], rel=0.05), start
 
 

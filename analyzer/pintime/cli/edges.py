@@ -16,7 +16,7 @@ from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, version, write_text
 from pintime.frame_timing import DetectedGap
 from pintime.ladder import PIN_NAMES, format_attribution
-from pintime.locate.methods import METHODS
+from pintime.locate.methods import METHODS, SIMPLE_HALF
 from pintime.locate.periodic import Periodic
 from pintime.lost_audio import LostAudio, periodic_jumps
 from pintime.pipeline import ladder_edges, load_edges, located_without_lost_audio, sniff
@@ -68,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
             print(skipped_text(result.skipped_s), file=sys.stderr)
         if result.unplaced:
             print(unplaced_text(result.unplaced, result.method), file=sys.stderr)
+        if result.at_file_ends:
+            print(f"{result.at_file_ends} edge(s) detected within {SIMPLE_HALF} samples of the file's start "
+                  "or end left out: too near it to be located", file=sys.stderr)
         if gaps is not None:
             print(f"{len(gaps.gaps)} recording gap(s) listed in {gaps.sidecar} at "
                   f"{', '.join(f'{t:.6f}' for t in gaps.times_s)} s: {gaps.edges_dropped} edges beside them "

@@ -83,6 +83,7 @@ class CaptureEdges:
     learn_span_s: tuple[float, float] = (0.0, LEARN_MAX_S)  # the seconds the edge shape was learned from
     skipped_s: tuple[float, float] | None = None  # a stretch with edges left out: an earlier run's end
     unplaced: int = 0  # edges detected that the method could not place (left out, frames with them lost)
+    at_file_ends: int = 0  # edges detected too near the file's start or end to be located (left out)
 
     @property
     def crlb_s(self) -> np.ndarray:
@@ -108,6 +109,7 @@ class _Detector:
         self.swing: list[float | None] = [None] * columns
         # below 1 (a resistor ladder): every column detects steps down to this fraction of column 0's swing
         self.smallest_step = smallest_step
+        self.at_file_ends = 0  # edges found within SIMPLE_HALF samples of the file's start or end
 
     def steps(self, block: Block, channel: int) -> tuple[np.ndarray, np.ndarray]:
         """Absolute sample index and sign of the edges in the block's trusted part."""
@@ -123,8 +125,11 @@ class _Detector:
         lo = MARGIN if block.first > 0 else SIMPLE_HALF
         # the file's last block has no look-ahead: its data ends where the file does, and the file's last
         # edges are its own (trimming MARGIN there lost every edge in the last 0.6 ms of a capture)
-        hi = len(x) - (SIMPLE_HALF if block.first + len(x) < block.own_hi + PAD_FRAMES else MARGIN)
+        last = block.first + len(x) < block.own_hi + PAD_FRAMES
+        hi = len(x) - (SIMPLE_HALF if last else MARGIN)
         keep = (pos >= lo) & (pos < hi)
+        self.at_file_ends += int(np.count_nonzero(pos < lo) if block.first == 0 else 0) + \
+            int(np.count_nonzero(pos >= hi) if last else 0)
         return pos[keep] + block.first, np.sign(strength[keep])
 
 
@@ -390,4 +395,5 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     return CaptureEdges(edges, method, inverted, noise, template, train_fit, method_rms, info, refused,
                         highpass, amp, (span[0] / info.samplerate_hz, span[1] / info.samplerate_hz),
                         None if first_edge == span[0] else (first_edge / info.samplerate_hz,
-                                                            span[0] / info.samplerate_hz), results.unplaced)
+                                                            span[0] / info.samplerate_hz), results.unplaced,
+                        det.at_file_ends)
