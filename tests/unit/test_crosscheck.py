@@ -33,3 +33,16 @@ def test_agreement_is_said():
     compared, found = compare_estimates(same, {"table1": [_row("Direct (1×)", 101.2, 0.01)]})
     assert (compared, found) == (1, [])
     assert "agree with the template method's" in check_text("inflection", compared, found)
+
+
+def test_the_count_methods_estimates_carry_its_slow_clock_models_ci():
+    """Whole samples: repetitions that all count alike have a CI of 0 (Executing 10× on the 192 kHz example
+    capture, 99.9977 µs ± 0 against the template's 100.0998); its slow-clock row's model CI holds it."""
+    method = {"table1": [_row("Executing 10×", 99.9977, 0.0)],
+              "slow_clock": {"tick_us": 5.2, "table1": [_row("Executing 10×", 99.9977, 0.0,
+                                                             model_ci95_us=[99.7977, 100.1977])]}}
+    compared, found = compare_estimates(method, {"table1": [_row("Executing 10×", 100.0998, 4e-6)]})
+    assert (compared, found) == (1, [])
+    compared, found = compare_estimates({"table1": method["table1"]},
+                                        {"table1": [_row("Executing 10×", 100.0998, 4e-6)]})
+    assert len(found) == 1  # without the model, its CI of 0 would flag it
