@@ -169,7 +169,7 @@ class _Channel:
         self.hp = (b, a, np.zeros(max(len(a), len(b)) - 1))
         # a nonlinear input (model.py item 9) bends the ADC's input level, the pin level after the coupling
         self.nonlinearity = profile.nonlinearity
-        self.hp_level = (b, a, np.zeros(max(len(a), len(b)) - 1)) if any(profile.nonlinearity) else None
+        self.hp_level = (b, a, self.hp[2].copy()) if any(profile.nonlinearity) else None  # its own state
         self.jump = np.zeros(len(order))  # each edge's jump in the bend (FS)
         self.bend_before = 0.0  # the bend of the last sample of the previous block
 
