@@ -24,3 +24,6 @@ if [ ! -f "$stamp" ] || [ analyzer/pyproject.toml -nt "$stamp" ]; then
   "$VENV/bin/pip" install -q -e "./analyzer[dev]"
   touch "$stamp"
 fi
+# Byte-compile the analyzer as a regular install does (an editable one leaves it to the first run, which
+# cannot write it where PYTHONDONTWRITEBYTECODE is set: then every start compiles 60 modules, 80 ms).
+"$VENV/bin/python" -m compileall -q analyzer/pintime

@@ -185,33 +185,48 @@ def _layout(frames: list[Frame]) -> tuple[dict[Hashable, list[int]], list[int]]:
 def _header_intervals(time_us: ScaledTimes, frames: list[Frame], lo: int, hi: int,
                       numbers: dict[Hashable, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The header intervals of ``frames[lo:hi]``, their QUIETs after them and their calibration trains:
-    each one's first edge, class and the 1 bits of the header it precedes (QUIETs only, else 0).
-    ``numbers`` numbers the QUIET classes (pairs of frame kinds and fields), kept across calls."""
-    first, cls, ones = [], [], []
+    each one's first edge (ascending), class and the 1 bits of the header it precedes (QUIETs only, else
+    0). ``numbers`` numbers the QUIET classes (pairs of frame kinds and fields), kept across calls."""
+    part = frames[lo:hi]
+    start = np.array([f.start for f in part], dtype=np.int64)
+    n_head = np.array([header_edge_count(f.kind) for f in part], dtype=np.int64)
+    end = np.array([frame_end(f) for f in part], dtype=np.int64)
+    # edge → edge inside each header, k-th of its frame
+    head, k = _runs(start, np.maximum(np.minimum(start + n_head - 1, end) - start, 0))
+    high = time_us[head + 1] - time_us[head] >= BIT1_HIGH_US[0]
+    cls = [np.where(k < 2, k, np.where(k % 2 == 0, 2 + high, 4))]
+    # the calibration trains: the SETTLE, then the train's periods
+    cal = np.array([f.kind == "cal" for f in part], dtype=bool)
+    group, g = _runs(start[cal] + n_head[cal] - 1, np.maximum(end[cal] - (start[cal] + n_head[cal] - 1), 0))
+    cls.append(np.where(g == 0, 5, CAL_CLASS))
+    # the QUIETs between adjacent frames; QUIET classes are negative
+    quiet, pair, following = [], [], []
     for i in range(lo, hi):
-        f = frames[i]
-        n_head, end = header_edge_count(f.kind), frame_end(f)
-        head = np.arange(f.start, min(f.start + n_head - 1, end))  # edge → edge inside the header
-        k = head - f.start
-        high = np.diff(time_us[f.start:f.start + n_head])[:len(head)] >= BIT1_HIGH_US[0]
-        first.append(head)
-        cls.append(np.where(k < 2, k, np.where(k % 2 == 0, 2 + high, 4)))
-        ones.append(np.zeros(len(head)))
-        if f.kind == "cal":  # the SETTLE, then the train's periods
-            group = np.arange(f.start + n_head - 1, end)
-            first.append(group)
-            cls.append(np.where(group == f.start + n_head - 1, 5, CAL_CLASS))
-            ones.append(np.zeros(len(group)))
-        following = frames[i + 1] if i + 1 < len(frames) else None
-        if following is not None and following.start == end + 1:
-            pair = numbers.setdefault((_frame_key(f), _frame_key(following)),
-                                      HEADER_CLASSES + 1 + len(numbers))
-            bits = np.diff(time_us[following.start + 2:following.start + header_edge_count(following.kind)])
-            first.append(np.array([end]))
-            cls.append(np.array([-pair]))  # QUIET classes are negative
-            ones.append(np.array([np.count_nonzero(bits[::2] >= BIT1_HIGH_US[0])], dtype=np.float64))
-    return (np.concatenate(first).astype(np.int64), np.concatenate(cls).astype(np.int64),
-            np.concatenate(ones))
+        if i + 1 < len(frames) and frames[i + 1].start == end[i - lo] + 1:
+            quiet.append(end[i - lo])
+            pair.append(-numbers.setdefault((_frame_key(frames[i]), _frame_key(frames[i + 1])),
+                                            HEADER_CLASSES + 1 + len(numbers)))
+            following.append(i + 1)
+    cls.append(np.array(pair, dtype=np.int64))
+    # the 1 bits of the header after each QUIET: its bits' highs from its third edge on
+    f_start = np.array([frames[i].start for i in following], dtype=np.int64)
+    f_head = np.array([header_edge_count(frames[i].kind) for i in following], dtype=np.int64)
+    bit, b = _runs(f_start + 2, np.maximum((f_head - 2) // 2, 0), step=2)
+    inside = bit + 1 < len(time_us)
+    one = np.zeros(len(bit), dtype=bool)
+    one[inside] = time_us[bit[inside] + 1] - time_us[bit[inside]] >= BIT1_HIGH_US[0]
+    owner = np.repeat(np.arange(len(following)), np.maximum((f_head - 2) // 2, 0))
+    ones = np.bincount(owner[one], minlength=len(following)).astype(np.float64)
+    first = np.concatenate([head, group, np.array(quiet, dtype=np.int64)])
+    order = np.argsort(first, kind="stable")  # each frame's header, train and QUIET, frame by frame
+    return (first[order], np.concatenate(cls).astype(np.int64)[order],
+            np.concatenate([np.zeros(len(head) + len(group)), ones])[order])
+
+
+def _runs(first: np.ndarray, count: np.ndarray, step: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """``first[j] + step·k`` for ``k`` < ``count[j]`` of every ``j``, run after run, and each one's ``k``."""
+    k = np.arange(int(np.sum(count))) - np.repeat(np.cumsum(count) - count, count)
+    return np.repeat(first, count) + step * k, k
 
 
 def _median(values: np.ndarray) -> float:

@@ -153,8 +153,10 @@ def group_edge_count(kind: str, fields: dict[str, int]) -> int:
 def header_edge_count(kind: str) -> int:
     """Edges from a frame's SYNC rise to its last header bit's fall (FORMAT.md §3–§4): the SYNC's two and
     two per bit of the kind byte, the payload and the CRC."""
-    layout = next(fields for name, fields in KINDS.values() if name == kind)
-    return 2 + 2 * 8 * (3 + sum(size for _, size in layout))
+    return _HEADER_EDGES[kind]
+
+
+_HEADER_EDGES = {name: 2 + 2 * 8 * (3 + sum(size for _, size in layout)) for name, layout in KINDS.values()}
 
 
 def frame_end(frame: Frame) -> int:
