@@ -17,7 +17,7 @@ from pintime.soundcard import synth as synth_module
 from pintime.validate import edgecheck
 from pintime.validate.report import edges_section
 from pintime.validate.validation import Table2Unknown, Validation
-from support import SIM, assert_fails, run_cli
+from support import EXAMPLE_WAV, SIM, assert_fails, run_cli
 
 pytestmark = pytest.mark.usefixtures("make_sim")
 
@@ -182,3 +182,16 @@ def test_a_closed_output_pipe_is_no_traceback():
     proc.stdout.close()
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == 141 and err == b""
+
+
+def test_edges_of_the_other_methods_say_how_many_have_a_neighbour_within_reach(tmp_path):
+    """Their σ comes from the train's isolated edges, so a neighbour's pull on an edge is in no σ: `pintime
+    edges --method threshold` says how many edges have one (Table 1 at 192 kHz: both edges of every 100 µs
+    pulse, 19 samples apart). The template method fits such edges together and says nothing."""
+    code, _, lines = run_cli(["edges", EXAMPLE_WAV, "--method", "threshold", "--csv", tmp_path / "t.csv"])
+    near = [line for line in lines if "have a neighbour within" in line]
+    assert code == 0 and len(near) == 1, lines
+    count, total = (int(w) for w in near[0].split()[:3:2])
+    assert 0.5 * total < count < total and "threshold method's window" in near[0]
+    code, _, lines = run_cli(["edges", EXAMPLE_WAV, "--csv", tmp_path / "e.csv"])
+    assert code == 0 and not any("neighbour" in line for line in lines), lines

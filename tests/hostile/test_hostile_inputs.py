@@ -167,3 +167,23 @@ def test_edges_the_threshold_method_cannot_place_are_counted_not_guessed(tmp_pat
                     cwd=tmp_path)
     assert proc.returncode == 0 and "the threshold method could not place" in proc.stderr.decode()
     assert "nan" not in (tmp_path / "e.csv").read_text()
+
+
+def test_a_recording_with_automatic_gain_control_is_refused_naming_it(tmp_path, make_sim):
+    """A laptop input with automatic gain control. Swinging the gain ±30 % at 1 Hz over 30 s of table1, its
+    AC coupling was learned as one 232 Hz corner (two, 100 and 300 Hz, without it), the noise as 0.03 FS,
+    and analyze gave Differential 1000× as 100.015 ± 0.006 µs (truth 100.0000), exit 0. The step height
+    along the calibration train, steady on every card, shows it: here ±15 % at 1 Hz gives one error line,
+    exit 2, naming AGC; the same capture without it is located."""
+    wav = tmp_path / "laptop.wav"
+    assert _pintime("synth", str(make_sim / "table1.edges.csv"), "-o", str(wav), "--profile", "laptop-48k",
+                    "--bits", "16", "--channels", "1", "--seed", "3", "--duration-s", "6",
+                    cwd=tmp_path).returncode == 0
+    x, rate_hz = sf.read(wav, dtype="float64")
+    agc = tmp_path / "agc.wav"
+    sf.write(agc, x * (1 + 0.15 * np.sin(2 * np.pi * np.arange(len(x)) / rate_hz)), rate_hz, subtype="PCM_16")
+    _one_error_line(_pintime("edges", str(agc), "--csv", str(tmp_path / "agc.csv"), cwd=tmp_path),
+                    "automatic gain control", "along the calibration train")
+    assert not (tmp_path / "agc.csv").exists()
+    proc = _pintime("edges", str(wav), "--csv", str(tmp_path / "e.csv"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()

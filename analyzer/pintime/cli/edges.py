@@ -16,8 +16,10 @@ from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, version, write_text
 from pintime.frame_timing import DetectedGap
 from pintime.ladder import PIN_NAMES, format_attribution
-from pintime.locate.methods import METHODS, SIMPLE_HALF
+from pintime.locate.fit import TemplateTable
+from pintime.locate.methods import METHODS, SIMPLE_HALF, near_neighbours
 from pintime.locate.periodic import Periodic
+from pintime.locate.template import Template
 from pintime.lost_audio import LostAudio, periodic_jumps
 from pintime.pipeline import ladder_edges, load_edges, located_without_lost_audio, sniff
 
@@ -71,6 +73,13 @@ def run(args: argparse.Namespace) -> int:
         if result.at_file_ends:
             print(f"{result.at_file_ends} edge(s) detected within {SIMPLE_HALF} samples of the file's start "
                   "or end left out: too near it to be located", file=sys.stderr)
+        if result.method != "template" and isinstance(result.template, Template):
+            table, rate_hz = TemplateTable.build(result.template), result.info.samplerate_hz
+            near, reach = near_neighbours(table, edges, rate_hz)
+            if near:
+                print(f"{near} of {len(edges.time)} edges have a neighbour within {reach:.0f} samples, whose "
+                      f"response reaches into the {result.method} method's window: their σ leaves out its "
+                      "pull (the template method fits such edges together)", file=sys.stderr)
         if gaps is not None:
             print(f"{len(gaps.gaps)} recording gap(s) listed in {gaps.sidecar} at "
                   f"{', '.join(f'{t:.6f}' for t in gaps.times_s)} s: {gaps.edges_dropped} edges beside them "

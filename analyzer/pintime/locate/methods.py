@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pintime.edges import Edges
 from pintime.locate import train
 from pintime.locate.count import locate_count
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_isolated
@@ -73,3 +74,16 @@ def locate_single(method: str, table: TemplateTable | Periodic, noise: float, y_
     assert isinstance(table, TemplateTable)
     fit = fit_isolated(table, y_fit, seed_phases(y_simple, noise), noise)
     return fit.phase, fit.sigma, fit.amp
+
+
+def near_neighbours(table: TemplateTable, edges: Edges, rate_hz: float) -> tuple[int, float]:
+    """How many edges have a neighbour on their channel whose response reaches their ±SIMPLE_HALF window
+    (the template's ringing beyond it: ``table``'s reach less its own fit window), and that reach
+    (samples). The other methods read such an edge with the neighbour's pull in it, which their σ (from
+    the train's isolated edges) leaves out; the template method fits them together."""
+    reach = table.reach_samples - FIT_HALF_SAMPLES + SIMPLE_HALF
+    count = 0
+    for ch in np.unique(edges.channel).tolist():
+        close = np.diff(edges.on(ch).time) * rate_hz < reach
+        count += int(np.count_nonzero(np.concatenate([[False], close]) | np.concatenate([close, [False]])))
+    return count, reach

@@ -71,6 +71,10 @@ RIPPLE_ROUNDS = 2  # fine refits with a ripple: the second takes its envelope fr
 TOLERANCE_SAMPLES = 1e-6  # stop when the line's shape and δ move less than this (~5 ps)
 KNOT_EDGES = 8  # the train's line bends at least this often (22 ms at 2777 µs): the clock wanders
 MIN_TURNS = 2.0  # each polarity's phase turns this often between knots (1.1 turns left 12.8× the CRLB)
+# the train's step height may stray this far (relative) from a steady drift: a pin's level follows its
+# supply, which moves with load (a steady card: ≤ 0.2 %); automatic gain control moves it by 10-30 %
+GAIN_TOLERANCE = 0.05
+GAIN_PARTS = 20  # stretches of the train whose median heights are compared (50 edges each of 1000)
 DRAWS = 8  # draws of the template's error (TrainFit.draws): the uncertainties they give have DRAWS dof
 
 
@@ -88,6 +92,7 @@ class TrainFit:
     knot_edges: int  # the line's knots are this many edges apart (:func:`knot_edges`)
     # the template moved by random draws of its own error (:func:`error_draws`)
     draws: tuple[Template, ...] = ()
+    gain_change: float = 0.0  # how far the step's height strays from a steady drift (:func:`gain_change`)
 
 
 def find_train(pos: np.ndarray, sign: np.ndarray) -> np.ndarray | None:
@@ -241,7 +246,7 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         info = np.sum(j_tau * j_tau, axis=1) - np.sum(n_lt * proj, axis=1)
         grad = np.sum(j_tau * resid, axis=1) - np.sum(proj * np.einsum("elp,el->ep", cols, resid), axis=1)
         step = np.linalg.solve((v * info[:, None]).T @ v, v.T @ grad)
-        return fresh, factor, step, resid, (u, resid * np.sign(lin[:, :1]))
+        return fresh, factor, step, resid, (u, resid * np.sign(lin[:, :1]), lin[:, 0])
 
     # coarse knots until the line has converged (cheap), then the fine template with its ripple if any
     template = Template.initial(TEMPLATE_HALF_SAMPLES, COARSE_KNOT_SAMPLES, lead)
@@ -258,7 +263,7 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     fine = Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES, lead)
     # the ripple's envelope is the template's own slope: again with the fine one's (Template.refit)
     for _ in range(RIPPLE_ROUNDS if carrier else 1):
-        template, factor, step, resid, _ = refit(template, fine, carrier)
+        template, factor, step, resid, signed = refit(template, fine, carrier)
         line = line + step
     rms = float(np.sqrt(np.mean(resid * resid)))
     before = (m[None, :] - (v @ line - centre)[:, None]) < lead - TEMPLATE_HALF_SAMPLES
@@ -268,7 +273,19 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     period, first = np.polyfit(np.arange(n), v[:, :-1] @ line[:-1], 1)  # the line's mean slope: P
     draws = error_draws(final, template, factor, rms)
     return TrainFit(final, float(first + shift), float(period), float(line[-1]), n, rms, before_rms, every,
-                    draws)
+                    draws, gain_change(signed[2], falling))
+
+
+def gain_change(amp: np.ndarray, falling: np.ndarray) -> float:
+    """How far the train's step height strays from :func:`common_gain`'s steady drift: the largest
+    relative deviation of the median of GAIN_PARTS stretches of each polarity's windows' own amplitudes
+    ``amp`` (medians: one window's noise or glitch is no change of gain)."""
+    worst = 0.0
+    for sel in (falling, ~falling):
+        if np.count_nonzero(sel) >= GAIN_PARTS:
+            ratio = amp[sel] / common_gain(amp[sel], np.zeros(np.count_nonzero(sel), dtype=bool)) - 1.0
+            worst = max(worst, max(abs(float(np.median(part))) for part in np.array_split(ratio, GAIN_PARTS)))
+    return worst
 
 
 def response_lead(fit: TrainFit) -> int:
@@ -307,10 +324,12 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
     windows on WIDE_WINDOW, from which each learning's are cut with its support's lead
     (:func:`response_lead`).
 
-    Raises PintimeError (naming ``path``) where the spacing suits the window and no third of the train
-    holds a template either: the response is longer than the template (the stretch before the edges holds
-    more than noise), or its edges are not one shape (it does not: a nonlinear input), and a blind one
-    would leave the edges off by far more than their σ."""
+    Raises PintimeError (naming ``path``) where the fit holds but the step's height along the train strays
+    more than GAIN_TOLERANCE from a steady drift (:func:`gain_change`: automatic gain control, whose
+    restored levels and edge shape would be no card's), and where the spacing suits the window and no
+    third of the train holds a template either: the response is longer than the template (the stretch
+    before the edges holds more than noise), or its edges are not one shape (it does not: a nonlinear
+    input), and a blind one would leave the edges off by far more than their σ."""
     lead = 0
     fit, misfit_x, before_x = _attempt(y, centre, seed_samples, falling, noise_rms, lead)
     for _ in range(LEAD_ROUNDS):
@@ -321,7 +340,12 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
         if attempt[0] is None:
             break
         lead, (fit, misfit_x, before_x) = moved, attempt
-    if _holds(fit, misfit_x, before_x):
+    if fit is not None and _holds(fit, misfit_x, before_x):
+        if fit.gain_change > GAIN_TOLERANCE:
+            raise PintimeError(f"{path}: the edges' step height changes by up to {fit.gain_change:.0%} along "
+                               "the calibration train (2.8 s), where the pin's swing is steady: the card "
+                               "applies automatic gain control (AGC; on a laptop, in its microphone "
+                               "settings), or the board's supply varies. Switch AGC off and record again")
         return fit, None
     misfit = ("no template (singular normal equations)" if fit is None
               else f"{misfit_x:.1f}× the noise" if noise_rms > 0
