@@ -187,3 +187,22 @@ def test_a_recording_with_automatic_gain_control_is_refused_naming_it(tmp_path, 
     assert not (tmp_path / "agc.csv").exists()
     proc = _pintime("edges", str(wav), "--csv", str(tmp_path / "e.csv"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr.decode()
+
+
+def test_any_signal_recorded_with_automatic_gain_control_is_refused_naming_it(tmp_path):
+    """Without a calibration train (`pintime edges` on any digital signal) the AGC went unseen too: an
+    irregular square wave with the gain swinging ±30 % at 1 Hz gave 1619 edges for 1500 and its noise as
+    0.004 FS, exit 0. The isolated edges' step height shows it; the same signal without it is located."""
+    cycles = 1000 + np.cumsum(np.random.default_rng(5).uniform(3000, 20000, 600)).round().astype(np.int64)
+    source = tmp_path / "irregular.edges.csv"
+    source.write_text("cycle,channel,level\n" + "".join(f"{c},0,{1 - k % 2}\n" for k, c in enumerate(cycles)))
+    wav = tmp_path / "square.wav"
+    assert _pintime("synth", str(source), "-o", str(wav), "--rate", "48000", "--bits", "16", "--channels",
+                    "1", "--f-cpu-hz", "1000000", "--no-wander", "--seed", "1", cwd=tmp_path).returncode == 0
+    x, rate_hz = sf.read(wav, dtype="float64")
+    agc = tmp_path / "agc.wav"
+    sf.write(agc, x * (1 + 0.3 * np.sin(2 * np.pi * np.arange(len(x)) / rate_hz)), rate_hz, subtype="PCM_16")
+    _one_error_line(_pintime("edges", str(agc), "--csv", str(tmp_path / "agc.csv"), cwd=tmp_path),
+                    "automatic gain control", "step height")
+    proc = _pintime("edges", str(wav), "--csv", str(tmp_path / "e.csv"), cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr.decode().startswith("600 edges"), proc.stderr.decode()

@@ -47,6 +47,7 @@ from pintime.locate.methods import (
 from pintime.locate.periodic import Periodic, learn_from_capture, periodic_rows
 from pintime.locate.store import EdgeStore, edge_crlb_s, release_free_memory
 from pintime.locate.template import Template
+from pintime.locate.train import AGC
 from pintime.locate.windows import windows
 
 # An edge's location uses samples up to the template's half-support on either side (its own window, or
@@ -60,6 +61,7 @@ LEARN_MIN_EDGES = 400  # a span with fewer edges (a slow signal: a PPS) goes on 
 LEARN_SEARCH_S = 300.0  # a calibration train is looked for this far after the first edge (a run's length)
 TRAIN_SPAN_S = 3.0  # a calibration train lasts 2.78 s (FORMAT.md §6)
 TRAIN_LEAD_S = 0.1  # a learning span that starts at a train starts this much before it (its frame header)
+GAIN_SAMPLES = 8  # an isolated edge's step height: its window's last samples less its first (_check_gain)
 CAL_PERIOD_S = 2777e-6  # a pintime calibration train's edge spacing (FORMAT.md §6), within 1 %
 MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this far inside a block's data
 
@@ -255,8 +257,9 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         y_wide[idx], pos[idx], seeds[idx], sign[idx] < 0, noise[0], f"{info.path}", info.samplerate_hz)
     if fit is not None:
         return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
+    alone = isolated_edges(pos)  # what checks the other methods, against the template's fit
+    _check_gain(y[alone], sign[alone] < 0, info, (stop - start) / info.samplerate_hz)
     try:
-        alone = isolated_edges(pos)  # what checks the other methods, against the template's fit
         return (learn_blind(pos, sign, y, seeds, (stop - start) / info.samplerate_hz, noise[0]), None, noise,
                 [pos[alone], sign[alone], y_simple[alone], y[alone]], refused)
     except PintimeError as err:  # name the capture, and the likely cause when the data shows it
@@ -268,6 +271,19 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
                                f"square wave, the clock reference's signal: the channels look swapped (try "
                                f"{fix})") from None
         raise PintimeError(f"{info.path}: {err}" + ("" if refused is None else f"; {refused}")) from None
+
+
+def _check_gain(y: np.ndarray, falling: np.ndarray, info: WavInfo, span_s: float) -> None:
+    """Refuse a recording whose isolated edges' step height (``y``: their windows on train.WINDOW, each
+    the mean of its last GAIN_SAMPLES less that of its first) strays more than train.GAIN_TOLERANCE from a
+    steady line (:func:`train.gain_change`): a card's automatic gain control, which the AC coupling's
+    learning and every σ would be wrong under (with a calibration train, :func:`train.checked_fit`
+    checks its windows)."""
+    step = np.mean(y[:, -GAIN_SAMPLES:], axis=1) - np.mean(y[:, :GAIN_SAMPLES], axis=1)
+    change = train.gain_change(step, falling)
+    if change > train.GAIN_TOLERANCE:
+        raise PintimeError(f"{info.path}: the edges' step height changes by up to {change:.0%} within "
+                           f"{span_s:.3g} s, where a digital pin's swing is steady: {AGC}")
 
 
 def _longest_train(pos: np.ndarray, sign: np.ndarray, stretch: np.ndarray) -> np.ndarray | None:

@@ -74,7 +74,10 @@ MIN_TURNS = 2.0  # each polarity's phase turns this often between knots (1.1 tur
 # the train's step height may stray this far (relative) from a steady drift: a pin's level follows its
 # supply, which moves with load (a steady card: ≤ 0.2 %); automatic gain control moves it by 10-30 %
 GAIN_TOLERANCE = 0.05
-GAIN_PARTS = 20  # stretches of the train whose median heights are compared (50 edges each of 1000)
+AGC = ("the card applies automatic gain control (AGC; on a laptop, in its microphone settings), or the "
+       "board's supply varies. Switch AGC off and record again")
+GAIN_PARTS = 20  # stretches whose median heights are compared (a train's 1000 edges: 25 per polarity) …
+GAIN_PART_EDGES = 5  # … each of this many edges at least
 DRAWS = 8  # draws of the template's error (TrainFit.draws): the uncertainties they give have DRAWS dof
 
 
@@ -277,14 +280,16 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
 
 
 def gain_change(amp: np.ndarray, falling: np.ndarray) -> float:
-    """How far the train's step height strays from :func:`common_gain`'s steady drift: the largest
-    relative deviation of the median of GAIN_PARTS stretches of each polarity's windows' own amplitudes
-    ``amp`` (medians: one window's noise or glitch is no change of gain)."""
+    """How far the step height strays from :func:`common_gain`'s steady drift: the largest relative
+    deviation of the median of each of up to GAIN_PARTS stretches (of GAIN_PART_EDGES edges at least) of
+    each polarity's amplitudes ``amp``, in time order (medians: a window's noise, glitch or stray
+    neighbour is no change of gain); 0 for a polarity with fewer than 4 stretches."""
     worst = 0.0
     for sel in (falling, ~falling):
-        if np.count_nonzero(sel) >= GAIN_PARTS:
+        parts = min(GAIN_PARTS, np.count_nonzero(sel) // GAIN_PART_EDGES)
+        if parts >= 4:
             ratio = amp[sel] / common_gain(amp[sel], np.zeros(np.count_nonzero(sel), dtype=bool)) - 1.0
-            worst = max(worst, max(abs(float(np.median(part))) for part in np.array_split(ratio, GAIN_PARTS)))
+            worst = max(worst, max(abs(float(np.median(part))) for part in np.array_split(ratio, parts)))
     return worst
 
 
@@ -343,9 +348,7 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
     if fit is not None and _holds(fit, misfit_x, before_x):
         if fit.gain_change > GAIN_TOLERANCE:
             raise PintimeError(f"{path}: the edges' step height changes by up to {fit.gain_change:.0%} along "
-                               "the calibration train (2.8 s), where the pin's swing is steady: the card "
-                               "applies automatic gain control (AGC; on a laptop, in its microphone "
-                               "settings), or the board's supply varies. Switch AGC off and record again")
+                               f"the calibration train (2.8 s), where the pin's swing is steady: {AGC}")
         return fit, None
     misfit = ("no template (singular normal equations)" if fit is None
               else f"{misfit_x:.1f}× the noise" if noise_rms > 0
