@@ -286,7 +286,7 @@ def gain_change(amp: np.ndarray, falling: np.ndarray) -> float:
     neighbour is no change of gain); 0 for a polarity with fewer than 4 stretches."""
     worst = 0.0
     for sel in (falling, ~falling):
-        parts = min(GAIN_PARTS, np.count_nonzero(sel) // GAIN_PART_EDGES)
+        parts = min(GAIN_PARTS, int(np.count_nonzero(sel)) // GAIN_PART_EDGES)
         if parts >= 4:
             ratio = amp[sel] / common_gain(amp[sel], np.zeros(np.count_nonzero(sel), dtype=bool)) - 1.0
             worst = max(worst, max(abs(float(np.median(part))) for part in np.array_split(ratio, parts)))
