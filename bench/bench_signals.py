@@ -1,18 +1,20 @@
 """Benchmark of ``pintime edges`` on digital signals that are not pintime runs: no calibration train.
 
-Six signals are rendered by the sound-card model from exact edge lists (1 MHz cycles, the card's clock
+Eight signals are rendered by the sound-card model from exact edge lists (1 MHz cycles, the card's clock
 steady, mono, seed 1): *irregular* (1500 edges 3–20 ms apart), *uart* (400 bytes at 1200 baud, 5–30 ms
 apart) and *pps* (100 ms high every second, 60 s), none evenly spaced, so the edge shape is learned blind
 (``pintime.locate.blind``); *uart9600*, the same bytes at 9600 baud, whose edges (4.6–5 samples apart at
 44.1–48 kHz, 20 at 192 kHz) are never alone, so the shape is learned from all of them together
-(``pintime.locate.dense``); and 10 s of three periodic signals whose edges are too close for that, so
-their whole period is folded (``pintime.locate.periodic``): *square1k* (1 kHz), *pwm490* (490 Hz, 25 %:
-Arduino's analogWrite(64)) and *square2k5* (2.5 kHz, 9–10 samples apart at 44.1–48 kHz). Each capture
-goes through ``pintime edges --csv``; each edge's error is taken about a straight line in the exact time
-with an offset per polarity (the card's clock ratio and offset, the pin's fall − rise delay), and compared
-with the σ pintime gives: RMS/σ (target ≤ 1.5) and the worst edge in its own σ (≤ 6), beside the RMS in
-ns. Where the card's delta-sigma modulator ripple stands above the noise, a non-periodic signal's error
-keeps it (docs/results.md, "Any digital signal"): no blind learning can see it.
+(``pintime.locate.dense``), as are those of *servo* (50 Hz pulses sweeping 1 → 2 → 1 ms every 2 s,
+20 s: its rises are periodic, its falls are not); and 10 s of three periodic signals whose edges are too
+close for that, so their whole period is folded (``pintime.locate.periodic``): *square1k* (1 kHz),
+*pwm490* (490 Hz, 25 %: Arduino's analogWrite(64)) and *square2k5* (2.5 kHz, 9–10 samples apart at
+44.1–48 kHz). Each capture goes through ``pintime edges --csv``; each edge's error is taken about a
+straight line in the exact time with an offset per polarity (the card's clock ratio and offset, the pin's
+fall − rise delay), and compared with the σ pintime gives: RMS/σ (target ≤ 1.5) and the worst edge in its
+own σ (≤ 6), beside the RMS in ns. Where the card's delta-sigma modulator ripple stands above the noise,
+a non-periodic signal's error keeps it (docs/results.md, "Any digital signal"): no blind learning can see
+it.
 
 Usage: ``python bench/bench_signals.py [--json FILE] [--short]``
 """
@@ -43,6 +45,7 @@ CARDS = [("default", 44100, 16, None), ("default", 44100, 16, "readme"), ("defau
 PERIODIC = {"square1k": (1000, 500), "pwm490": (2041, 510), "square2k5": (400, 200)}
 PERIODIC_S = 10.0
 UART_BAUD = {"uart": 1200, "uart9600": 9600}
+SERVO_PULSES = 1000
 SHORT_CARDS = [("default", 48000, 24, None)]
 
 
@@ -56,6 +59,11 @@ def signal(kind: str) -> tuple[np.ndarray, np.ndarray]:
         period, high = PERIODIC[kind]
         rises = 1000 + period * np.arange(int(PERIODIC_S * F_CPU / period))
         return np.sort(np.concatenate([rises, rises + high])), 1 - np.arange(2 * len(rises)) % 2
+    if kind == "servo":  # 50 Hz, the pulse sweeping 1 → 2 → 1 ms every 2 s: periodic edge by edge only
+        rises = 1000 + 20000 * np.arange(SERVO_PULSES)
+        width = np.round(1000 + 1000 * (1 - np.abs(2 * (np.arange(SERVO_PULSES) % 100) / 100 - 1)))
+        cycles = np.column_stack([rises, rises + width]).ravel().astype(np.int64)
+        return cycles, 1 - np.arange(len(cycles)) % 2
     if kind == "pps":
         rises = 1000 + F_CPU * np.arange(60)
         cycles = np.sort(np.concatenate([rises, rises + 100_000]))
@@ -108,7 +116,7 @@ def main() -> int:
     print(f"{'signal':<10} {'profile':<13} {'rate':>6} {'bits':>4} {'level':<8} {'edges':>11} {'RMS ns':>8} "
           f"{'σ ns':>7} {'RMS/σ':>6} {'max/σ':>6}", flush=True)
     rows = []
-    for kind in ("irregular", *UART_BAUD, "pps", *PERIODIC):
+    for kind in ("irregular", *UART_BAUD, "pps", "servo", *PERIODIC):
         for card in SHORT_CARDS if args.short else CARDS:
             row = run_case(directory, kind, card)
             rows.append(row)

@@ -18,6 +18,8 @@ STEP_HALF_SAMPLES = 3  # h: the strength spans 2h = 6 samples, a band-limited st
 NOISE_FLOOR = 30.0  # an edge must be this many noise standard deviations of the strength high
 MIN_PERIODS = 100  # fewer periods in a run are no periodic signal (find_periodic)
 SPACING_TOLERANCE_SAMPLES = 2.0  # coarse positions are whole samples: a period wobbles by ±1
+DUTY_PARTS = 8  # a periodic run's pulse width is compared in this many stretches (steady_duty) …
+DUTY_PART_PULSES = 8  # … of this many pulses at least
 PERIODIC_SHARE = 0.9  # a block whose steps are this much one periodic signal's holds edges, however dense
 # ... as does one whose steps, at least MIN_DENSE_STEPS, stand DENSE_FLOOR of that noise high, this share of
 # them alternating in sign and the 10th percentile of their heights this fraction of the 90th (a 9600-baud
@@ -144,7 +146,22 @@ def dense_periodic(pos: np.ndarray, sign: np.ndarray) -> bool:
     too close for an edge's shape to be learned alone."""
     runs = periodic_runs(pos, sign)
     return (bool(runs) and len(np.unique(np.concatenate(runs))) >= PERIODIC_SHARE * len(pos)
-            and spacing_samples(pos[runs[0]]) <= NEIGHBOUR_FREE_SPACING_SAMPLES)
+            and spacing_samples(pos[runs[0]]) <= NEIGHBOUR_FREE_SPACING_SAMPLES
+            and steady_duty(pos[runs[0]], sign[runs[0]]))
+
+
+def steady_duty(pos: np.ndarray, sign: np.ndarray) -> bool:
+    """Whether a periodic run's pulse width (an edge of sign −1 less the one before it) holds within
+    SPACING_TOLERANCE_SAMPLES along it, in medians of DUTY_PARTS stretches: a servo's pulse sweeping from 1
+    to 2 ms in a second moves by a sample a period, within the run's tolerance, so its edges are periodic
+    one by one but the period's waveform is not one (its edges are learned as a dense signal's)."""
+    fall = np.flatnonzero((sign[1:] < 0) & (sign[:-1] > 0)) + 1
+    width = (pos[fall] - pos[fall - 1]).astype(np.float64)
+    parts = min(DUTY_PARTS, len(width) // DUTY_PART_PULSES)
+    if parts < 2:
+        return True
+    medians = [float(np.median(part)) for part in np.array_split(width, parts)]
+    return max(medians) - min(medians) <= SPACING_TOLERANCE_SAMPLES
 
 
 def find_periodic(pos: np.ndarray, sign: np.ndarray) -> np.ndarray | None:
