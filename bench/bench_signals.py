@@ -1,20 +1,20 @@
 """Benchmark of ``pintime edges`` on digital signals that are not pintime runs: no calibration train.
 
-Eight signals are rendered by the sound-card model from exact edge lists (1 MHz cycles, the card's clock
-steady, mono, seed 1): *irregular* (1500 edges 3–20 ms apart), *uart* (400 bytes at 1200 baud, 5–30 ms
-apart) and *pps* (100 ms high every second, 60 s), none evenly spaced, so the edge shape is learned blind
+Nine signals are rendered by the sound-card model from exact edge lists (1 MHz cycles, the card's clock
+steady, mono, seed 1): *irregular* (1500 edges 3–20 ms apart), *uart* (400 bytes at 1200 baud, 5–30 ms apart)
+and *pps* (100 ms high every second, 60 s), none evenly spaced, so the edge shape is learned blind
 (``pintime.locate.blind``); *uart9600*, the same bytes at 9600 baud, whose edges (4.6–5 samples apart at
 44.1–48 kHz, 20 at 192 kHz) are never alone, so the shape is learned from all of them together
-(``pintime.locate.dense``), as are those of *servo* (50 Hz pulses sweeping 1 → 2 → 1 ms every 2 s,
-20 s: its rises are periodic, its falls are not); and 10 s of three periodic signals whose edges are too
-close for that, so their whole period is folded (``pintime.locate.periodic``): *square1k* (1 kHz),
-*pwm490* (490 Hz, 25 %: Arduino's analogWrite(64)) and *square2k5* (2.5 kHz, 9–10 samples apart at
-44.1–48 kHz). Each capture goes through ``pintime edges --csv``; each edge's error is taken about a
-straight line in the exact time with an offset per polarity (the card's clock ratio and offset, the pin's
-fall − rise delay), and compared with the σ pintime gives: RMS/σ (target ≤ 1.5) and the worst edge in its
-own σ (≤ 6), beside the RMS in ns. Where the card's delta-sigma modulator ripple stands above the noise,
-a non-periodic signal's error keeps it (docs/results.md, "Any digital signal"): no blind learning can see
-it.
+(``pintime.locate.dense``), as are those of *uartstream* (3000 bytes at 9600 baud back to back: the shape's
+fit and each edge's centroid disagree, and every σ is enlarged by that much) and *servo* (50 Hz pulses
+sweeping 1 → 2 → 1 ms every 2 s, 20 s: its rises are periodic, its falls are not); and 10 s of three periodic
+signals whose edges are too close for that, so their whole period is folded (``pintime.locate.periodic``):
+*square1k* (1 kHz), *pwm490* (490 Hz, 25 %: Arduino's analogWrite(64)) and *square2k5* (2.5 kHz, 9–10 samples
+apart at 44.1–48 kHz). Each capture goes through ``pintime edges --csv``; each edge's error is taken about a
+straight line in the exact time with an offset per polarity (the card's clock ratio and offset, the pin's fall
+− rise delay), and compared with the σ pintime gives: RMS/σ (target ≤ 1.5) and the worst edge in its own σ (≤
+6), beside the RMS in ns. Where the card's delta-sigma modulator ripple stands above the noise, a non-periodic
+signal's error keeps it (docs/results.md, "Any digital signal"): no blind learning can see it.
 
 Usage: ``python bench/bench_signals.py [--json FILE] [--short]``
 """
@@ -44,7 +44,9 @@ CARDS = [("default", 44100, 16, None), ("default", 44100, 16, "readme"), ("defau
 # square wave, Arduino's analogWrite(64) PWM (490 Hz, 25 %), a 2.5 kHz square wave; (period, high) cycles
 PERIODIC = {"square1k": (1000, 500), "pwm490": (2041, 510), "square2k5": (400, 200)}
 PERIODIC_S = 10.0
-UART_BAUD = {"uart": 1200, "uart9600": 9600}
+UART_BAUD = {"uart": 1200, "uart9600": 9600, "uartstream": 9600}
+# bytes sent, and the pause before each (cycles, uniform): uartstream's come back to back
+UART_BYTES = {"uart": (400, 5000, 30000), "uart9600": (400, 5000, 30000), "uartstream": (3000, 0, 0)}
 SERVO_PULSES = 1000
 SHORT_CARDS = [("default", 48000, 24, None)]
 
@@ -69,8 +71,9 @@ def signal(kind: str) -> tuple[np.ndarray, np.ndarray]:
         cycles = np.sort(np.concatenate([rises, rises + 100_000]))
         return cycles, 1 - np.arange(len(cycles)) % 2
     bit_cycles, t, level, out = F_CPU / UART_BAUD[kind], 1000.0, 1, []  # idle high, start, 8 data, stop
-    for _ in range(400):
-        t += rng.uniform(5000, 30000)
+    count, low, high = UART_BYTES[kind]
+    for _ in range(count):
+        t += float(rng.uniform(low, high))
         for k, b in enumerate([0, *rng.integers(0, 2, 8), 1]):
             if b != level:
                 out.append((round(t + k * bit_cycles), b))

@@ -60,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
                    else f"blind, from the edges themselves (no calibration train{BLIND})"
                    if result.train_refused is None
                    else f"blind, from the edges themselves ({result.train_refused}{BLIND})")
+        if isinstance(result.template, Template) and result.template.sigma_scale != 1.0:
+            learned += (f", every σ {result.template.sigma_scale:.2g}× its fit's: fit and centroid of each "
+                        "edge disagree that much (a pattern too regular, as a UART's sending without pause, "
+                        "hides part of the response)")
         if lost.frames_checked_fraction > 0:  # a pintime capture: its frames (and reference) were checked
             edges = kept
         noise = "/".join(f"{rms:.3g}" for rms in result.noise_rms)

@@ -391,7 +391,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
                       if train_data and (train_fit is not None or method != "template") else (None, 0.0))
     det = _Detector(len(info.columns), smallest_step)
     # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
-    results = EdgeStore(noise, None if method == "count" else rms, own_sigma, info.samplerate_hz, steps)
+    results = EdgeStore(noise, None if method == "count" else rms, own_sigma, info.samplerate_hz, steps,
+                        template.sigma_scale if isinstance(template, Template) else 1.0)
     # nothing before the learning span: its start is the first block with an edge
     blocks = ahead(iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, span[0]), lambda b: restore_block(b, highpass))
     if progress:

@@ -46,9 +46,12 @@ MIN_WINDOWS = 100  # fewer windows with every neighbour known do not determine t
 REACH_SAMPLES = train.TEMPLATE_HALF_SAMPLES + 2
 # the fit and the centroid of the learning windows may differ by this many times the fits' σ (RMS): 1.5–1.9
 # on 13 cards, rates and levels (a 9600-baud UART with pauses), where the edges then came within 1.31× σ;
-# 3.98 on bursts of 400 bytes without pause (`default`, 44.1 kHz: 1.61× σ, worst 6.3 σ), 4.65 on a line
-# that never pauses, 5·10⁴ on a calibration train too fast for its rate
+# 3.98 on bursts of 400 bytes without pause (`default`, 44.1 kHz: 1.61× σ, worst 6.3 σ), 4.4–6.2 on a line
+# that never pauses and on NMEA-like bursts (1.4–4.4× σ, worst 16 σ), 5·10⁴ on a calibration train too
+# fast for its rate. Up to MAX_AGREEMENT every edge's σ is multiplied by the disagreement (those edges then
+# within 0.8× it, worst 3 of it); beyond, refused
 AGREEMENT = 3.0
+MAX_AGREEMENT = 10.0
 
 
 def learn_dense(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndarray, noise_rms: float,
@@ -100,12 +103,12 @@ def _learn(teach: _Windows, locate: _Windows, tau: np.ndarray, rising: np.ndarra
     disagree[rising] -= disagree[rising].mean()
     disagree[~rising] -= disagree[~rising].mean()
     ratio = np.sqrt(np.mean(disagree ** 2) / np.mean(fit.sigma ** 2))
-    if not ratio <= AGREEMENT:
+    if not ratio <= MAX_AGREEMENT:
         raise PintimeError(f"the edge shape learned leaves their times undetermined: the fit and the "
                            f"centroid of each edge disagree by {ratio:.3g}× their noise (a pattern too "
                            "regular, as a train's or a UART's sending without pause, hides part of the "
                            "response)")
-    return template
+    return template if ratio <= AGREEMENT else replace(template, sigma_scale=float(ratio))
 
 
 def _fit(template: Template, peeled: tuple[np.ndarray, np.ndarray], noise_rms: float = 1.0) -> EdgeFit:

@@ -49,8 +49,9 @@ class EdgeStore:
     DTYPES = (np.float64, np.int8, np.float32, np.float32)  # time (s), sign, sigma (s), step (FS)
 
     def __init__(self, noise: tuple[float, ...], rms: float | None, own_sigma: float, fs: int,
-                 steps: bool = True) -> None:
+                 steps: bool = True, sigma_scale: float = 1.0) -> None:
         self.noise, self.fs, self.steps = np.asarray(noise), fs, steps  # steps: keep each edge's step
+        self.sigma_scale = sigma_scale  # every σ times this (Template.sigma_scale)
         # the method's error on the train beyond its own uncertainty (the bias the train revealed)
         self.bias2 = None if rms is None else max(0.0, rms ** 2 - own_sigma ** 2)
         self.columns = [[GrowingArray(dtype) for dtype in self.DTYPES] for _ in noise]
@@ -59,8 +60,8 @@ class EdgeStore:
     def add(self, located: list[np.ndarray]) -> None:
         """One block's edges, per channel (rows: position, sigma, amplitude, channel, sign; samples), each
         sorted: blocks own consecutive stretches, so each channel's whole is sorted. Their uncertainties
-        are raised to the train's error, and all is kept in seconds. An edge without a finite position is
-        counted (``unplaced``), not kept."""
+        are raised to the train's error (and by ``sigma_scale``), and all is kept in seconds. An edge
+        without a finite position is counted (``unplaced``), not kept."""
         for block in located:
             placed = np.isfinite(block[0])  # e.g. the threshold method finds no crossing near a detection
             self.unplaced += int(np.count_nonzero(~placed))
@@ -70,7 +71,7 @@ class EdgeStore:
             pos, sigma, amp, channel, sign = block[:, np.argsort(block[0], kind="stable")]
             if self.bias2 is not None:
                 sigma = np.sqrt(sigma ** 2 + self.bias2)
-            values = (pos / self.fs, sign, sigma / self.fs, amp if self.steps else amp[:0])
+            values = (pos / self.fs, sign, sigma * self.sigma_scale / self.fs, amp if self.steps else amp[:0])
             for column, value in zip(self.columns[int(channel[0])], values, strict=True):
                 column.extend(value)
 
