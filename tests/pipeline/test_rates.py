@@ -370,24 +370,33 @@ def test_a_pwm_whose_duty_changes_is_refused(tmp_path, capsys):
     assert len(lines) == 1 and "the periodic signal changes by" in lines[0] and "duty cycle" in lines[0]
 
 
+def _located_about_line(tmp_path: Path, cycles: np.ndarray, levels: np.ndarray, card) -> tuple[list[str],
+                                                                                                np.ndarray]:
+    """The edges at ``cycles`` (1 MHz; the pin's level after each ``levels``) rendered by ``card`` (seed 1)
+    and located by `pintime edges`, every one found: its summary lines, and each edge's error in its σ
+    about a straight line in the exact time with an offset per polarity."""
+    source = tmp_path / "signal.edges.csv"
+    rows = "".join(f"{c:.0f},0,{v:.0f}\n" for c, v in zip(cycles, levels, strict=True))
+    source.write_text("cycle,channel,level\n" + rows)
+    wav = synthesize(source, tmp_path / "capture.wav", card, 1, F_CPU).wav_path
+    out = tmp_path / "capture.csv"
+    code, _, lines = run_cli(["edges", wav, "--csv", out])
+    assert code == 0, lines
+    found = np.genfromtxt(out, delimiter=",", names=True)
+    assert len(found) == len(cycles)
+    design = np.column_stack([np.ones(len(cycles)), cycles, found["polarity"] < 0])
+    residual = found["time_s"] - design @ np.linalg.lstsq(design, found["time_s"], rcond=None)[0]
+    return lines, residual / found["sigma_s"]
+
+
 def test_a_dense_signal_that_is_not_periodic_is_learned_from_all_its_edges(tmp_path):
     """Pulses 1-1.5 ms apart at random (44-66 samples at 44.1 kHz): inside one another's learning window,
     and no period to fold (before: refused). The edge shape is learned from all edges together
     (pintime.locate.dense): every edge found, within 1.5× its σ on RMS and none beyond 6 σ."""
     spacing = np.random.default_rng(4).uniform(1000, 1500, 1600)
     cycles = np.round(1000 + np.cumsum(spacing))
-    source = tmp_path / "signal.edges.csv"
-    rows = "".join(f"{c:.0f},0,{1 - k % 2}\n" for k, c in enumerate(cycles))
-    source.write_text("cycle,channel,level\n" + rows)
     card = with_steady_clock(with_format(sc.PROFILES["default"], 44100, 16, 1))
-    wav = synthesize(source, tmp_path / "fast.wav", card, 1, F_CPU).wav_path
-    out = tmp_path / "fast.csv"
-    assert main(["edges", str(wav), "--csv", str(out)]) == 0
-    found = np.genfromtxt(out, delimiter=",", names=True)
-    assert len(found) == len(cycles)
-    design = np.column_stack([np.ones(len(cycles)), cycles, found["polarity"] < 0])
-    residual = found["time_s"] - design @ np.linalg.lstsq(design, found["time_s"], rcond=None)[0]
-    z = residual / found["sigma_s"]
+    _, z = _located_about_line(tmp_path, cycles, 1 - np.arange(len(cycles)) % 2, card)
     assert np.sqrt(np.mean(z ** 2)) < 1.5 and np.max(np.abs(z)) < 6, z
 
 
@@ -400,20 +409,9 @@ def test_a_uart_sending_without_pause_is_located_with_its_sigma_enlarged(tmp_pat
     bits = np.column_stack([np.zeros(1000), rng.integers(0, 2, (1000, 8)), np.ones(1000)]).ravel()
     level = np.concatenate([[1.0], bits])
     change = np.flatnonzero(np.diff(level)) + 1  # bit k starts at 1000 + (k − 1) · 10⁶/9600 cycles
-    cycles = np.round(1000 + (change - 1) * 1e6 / 9600)
-    source = tmp_path / "uart.edges.csv"
-    rows = "".join(f"{c:.0f},0,{level[k]:.0f}\n" for c, k in zip(cycles, change, strict=True))
-    source.write_text("cycle,channel,level\n" + rows)
     card = with_steady_clock(with_format(sc.PROFILES["default"], 48000, 16, 1))
-    wav = synthesize(source, tmp_path / "capture.wav", card, 1, F_CPU).wav_path
-    out = tmp_path / "uart.csv"
-    code, _, lines = run_cli(["edges", wav, "--csv", out])
-    assert code == 0 and "× its fit's: fit and centroid of each edge disagree" in lines[0], lines
-    found = np.genfromtxt(out, delimiter=",", names=True)
-    assert len(found) == len(cycles)
-    design = np.column_stack([np.ones(len(cycles)), cycles, found["polarity"] < 0])
-    residual = found["time_s"] - design @ np.linalg.lstsq(design, found["time_s"], rcond=None)[0]
-    z = residual / found["sigma_s"]
+    lines, z = _located_about_line(tmp_path, np.round(1000 + (change - 1) * 1e6 / 9600), level[change], card)
+    assert "× its fit's: fit and centroid of each edge disagree" in lines[0], lines
     assert np.sqrt(np.mean(z ** 2)) < 1.0 and np.max(np.abs(z)) < 6, z
 
 
@@ -426,18 +424,8 @@ def test_a_servo_sweep_is_learned_as_a_dense_signal(tmp_path):
     rises = 1000 + 20000 * np.arange(400)
     width = np.round(1000 + 1000 * (1 - np.abs(2 * (np.arange(400) % 100) / 100 - 1)))
     cycles = np.column_stack([rises, rises + width]).ravel()
-    source = tmp_path / "servo.edges.csv"
-    rows = "".join(f"{c:.0f},0,{1 - k % 2}\n" for k, c in enumerate(cycles))
-    source.write_text("cycle,channel,level\n" + rows)
     card = with_steady_clock(with_format(sc.PROFILES["default"], 48000, 16, 1))
-    wav = synthesize(source, tmp_path / "capture.wav", card, 1, F_CPU).wav_path
-    out = tmp_path / "servo.csv"
-    assert main(["edges", str(wav), "--csv", str(out)]) == 0
-    found = np.genfromtxt(out, delimiter=",", names=True)
-    assert len(found) == len(cycles)
-    design = np.column_stack([np.ones(len(cycles)), cycles, found["polarity"] < 0])
-    residual = found["time_s"] - design @ np.linalg.lstsq(design, found["time_s"], rcond=None)[0]
-    z = residual / found["sigma_s"]
+    _, z = _located_about_line(tmp_path, cycles, 1 - np.arange(len(cycles)) % 2, card)
     assert np.sqrt(np.mean(z ** 2)) < 1.5 and np.max(np.abs(z)) < 6, z
 
 
