@@ -72,7 +72,7 @@ TOLERANCE_SAMPLES = 1e-6  # stop when the line's shape and δ move less than thi
 KNOT_EDGES = 8  # the train's line bends at least this often (22 ms at 2777 µs): the clock wanders
 MIN_TURNS = 2.0  # each polarity's phase turns this often between knots (1.1 turns left 12.8× the CRLB)
 # the train's step height may stray this far (relative) from a steady drift: a pin's level follows its
-# supply, which moves with load (a steady card: ≤ 0.2 %); automatic gain control moves it by 10-30 %
+# supply, which moves with load (every modelled card: ≤ 0.04 %); automatic gain control by 10-30 %
 GAIN_TOLERANCE = 0.05
 AGC = ("the card applies automatic gain control (AGC; on a laptop, in its microphone settings), or the "
        "board's supply varies. Switch AGC off and record again")
