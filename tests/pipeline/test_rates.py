@@ -189,14 +189,18 @@ def test_mono_edges_at_low_rates_are_where_the_exact_ones_say(tmp_path, rate_hz,
     assert e.max_ns < 8 * e.rms_ns
 
 
+def _first_cycles(make_sim: Path, tmp_path: Path, cycles: int) -> Path:
+    """simavr's table1 edge list cut to its edges before ``cycles``, written under ``tmp_path``."""
+    lines = (make_sim / "table1.edges.csv").read_text().splitlines()
+    edges = tmp_path / "table1.edges.csv"
+    edges.write_text("\n".join([lines[0], *[r for r in lines[1:] if int(r.split(",")[0]) < cycles]]) + "\n")
+    return edges
+
+
 def test_a_train_too_fast_for_the_rate_is_refused_with_its_reason(tmp_path, make_sim):
     """The firmware's train (2777 µs) played 2777/1037 times as fast — frame format version 1's train,
     1037 µs — is 49.8 samples at 48 kHz: inside the learning window of its neighbours."""
-    sim = make_sim / "table1.edges.csv"
-    lines = sim.read_text().splitlines()
-    edges = tmp_path / "table1.edges.csv"
-    first = [r for r in lines[1:] if int(r.split(",")[0]) < 3_100_000]  # RUN and CAL frames
-    edges.write_text("\n".join([lines[0], *first]) + "\n")
+    edges = _first_cycles(make_sim, tmp_path, 3_100_000)  # RUN and CAL frames
     card = with_format(sc.PROFILES["default"], 48000, 24, 1)
     wav = synthesize(edges, tmp_path / "capture.wav", card, 1, F_CPU * 2777 / 1037).wav_path
     with pytest.raises(PintimeError, match=r"edges are 49\.8 samples apart at 48000 Hz, inside one "
@@ -211,11 +215,7 @@ def test_a_resampler_that_rings_longer_than_the_template_is_refused(tmp_path, ma
     a 1601-tap Kaiser FIR cut at 0.49 of the 96 kHz band (as sharp as libsoxr's best, ringing ~100 samples)
     leaves far more than the noise before the train's edges and is refused, naming the cause, instead of
     giving its edges' neighbours errors hundreds of times their σ."""
-    sim = make_sim / "table1.edges.csv"
-    lines = sim.read_text().splitlines()
-    edges = tmp_path / "table1.edges.csv"
-    first = [r for r in lines[1:] if int(r.split(",")[0]) < 3_100_000]  # RUN and CAL frames
-    edges.write_text("\n".join([lines[0], *first]) + "\n")
+    edges = _first_cycles(make_sim, tmp_path, 3_100_000)  # RUN and CAL frames
     card = with_steady_clock(with_format(sc.PROFILES["default"], 96000, 24, 1))
     x, _ = sf.read(synthesize(edges, tmp_path / "card.wav", card, 1, F_CPU).wav_path, dtype="float64")
     window = ("kaiser", 5.0) if not taps else signal.firwin(taps, 0.49, window=("kaiser", 12.0))
@@ -429,6 +429,20 @@ def test_a_servo_sweep_is_learned_as_a_dense_signal(tmp_path):
     assert np.sqrt(np.mean(z ** 2)) < 1.5 and np.max(np.abs(z)) < 6, z
 
 
+def test_a_16_bit_card_whose_quiet_is_one_code_has_its_noise_from_the_train(tmp_path, make_sim):
+    """`usb-96k` at 48 kHz 16-bit mono: −105 dBFS of analog noise, below one LSB, so its quiet stretches are
+    all one code and the noise measured there was the LSB/√12 floor, leaving the analog noise out of the
+    Cramér–Rao bound (its edges 1.56× it). The train fit's residual holds it (1.16× the floor): the noise,
+    and the edges within 1.5× the bound."""
+    edges = _first_cycles(make_sim, tmp_path, 3_000_000)
+    card = with_steady_clock(with_format(sc.PROFILES["usb-96k"], 48000, 16, 1))
+    result = locate_capture(synthesize(edges, tmp_path / "capture.wav", card, 1, F_CPU).wav_path)
+    floor = (1.0 - result.info.clip_level) / np.sqrt(12.0)
+    assert result.train is not None and result.noise_rms[0] == result.train.residual_rms > 1.1 * floor
+    e = errors_of(result, replace(read_edge_list(edges), unit_s=1.0 / F_CPU))
+    assert e.matched == e.located and e.rms_ns < 1.5 * e.crlb_ns, e
+
+
 def test_laptop_jack_long_pulses_unbiased_at_readme_level(tmp_path, make_sim):
     """A laptop jack's strong AC coupling (100 and 300 Hz: a step keeps a fifth of itself after 0.5 ms),
     16-bit mono at 48 kHz, README's 47 kΩ / 1 kΩ divider (0.067 FS on its 1 Vrms input), steady clock:
@@ -436,11 +450,7 @@ def test_laptop_jack_long_pulses_unbiased_at_readme_level(tmp_path, make_sim):
     (pintime.locate.highpass), so the edges after Table 1's 2.4-2.8 ms overdetermined pulses carry no
     droop bias (before: −37 … +18 ns, by the interval before the edge), every edge is within 1.5× its bound
     on RMS and none beyond 6 σ."""
-    sim = make_sim / "table1.edges.csv"
-    lines = sim.read_text().splitlines()
-    edges = tmp_path / "table1.edges.csv"
-    first = [r for r in lines[1:] if int(r.split(",")[0]) < 3_000_000]  # the first 3 s at 1 MHz
-    edges.write_text("\n".join([lines[0], *first]) + "\n")
+    edges = _first_cycles(make_sim, tmp_path, 3_000_000)  # the first 3 s at 1 MHz
     card = with_steady_clock(with_level(with_format(sc.PROFILES["laptop-48k"], 48000, 16, 1), "readme"))
     wav = synthesize(edges, tmp_path / "capture.wav", card, 3, F_CPU).wav_path
     result = locate_capture(wav)

@@ -219,7 +219,10 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
                 simple.append(windows(block, 0, pos, np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1), info))
         if sum(len(p) for p in pos_all) >= LEARN_EDGES:
             break
-    # never below the format's quantization noise (LSB/√12): a 16-bit card's quiet may be all one code
+    # never below the format's quantization noise (LSB/√12): a 16-bit card's quiet may be all one code.
+    # There, an analog noise below one LSB does not show, yet the edges carry it: where the measurement
+    # channel's noise is the floor, the train's fit residual (its samples' quantization and that noise) is
+    # taken when larger (`usb-96k` at 48 kHz 16-bit: 1.16× the floor, its edges 1.56× their bound before)
     floor = (1.0 - info.clip_level) / np.sqrt(12.0)
     noise = tuple(p if not p < floor else floor for p in map(_pool, noise_parts))
     pos = np.concatenate(pos_all)
@@ -256,6 +259,8 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     fit, refused = (None, None) if idx is None else train.checked_fit(
         y_wide[idx], pos[idx], seeds[idx], sign[idx] < 0, noise[0], f"{info.path}", info.samplerate_hz)
     if fit is not None:
+        if noise[0] == floor and fit.residual_rms > floor:  # the quiet all one code: see the train's
+            noise = (fit.residual_rms, *noise[1:])
         return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
     alone = isolated_edges(pos)  # what checks the other methods, against the template's fit
     _check_gain(y[alone], sign[alone] < 0, info, (stop - start) / info.samplerate_hz)
