@@ -43,6 +43,7 @@ from pintime.locate.methods import (
     locate_single,
     method_error,
     seed_phases,
+    step_heights,
 )
 from pintime.locate.periodic import Periodic, learn_from_capture, periodic_rows
 from pintime.locate.store import EdgeStore, edge_crlb_s, release_free_memory
@@ -61,7 +62,6 @@ LEARN_MIN_EDGES = 400  # a span with fewer edges (a slow signal: a PPS) goes on 
 LEARN_SEARCH_S = 300.0  # a calibration train is looked for this far after the first edge (a run's length)
 TRAIN_SPAN_S = 3.0  # a calibration train lasts 2.78 s (FORMAT.md §6)
 TRAIN_LEAD_S = 0.1  # a learning span that starts at a train starts this much before it (its frame header)
-GAIN_SAMPLES = 8  # an isolated edge's step height: its window's last samples less its first (_check_gain)
 CAL_PERIOD_S = 2777e-6  # a pintime calibration train's edge spacing (FORMAT.md §6), within 1 %
 MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this far inside a block's data
 
@@ -279,13 +279,11 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
 
 
 def _check_gain(y: np.ndarray, falling: np.ndarray, info: WavInfo, span_s: float) -> None:
-    """Refuse a recording whose isolated edges' step height (``y``: their windows on train.WINDOW, each
-    the mean of its last GAIN_SAMPLES less that of its first) strays more than train.GAIN_TOLERANCE from a
-    steady line (:func:`train.gain_change`): a card's automatic gain control, which the AC coupling's
-    learning and every σ would be wrong under (with a calibration train, :func:`train.checked_fit`
-    checks its windows)."""
-    step = np.mean(y[:, -GAIN_SAMPLES:], axis=1) - np.mean(y[:, :GAIN_SAMPLES], axis=1)
-    change = train.gain_change(step, falling)
+    """Refuse a recording whose isolated edges' step height (:func:`step_heights` of ``y``, their windows
+    on train.WINDOW) strays more than train.GAIN_TOLERANCE from a steady line (:func:`train.gain_change`):
+    a card's automatic gain control, which the AC coupling's learning and every σ would be wrong under
+    (with a calibration train, :func:`train.checked_fit` checks its windows)."""
+    change = train.gain_change(step_heights(y), falling)
     if change > train.GAIN_TOLERANCE:
         raise PintimeError(f"{info.path}: the edges' step height changes by up to {change:.0%} within "
                            f"{span_s:.3g} s, where a digital pin's swing is steady: {AGC}")

@@ -18,6 +18,12 @@ from pintime.locate.threshold import locate_threshold
 
 METHODS = ("template", "inflection", "threshold", "count")
 SIMPLE_HALF = 16  # window half-width of the threshold and inflection methods (and of the seeds)
+STEP_SAMPLES = 8  # a window's step height: the mean of its last samples less that of its first
+
+
+def step_heights(y: np.ndarray) -> np.ndarray:
+    """Each window's step height (rows of ``y``): the mean of its last STEP_SAMPLES less its first's."""
+    return np.mean(y[:, -STEP_SAMPLES:], axis=1) - np.mean(y[:, :STEP_SAMPLES], axis=1)
 
 
 def seed_phases(y_simple: np.ndarray, noise: float) -> np.ndarray:
@@ -61,7 +67,7 @@ def locate_single(method: str, table: TemplateTable | Periodic, noise: float, y_
                   y_fit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Phase from the window centre, 1-sigma and amplitude of single edges by ``method`` (the template
     method's with a TemplateTable: a Periodic's edges are located by :func:`periodic_rows`)."""
-    amp = np.mean(y_simple[:, -8:], axis=1) - np.mean(y_simple[:, :8], axis=1)
+    amp = step_heights(y_simple)
     if method == "threshold":
         phase, sigma = locate_threshold(y_simple, noise)
         return phase - SIMPLE_HALF, sigma, amp

@@ -232,7 +232,8 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
 
     def refit(template: Template, fresh: Template, carrier: float):
         """``fresh`` refitted at the current line (amplitudes and the ripple's envelope from ``template``),
-        one line step, the residuals, and ``u`` with the residuals signed by each edge's polarity."""
+        one line step, the residuals, and ``u`` with the residuals signed by each edge's polarity and each
+        window's own amplitude."""
         u = m[None, :] - (v @ line - centre)[:, None]
         fine = fresh.knot_samples < COARSE_KNOT_SAMPLES
         k = slice(None, None, max(1, n // (FINE_EDGES if fine else COARSE_EDGES)))
@@ -266,7 +267,7 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     fine = Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES, lead)
     # the ripple's envelope is the template's own slope: again with the fine one's (Template.refit)
     for _ in range(RIPPLE_ROUNDS if carrier else 1):
-        template, factor, step, resid, signed = refit(template, fine, carrier)
+        template, factor, step, resid, (_, _, amp) = refit(template, fine, carrier)
         line = line + step
     rms = float(np.sqrt(np.mean(resid * resid)))
     before = (m[None, :] - (v @ line - centre)[:, None]) < lead - TEMPLATE_HALF_SAMPLES
@@ -276,7 +277,7 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     period, first = np.polyfit(np.arange(n), v[:, :-1] @ line[:-1], 1)  # the line's mean slope: P
     draws = error_draws(final, template, factor, rms)
     return TrainFit(final, float(first + shift), float(period), float(line[-1]), n, rms, before_rms, every,
-                    draws, gain_change(signed[2], falling))
+                    draws, gain_change(amp, falling))
 
 
 def gain_change(amp: np.ndarray, falling: np.ndarray) -> float:
