@@ -24,9 +24,10 @@ from pintime.capture.edgelist import read_edge_list
 from pintime.cli import main
 from pintime.edges import Edges
 from pintime.errors import PintimeError
-from pintime.locate import train
+from pintime.locate import highpass, train
 from pintime.locate.capture_edges import locate_capture
 from pintime.soundcard import model as sc
+from pintime.soundcard.decimation import SHARP_MINIMUM_PHASE
 from pintime.soundcard.formats import with_format, with_level
 from pintime.soundcard.synth import synthesize
 from pintime.validate.edgecheck import errors_of
@@ -122,6 +123,31 @@ def test_a_minimum_phase_filters_long_ringing_after_the_edge_is_learned(excerpt,
         assert e.rms_ns <= 1.5 * e.crlb_ns, e
     else:  # what the test guards against
         assert e.rms_ns > 3 * e.crlb_ns, e
+
+
+@pytest.mark.parametrize("smoothed", [True, False])
+def test_a_minimum_phase_filter_on_a_quiet_card_at_48_khz_is_no_coupling_corner(excerpt, truth, tmp_path,
+                                                                                  monkeypatch, smoothed):
+    """The `default` card (24-bit, −108 dBFS, coupled at 1.6 Hz and 1 Hz) with a minimum-phase decimation
+    filter at 48 kHz: its ringing 40-60 samples after each edge, 10²× the noise, had been learned as an AC
+    coupling corner of 780-814 Hz, and undoing it integrated every step into a ramp: `pintime edges` gave 5793
+    edges, half of them more than 20 µs off, with exit status 0. The coupling is now learned on smoothed
+    quiet samples (pintime.locate.highpass.SMOOTHING): one corner, the edges within 1.5× their bound. A
+    coupling that, undone, leaves more than the recording's noise between edges is refused."""
+    card = replace(with_format(sc.PROFILES["default"], 48000, 24, 2), wander_adev_1s=0.0,
+                   decimation=SHARP_MINIMUM_PHASE)
+    wav = synthesize(excerpt, tmp_path / "minphase.wav", card, seed=7).wav_path
+    if not smoothed:
+        monkeypatch.setattr(highpass, "SMOOTHING", np.ones(1))
+        with pytest.raises(PintimeError, match=r"the AC coupling learned on the left channel \(2.6\d and "
+                                               r"[78]\d\d Hz\), undone, leaves \d+× the recording's noise"):
+            locate_capture(wav, "template")
+        return
+    result = locate_capture(wav, "template")
+    assert [len(h.coef) for h in result.highpass] == [1, 1]
+    e = errors_of(result, truth)
+    assert e.matched == e.exact == e.located
+    assert e.rms_ns <= 1.5 * e.crlb_ns, e
 
 
 def test_inflection_shows_its_subsample_bias(located, truth):

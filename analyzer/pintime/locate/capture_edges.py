@@ -36,7 +36,7 @@ from pintime.locate.ahead import ahead
 from pintime.locate.blind import isolated_edges, learn_blind
 from pintime.locate.crlb import quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
-from pintime.locate.highpass import Highpass, learn_highpass, restore_block
+from pintime.locate.highpass import GUARD_SAMPLES, Highpass, learn_highpass, restore_block
 from pintime.locate.methods import (
     METHODS,
     SIMPLE_HALF,
@@ -63,6 +63,10 @@ LEARN_SEARCH_S = 300.0  # a calibration train is looked for this far after the f
 TRAIN_SPAN_S = 3.0  # a calibration train lasts 2.78 s (FORMAT.md §6)
 TRAIN_LEAD_S = 0.1  # a learning span that starts at a train starts this much before it (its frame header)
 CAL_PERIOD_S = 2777e-6  # a pintime calibration train's edge spacing (FORMAT.md §6), within 1 %
+# the AC coupling undone leaves at most this many times the recording's own noise between edges (every
+# modelled card ≤ 1.0, strong coupling 0.05-0.2: the droop flattened; a corner learned from a
+# minimum-phase filter's ringing, 814 Hz for 1.6 Hz, left 104-175×: the steps integrated into ramps)
+RESTORED_NOISE_MAX = 2.0
 MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this far inside a block's data
 
 
@@ -198,8 +202,9 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     det = _Detector(len(columns), smallest_step)
     pos_all, sign_all, wins, simple = [], [], [], []
     noise_parts: list[list[tuple[float, int]]] = [[] for _ in columns]
-    for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, start, stop):
-        block = restore_block(block, highpass)
+    recorded_parts: list[list[tuple[float, int]]] = [[] for _ in columns]  # the same, before restoring
+    for recorded in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, start, stop):
+        block = restore_block(recorded, highpass)
         for ch in columns:
             pos, sign = det.steps(block, ch)
             own = (pos >= block.own_lo) & (pos < block.own_hi)
@@ -208,6 +213,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
             # ringing in a quiet chunk had made the noise 5× too large (a capture cut 10 samples after one)
             near = np.concatenate([pos, [0, info.frames]]) - block.own_lo
             noise_parts[ch].append(quiet_noise_rms(block.data[lo:hi, ch], near, MARGIN))
+            recorded_parts[ch].append(quiet_noise_rms(recorded.data[lo:hi, ch], near, MARGIN))
             if ch == 0:
                 pos, sign = pos[own], sign[own]
                 fits = (pos + train.WIDE_WINDOW[0] >= block.first) & \
@@ -223,6 +229,8 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     # There, an analog noise below one LSB does not show, yet the edges carry it: where the measurement
     # channel's noise is the floor, the train's fit residual (its samples' quantization and that noise) is
     # taken when larger (`usb-96k` at 48 kHz 16-bit: 1.16× the floor, its edges 1.56× their bound before)
+    for ch in columns:
+        _check_restored(info, ch, highpass[ch], _pool(noise_parts[ch]) / _pool(recorded_parts[ch]))
     floor = (1.0 - info.clip_level) / np.sqrt(12.0)
     noise = tuple(p if not p < floor else floor for p in map(_pool, noise_parts))
     pos = np.concatenate(pos_all)
@@ -276,6 +284,19 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
                                f"square wave, the clock reference's signal: the channels look swapped (try "
                                f"{fix})") from None
         raise PintimeError(f"{info.path}: {err}" + ("" if refused is None else f"; {refused}")) from None
+
+
+def _check_restored(info: WavInfo, ch: int, highpass: Highpass, ratio: float) -> None:
+    """Refuse a channel whose learned AC coupling, undone, leaves ``ratio`` > RESTORED_NOISE_MAX times the
+    recording's noise between edges, where a coupling undone flattens the droop: it is no coupling the card
+    has, and every edge located on the restoration would be wrong."""
+    if ratio > RESTORED_NOISE_MAX:
+        corners = " and ".join(f"{c:.3g}" for c in highpass.corners_hz())
+        raise PintimeError(f"{info.path}: the AC coupling learned on the {info.channel_name(ch)} channel "
+                           f"({corners} Hz), undone, leaves {ratio:.3g}× the recording's noise between "
+                           "edges instead of flat levels: the input's response after an edge is not one "
+                           "pintime models (a high-pass of order 1 or 2 behind a filter that has settled "
+                           f"within {GUARD_SAMPLES} samples)")
 
 
 def _check_gain(y: np.ndarray, falling: np.ndarray, info: WavInfo, span_s: float) -> None:
