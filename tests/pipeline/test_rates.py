@@ -17,6 +17,7 @@ from pintime.errors import PintimeError
 from pintime.locate.capture_edges import locate_capture
 from pintime.locate.train import NEIGHBOUR_FREE_SPACING_SAMPLES
 from pintime.soundcard import model as sc
+from pintime.soundcard.decimation import DecimationFilter
 from pintime.soundcard.formats import with_format, with_level, with_steady_clock
 from pintime.soundcard.synth import synthesize
 from pintime.validate.edgecheck import errors_of
@@ -225,8 +226,24 @@ def test_a_resampler_that_rings_longer_than_the_template_is_refused(tmp_path, ma
         result = locate_capture(wav)
         assert result.train is not None and result.train.before_rms < 1.5 * result.noise_rms[0]
         return
-    with pytest.raises(PintimeError, match=r"windows leave \d+\.\d× the noise before their edges.*rings "
-                                           r"beyond the ±48 samples.*without resampling"):
+    with pytest.raises(PintimeError, match=r"windows leave \d+\.\d× the noise, \d\.\d\d× what the template "
+                                           r"leaves in them, before their edges.*rings beyond the ±48 samples"
+                                           r".*without resampling"):
+        locate_capture(wav)
+
+
+def test_a_narrow_decimation_filter_at_16_bits_is_refused(tmp_path, make_sim):
+    """A linear-phase decimation filter with a transition band of 0.05 fs (0.45 → 0.50 fs) rings beyond
+    the template's ±48 samples. At 24 bits the stretch before the train's edges holds 2.7× the noise; at 16
+    bits the quantization hides it under BEFORE_MAX (1.6× the LSB/√12 floor), yet it is 1.33× what the fit
+    leaves over its windows, and the edges located beside a neighbour had been 2.8× their bound, up to 9 σ
+    (Differential 1000× 99.9991 ± 0.0002 µs for 100 on the whole run): refused, naming the cause."""
+    edges = _first_cycles(make_sim, tmp_path, 3_100_000)  # RUN and CAL frames
+    card = replace(with_format(sc.PROFILES["default"], 48000, 16, 1),
+                   decimation=DecimationFilter("narrow", 0.45, 0.50, 100.0))
+    wav = synthesize(edges, tmp_path / "capture.wav", card, 1, F_CPU).wav_path
+    with pytest.raises(PintimeError, match=r"1\.\d× the noise, 1\.[2-4]\d× what the template leaves in them, "
+                                           r"before their edges.*rings beyond the ±48 samples"):
         locate_capture(wav)
 
 

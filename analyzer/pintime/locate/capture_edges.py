@@ -229,9 +229,9 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     # There, an analog noise below one LSB does not show, yet the edges carry it: where the measurement
     # channel's noise is the floor, the train's fit residual (its samples' quantization and that noise) is
     # taken when larger (`usb-96k` at 48 kHz 16-bit: 1.16× the floor, its edges 1.56× their bound before)
-    for ch in columns:
-        _check_restored(info, ch, highpass[ch], _pool(noise_parts[ch]) / _pool(recorded_parts[ch]))
     floor = (1.0 - info.clip_level) / np.sqrt(12.0)
+    for ch in columns:
+        _check_restored(info, ch, highpass[ch], _pool(noise_parts[ch]), max(_pool(recorded_parts[ch]), floor))
     noise = tuple(p if not p < floor else floor for p in map(_pool, noise_parts))
     pos = np.concatenate(pos_all)
     if pos.size == 0:
@@ -286,10 +286,12 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         raise PintimeError(f"{info.path}: {err}" + ("" if refused is None else f"; {refused}")) from None
 
 
-def _check_restored(info: WavInfo, ch: int, highpass: Highpass, ratio: float) -> None:
-    """Refuse a channel whose learned AC coupling, undone, leaves ``ratio`` > RESTORED_NOISE_MAX times the
-    recording's noise between edges, where a coupling undone flattens the droop: it is no coupling the card
-    has, and every edge located on the restoration would be wrong."""
+def _check_restored(info: WavInfo, ch: int, highpass: Highpass, restored: float, recorded: float) -> None:
+    """Refuse a channel whose learned AC coupling, undone, leaves a noise between edges (``restored``) more
+    than RESTORED_NOISE_MAX times the recording's (``recorded``, at least the quantization's), where a
+    coupling undone flattens the droop: it is no coupling the card has, and every edge located on the
+    restoration would be wrong (an unknown noise, NaN, or none refuses nothing)."""
+    ratio = restored / recorded if recorded > 0 else np.nan
     if ratio > RESTORED_NOISE_MAX:
         corners = " and ".join(f"{c:.3g}" for c in highpass.corners_hz())
         raise PintimeError(f"{info.path}: the AC coupling learned on the {info.channel_name(ch)} channel "

@@ -56,6 +56,13 @@ MISFIT_MAX = 3.0  # a train fit leaving more than this × the noise (RMS) has no
 # reach is not taken out (modelled cards: 1.07–1.17; libsoxr's and libsamplerate's best 96 → 48 kHz:
 # 5.9–32, their edges with neighbours then off by 5–200 ns against σ of 0.1–0.5 ns)
 BEFORE_MAX = 2.0
+# … or more than this × the fit's own residual over its windows: the same reach, in a recording whose noise
+# measure leaves it under BEFORE_MAX (16 bits, quantization). Every modelled card, the sweep of datasheet
+# decimation filters (passband 0.27-0.455 fs, stopband 0.5-0.7 fs, linear and minimum phase) and the
+# converters located: ≤ 1.083 (edges ≤ 1.53× their Cramér–Rao bound, ≤ 5.4 σ); a linear-phase filter
+# whose transition band is 0.05 fs (0.45/0.50, 0.455/0.505) at 44.1-48 kHz: 1.27-1.41, its edges with
+# neighbours 1.5-2.8× the bound and up to 9 σ (docs/results.md)
+BEFORE_EXCESS_MAX = 1.15
 # why a train's fit fails at a rate its spacing suits: the response is longer than the template
 TOO_LONG = (f": the response rings beyond the ±{TEMPLATE_HALF_SAMPLES} samples of pintime's edge shape, as "
             "an operating system's sample-rate converter makes it (libsoxr's and libsamplerate's best do at "
@@ -324,10 +331,10 @@ def response_lead(fit: TrainFit) -> int:
 def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, falling: np.ndarray,
                 noise_rms: float, path: str, rate_hz: int) -> tuple[TrainFit | None, str | None]:
     """:func:`learn_from_train`'s fit if it holds the response (it leaves at most MISFIT_MAX × the noise,
-    and BEFORE_MAX × before the edges), or else why not, the template then being learned blind: the
-    train's edges are too close for the learning window, or a third of the train holds the shape where
-    the whole does not (something in it: lost audio, which the capture's check then finds). ``y``: the
-    windows on WIDE_WINDOW, from which each learning's are cut with its support's lead
+    and before the edges no more than noise: :func:`_reaches_beyond`), or else why not, the template then
+    being learned blind: the train's edges are too close for the learning window, or a third of the train
+    holds the shape where the whole does not (something in it: lost audio, which the capture's check then
+    finds). ``y``: the windows on WIDE_WINDOW, from which each learning's are cut with its support's lead
     (:func:`response_lead`).
 
     Raises PintimeError (naming ``path``) where the fit holds but the step's height along the train strays
@@ -368,7 +375,8 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
         raise PintimeError(f"{path}: no template fits the calibration train's windows (singular normal "
                            f"equations){TOO_LONG}")
     before = f"{before_x:.1f}× the noise" if noise_rms > 0 else f"{fit.before_rms:.2g} FS RMS"
-    if not before_x > BEFORE_MAX:  # the response ends within the template: its shape is what differs
+    before += f", {fit.before_rms / fit.residual_rms:.2f}× what the template leaves in them,"
+    if not _reaches_beyond(fit, before_x):  # the response ends within the template: its shape differs
         raise PintimeError(f"{path}: the template fitted to the calibration train's windows leaves {misfit} "
                            f"(and {before} before their edges, where only noise belongs){NOT_ONE_SHAPE}")
     raise PintimeError(f"{path}: the calibration train's windows leave {before} before their edges, where no "
@@ -377,8 +385,14 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
 
 def _holds(fit: TrainFit | None, misfit_x: float, before_x: float) -> bool:
     """Whether a fit (:func:`_attempt`) holds the response: it leaves at most MISFIT_MAX × the noise, and
-    BEFORE_MAX × before the edges (an unknown noise, NaN, refuses nothing)."""
-    return fit is not None and not (misfit_x > MISFIT_MAX or before_x > BEFORE_MAX)
+    no more than noise before the edges (:func:`_reaches_beyond`; an unknown noise, NaN, refuses nothing)."""
+    return fit is not None and not (misfit_x > MISFIT_MAX or _reaches_beyond(fit, before_x))
+
+
+def _reaches_beyond(fit: TrainFit, before_x: float) -> bool:
+    """Whether the stretch before the fit's support holds more than noise: more than BEFORE_MAX × the
+    noise (``before_x``), or BEFORE_EXCESS_MAX × what the fit leaves over its windows."""
+    return before_x > BEFORE_MAX or fit.before_rms > BEFORE_EXCESS_MAX * fit.residual_rms
 
 
 def _attempt(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, falling: np.ndarray,
