@@ -208,6 +208,7 @@ bench: deps sim
 	$(PY) bench/bench_coverage.py --json $(BUILD)/bench/coverage.json
 	$(PY) bench/bench_signals.py --json $(BUILD)/bench/signals.json
 	$(PY) bench/bench_resamplers.py --json $(BUILD)/bench/resamplers.json
+	$(PY) bench/bench_decimation.py --json $(BUILD)/bench/decimation.json
 
 # Each benchmark on a small input (seconds): checks that every figure it prints is produced.
 .PHONY: bench-short
@@ -225,6 +226,7 @@ bench-short: deps sim
 	$(PY) bench/bench_cards.py --short --json $(BUILD)/bench/short/cards.json
 	$(PY) bench/bench_coverage.py --short --json $(BUILD)/bench/short/coverage.json
 	$(PY) bench/bench_resamplers.py --short --json $(BUILD)/bench/short/resamplers.json
+	$(PY) bench/bench_decimation.py --short --json $(BUILD)/bench/short/decimation.json
 	$(PY) bench/bench_signals.py --short --json $(BUILD)/bench/short/signals.json
 
 # --- reproduction: the README's main command ---------------------------------------------------------
