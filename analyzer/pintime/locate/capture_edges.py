@@ -36,10 +36,11 @@ from pintime.locate.ahead import ahead
 from pintime.locate.blind import isolated_edges, learn_blind
 from pintime.locate.crlb import quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
-from pintime.locate.highpass import GUARD_SAMPLES, Highpass, learn_highpass, restore_block
+from pintime.locate.highpass import Highpass, check_restored, learn_highpass, restore_block
 from pintime.locate.methods import (
     METHODS,
     SIMPLE_HALF,
+    chunk_swings,
     locate_single,
     method_error,
     seed_phases,
@@ -63,10 +64,6 @@ LEARN_SEARCH_S = 300.0  # a calibration train is looked for this far after the f
 TRAIN_SPAN_S = 3.0  # a calibration train lasts 2.78 s (FORMAT.md §6)
 TRAIN_LEAD_S = 0.1  # a learning span that starts at a train starts this much before it (its frame header)
 CAL_PERIOD_S = 2777e-6  # a pintime calibration train's edge spacing (FORMAT.md §6), within 1 %
-# the AC coupling undone leaves at most this many times the recording's own noise between edges (every
-# modelled card ≤ 1.0, strong coupling 0.05-0.2: the droop flattened; a corner learned from a
-# minimum-phase filter's ringing, 814 Hz for 1.6 Hz, left 104-175×: the steps integrated into ramps)
-RESTORED_NOISE_MAX = 2.0
 MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this far inside a block's data
 
 
@@ -200,7 +197,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, start, stop)
     columns = range(len(info.columns))
     det = _Detector(len(columns), smallest_step)
-    pos_all, sign_all, wins, simple = [], [], [], []
+    pos_all, sign_all, wins, simple, swings = [], [], [], [], []
     noise_parts: list[list[tuple[float, int]]] = [[] for _ in columns]
     recorded_parts: list[list[tuple[float, int]]] = [[] for _ in columns]  # the same, before restoring
     for recorded in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, start, stop):
@@ -216,6 +213,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
             recorded_parts[ch].append(quiet_noise_rms(recorded.data[lo:hi, ch], near, MARGIN))
             if ch == 0:
                 pos, sign = pos[own], sign[own]
+                swings.append(chunk_swings(block.data[lo:hi, 0], pos - block.own_lo))
                 fits = (pos + train.WIDE_WINDOW[0] >= block.first) & \
                        (pos + train.WIDE_WINDOW[-1] < block.first + len(block.data))
                 pos, sign = pos[fits], sign[fits]
@@ -231,7 +229,8 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     # taken when larger (`usb-96k` at 48 kHz 16-bit: 1.16× the floor, its edges 1.56× their bound before)
     floor = (1.0 - info.clip_level) / np.sqrt(12.0)
     for ch in columns:
-        _check_restored(info, ch, highpass[ch], _pool(noise_parts[ch]), max(_pool(recorded_parts[ch]), floor))
+        check_restored(highpass[ch], _pool(noise_parts[ch]), max(_pool(recorded_parts[ch]), floor),
+                       f"{info.path}", info.channel_name(ch))
     noise = tuple(p if not p < floor else floor for p in map(_pool, noise_parts))
     pos = np.concatenate(pos_all)
     if pos.size == 0:
@@ -241,6 +240,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
                              "ringing hides the noise they are told from (faster than fs/8, or not periodic)")
     sign, y_wide, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
     y = np.ascontiguousarray(y_wide[:, :len(train.WINDOW)])  # the train's learning may need more after
+    span_s = (stop - start) / info.samplerate_hz
     if detect.dense_periodic(pos, sign):  # no edge alone: the whole period is learned instead
         periodic = learn_from_capture(info, start, stop, BLOCK_FRAMES, PAD_FRAMES)
         run = detect.find_periodic(pos, sign)  # evenly spaced as a train is: the other methods' check
@@ -271,9 +271,10 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
             noise = (fit.residual_rms, *noise[1:])
         return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
     alone = isolated_edges(pos)  # what checks the other methods, against the template's fit
-    _check_gain(y[alone], sign[alone] < 0, info, (stop - start) / info.samplerate_hz)
+    train.check_gain(step_heights(y[alone]), sign[alone] < 0, f"{info.path}", span_s,
+                     "the edges' step height")
     try:
-        return (learn_blind(pos, sign, y, seeds, (stop - start) / info.samplerate_hz, noise[0]), None, noise,
+        return (learn_blind(pos, sign, y, seeds, span_s, noise[0]), None, noise,
                 [pos[alone], sign[alone], y_simple[alone], y[alone]], refused)
     except PintimeError as err:  # name the capture, and the likely cause when the data shows it
         if is_reference(pos / info.samplerate_hz):
@@ -283,33 +284,11 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
             raise PintimeError(f"{info.path}: the measurement channel ({info.channel_name(0)}) holds a 1 s "
                                f"square wave, the clock reference's signal: the channels look swapped (try "
                                f"{fix})") from None
-        raise PintimeError(f"{info.path}: {err}" + ("" if refused is None else f"; {refused}")) from None
-
-
-def _check_restored(info: WavInfo, ch: int, highpass: Highpass, restored: float, recorded: float) -> None:
-    """Refuse a channel whose learned AC coupling, undone, leaves a noise between edges (``restored``) more
-    than RESTORED_NOISE_MAX times the recording's (``recorded``, at least the quantization's), where a
-    coupling undone flattens the droop: it is no coupling the card has, and every edge located on the
-    restoration would be wrong (an unknown noise, NaN, or none refuses nothing)."""
-    ratio = restored / recorded if recorded > 0 else np.nan
-    if ratio > RESTORED_NOISE_MAX:
-        corners = " and ".join(f"{c:.3g}" for c in highpass.corners_hz())
-        raise PintimeError(f"{info.path}: the AC coupling learned on the {info.channel_name(ch)} channel "
-                           f"({corners} Hz), undone, leaves {ratio:.3g}× the recording's noise between "
-                           "edges instead of flat levels: the input's response after an edge is not one "
-                           "pintime models (a high-pass of order 1 or 2 behind a filter that has settled "
-                           f"within {GUARD_SAMPLES} samples)")
-
-
-def _check_gain(y: np.ndarray, falling: np.ndarray, info: WavInfo, span_s: float) -> None:
-    """Refuse a recording whose isolated edges' step height (:func:`step_heights` of ``y``, their windows
-    on train.WINDOW) strays more than train.GAIN_TOLERANCE from a steady line (:func:`train.gain_change`):
-    a card's automatic gain control, which the AC coupling's learning and every σ would be wrong under
-    (with a calibration train, :func:`train.checked_fit` checks its windows)."""
-    change = train.gain_change(step_heights(y), falling)
-    if change > train.GAIN_TOLERANCE:
-        raise PintimeError(f"{info.path}: the edges' step height changes by up to {change:.0%} within "
-                           f"{span_s:.3g} s, where a digital pin's swing is steady: {AGC}")
+        swing = np.concatenate(swings)  # the swing's change, where it is not the pin's: AGC the likely cause
+        change = train.gain_change(swing, np.zeros(len(swing), bool)) if smallest_step == 1.0 else 0.0
+        raise PintimeError(f"{info.path}: {err}" + ("" if refused is None else f"; {refused}") + (
+            "" if change <= train.GAIN_TOLERANCE else "; the signal's swing changes along the recording, "
+            f"where a digital pin's swing is steady: {AGC}")) from None
 
 
 def _longest_train(pos: np.ndarray, sign: np.ndarray, stretch: np.ndarray) -> np.ndarray | None:
@@ -429,6 +408,10 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
         results.add(_locate_block(method, table, det, block, info, noise))
     time_s, channel, sign, sigma_s, amp = results.arrays()
     release_free_memory()
+    if isinstance(template, Periodic) and len(amp):  # each edge's gain against the period's: steady
+        learned = (channel == 0) & (time_s < span[1] / info.samplerate_hz)
+        train.check_gain(np.abs(amp[learned]), sign[learned] < 0, f"{path}", (span[1] - span[0]) /
+                         info.samplerate_hz, "the periodic signal's step height")
     edges = Edges(time_s, channel, sign, sigma_s, 1.0, str(path))
     on0 = edges.on(0)  # channel-major: views
     inverted = detect.capture_inverted(on0.time, on0.polarity)

@@ -23,11 +23,13 @@ CENTROID_ITERATIONS = 30
 
 def centroids(y: np.ndarray, start: np.ndarray, sigma_samples: float = CENTROID_SIGMA_SAMPLES) -> np.ndarray:
     """Each window's (``y`` on :data:`train.WINDOW`) centroid of its first difference in a Gaussian window
-    of ``sigma_samples``, samples from the window's centre, iterated from ``start``."""
+    of ``sigma_samples``, samples from the window's centre, iterated from ``start`` (NaN where the window
+    holds no step: its weights sum to 0; its callers' fits then fail, never a warning on stderr)."""
     x = train.WINDOW[1:].astype(np.float64) - 0.5
     d = np.diff(y, axis=1)
     c = np.asarray(start, dtype=np.float64).copy()
-    for _ in range(CENTROID_ITERATIONS):
-        w = np.exp(-0.5 * ((x[None, :] - c[:, None]) / sigma_samples) ** 2) * d
-        c = np.sum(w * x[None, :], axis=1) / np.sum(w, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for _ in range(CENTROID_ITERATIONS):
+            w = np.exp(-0.5 * ((x[None, :] - c[:, None]) / sigma_samples) ** 2) * d
+            c = np.sum(w * x[None, :], axis=1) / np.sum(w, axis=1)
     return c

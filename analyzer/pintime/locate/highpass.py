@@ -34,6 +34,7 @@ import numpy as np
 
 from pintime.capture.wav import Block, WavInfo, iter_blocks
 from pintime.compiled import kernel
+from pintime.errors import PintimeError
 from pintime.locate import detect
 
 LEAK_HZ = 1.0  # corner of the leaky integrators that replace the coupling's zeros at DC
@@ -53,6 +54,10 @@ ORDER_T = 10.0  # order 2 is kept when its second coefficient is this many stand
 # 300 Hz corners was learned as one corner of 30 Hz)
 DECAY_S = 0.02
 MIN_QUIET = 1000  # fewer quiet samples (per channel) learn nothing: the recording is left as it is
+# the coupling undone leaves at most this many times the recording's own noise between edges (every
+# modelled card ≤ 1.0, strong coupling 0.05-0.2: the droop flattened; a corner learned from a
+# minimum-phase filter's ringing, 814 Hz for 1.6 Hz, left 104-175×: the steps integrated into ramps)
+RESTORED_NOISE_MAX = 2.0
 
 
 @dataclass(frozen=True)
@@ -253,3 +258,17 @@ def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, start_fram
                     swing[c] = float(np.median(np.abs(strength)))
             learner.add(x, pos, block.own_lo - block.first, block.own_hi - block.first)
     return tuple(learner.result() for learner in learners)
+
+
+def check_restored(highpass: Highpass, restored: float, recorded: float, path: str, channel: str) -> None:
+    """Refuse a channel whose learned coupling ``highpass``, undone, leaves a noise between edges
+    (``restored``) more than RESTORED_NOISE_MAX times the recording's (``recorded``, at least the
+    quantization's), where a coupling undone flattens the droop: it is no coupling the card has, and every
+    edge located on the restoration would be wrong (an unknown noise, NaN, or none refuses nothing)."""
+    ratio = restored / recorded if recorded > 0 else np.nan
+    if ratio > RESTORED_NOISE_MAX:
+        corners = " and ".join(f"{c:.3g}" for c in highpass.corners_hz())
+        raise PintimeError(f"{path}: the AC coupling learned on the {channel} channel ({corners} Hz), "
+                           f"undone, leaves {ratio:.3g}× the recording's noise between edges instead of "
+                           "flat levels: the input's response after an edge is not one pintime models (a "
+                           f"high-pass of order 1 or 2 after a filter settled in {GUARD_SAMPLES} samples)")

@@ -19,11 +19,24 @@ from pintime.locate.threshold import locate_threshold
 METHODS = ("template", "inflection", "threshold", "count")
 SIMPLE_HALF = 16  # window half-width of the threshold and inflection methods (and of the seeds)
 STEP_SAMPLES = 8  # a window's step height: the mean of its last samples less that of its first
+SWING_CHUNK_SAMPLES = 4096  # a signal's swing is compared chunk by chunk (≥ 16 periods of a dense one)
 
 
 def step_heights(y: np.ndarray) -> np.ndarray:
     """Each window's step height (rows of ``y``): the mean of its last STEP_SAMPLES less its first's."""
     return np.mean(y[:, -STEP_SAMPLES:], axis=1) - np.mean(y[:, :STEP_SAMPLES], axis=1)
+
+
+def chunk_swings(x: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """The swing (1st to 99th percentile) of each whole SWING_CHUNK_SAMPLES chunk of ``x`` that holds two
+    or more of the edges at ``pos`` (indices into ``x``): where the pin moved, its swing times the gain."""
+    n = len(x) // SWING_CHUNK_SAMPLES
+    inside = pos[(pos >= 0) & (pos < n * SWING_CHUNK_SAMPLES)]
+    moved = np.bincount(inside // SWING_CHUNK_SAMPLES, minlength=n) >= 2
+    if not moved.any():
+        return np.zeros(0)
+    lo, hi = np.percentile(x[:n * SWING_CHUNK_SAMPLES].reshape(n, -1)[moved], [1, 99], axis=1)
+    return hi - lo
 
 
 def seed_phases(y_simple: np.ndarray, noise: float) -> np.ndarray:

@@ -301,6 +301,17 @@ def gain_change(amp: np.ndarray, falling: np.ndarray) -> float:
     return worst
 
 
+def check_gain(heights: np.ndarray, falling: np.ndarray, path: str, span_s: float, what: str) -> None:
+    """Refuse a recording whose ``heights`` (the isolated edges' step heights, or a periodic signal's
+    gains) stray more than GAIN_TOLERANCE from a steady line (:func:`gain_change`): a card's automatic gain
+    control, which the AC coupling's learning and every σ would be wrong under (with a calibration train,
+    :func:`checked_fit` checks its windows)."""
+    change = gain_change(heights, falling)
+    if change > GAIN_TOLERANCE:
+        raise PintimeError(f"{path}: {what} changes by up to {change:.0%} within {span_s:.3g} s, where a "
+                           f"digital pin's swing is steady: {AGC}")
+
+
 def response_lead(fit: TrainFit) -> int:
     """Where a train fit's template should have its support centred (samples after the edge): where it
     is, unless the response is cut short by the support's end while its start is quiet, as a minimum-phase
