@@ -150,6 +150,21 @@ def test_a_minimum_phase_filter_on_a_quiet_card_at_48_khz_is_no_coupling_corner(
     assert e.rms_ns <= 1.5 * e.crlb_ns, e
 
 
+def test_crosstalk_does_not_teach_the_other_channel_a_coupling(excerpt, truth, tmp_path):
+    """`laptop-48k` at 48 kHz 24-bit stereo with −40 dB crosstalk: every measurement edge is a step of
+    1.5·10⁻³ FS on the reference channel, too small to detect, which its coupling of 100 and 300 Hz was
+    learned from as one corner of 40 Hz, the noise 2.2× too large. The coupling is learned, and the noise
+    measured, where every channel is quiet: both corners to 3 %, the edges within 1.5× their bound."""
+    card = replace(with_format(sc.PROFILES["laptop-48k"], 48000, 24, 2), wander_adev_1s=0.0,
+                   crosstalk_db=-40.0)
+    result = locate_capture(synthesize(excerpt, tmp_path / "crosstalk.wav", card, seed=7).wav_path)
+    for learned in result.highpass:
+        np.testing.assert_allclose(sorted(learned.corners_hz()), [100.0, 300.0], rtol=0.03)
+    e = errors_of(result, truth)
+    assert e.matched == e.exact == e.located
+    assert e.rms_ns <= 1.5 * e.crlb_ns, e
+
+
 def test_inflection_shows_its_subsample_bias(located, truth):
     """The paper's method on the paper's card: ≈1 µs RMS per edge (docs/design.md §10), far above noise."""
     e = errors_of(located("paper", "inflection"), truth)

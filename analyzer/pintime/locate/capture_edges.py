@@ -202,13 +202,15 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     recorded_parts: list[list[tuple[float, int]]] = [[] for _ in columns]  # the same, before restoring
     for recorded in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, start, stop):
         block = restore_block(recorded, highpass)
+        found = [det.steps(block, ch) for ch in columns]
+        # the file's ends count as edges: one within a few samples of them is not detected, and its ringing
+        # in a quiet chunk had made the noise 5× too large (a capture cut 10 samples after one); so does
+        # every channel's: crosstalk makes its steps on the others too (highpass.learn_highpass)
+        near = np.concatenate([p for p, _ in found] + [[0, info.frames]]) - block.own_lo
         for ch in columns:
-            pos, sign = det.steps(block, ch)
+            pos, sign = found[ch]
             own = (pos >= block.own_lo) & (pos < block.own_hi)
             lo, hi = block.own_lo - block.first, block.own_hi - block.first
-            # the file's ends count as edges: one within a few samples of them is not detected, and its
-            # ringing in a quiet chunk had made the noise 5× too large (a capture cut 10 samples after one)
-            near = np.concatenate([pos, [0, info.frames]]) - block.own_lo
             noise_parts[ch].append(quiet_noise_rms(block.data[lo:hi, ch], near, MARGIN))
             recorded_parts[ch].append(quiet_noise_rms(recorded.data[lo:hi, ch], near, MARGIN))
             if ch == 0:

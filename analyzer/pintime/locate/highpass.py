@@ -54,10 +54,12 @@ ORDER_T = 10.0  # order 2 is kept when its second coefficient is this many stand
 # 300 Hz corners was learned as one corner of 30 Hz)
 DECAY_S = 0.02
 MIN_QUIET = 1000  # fewer quiet samples (per channel) learn nothing: the recording is left as it is
-# the coupling undone leaves at most this many times the recording's own noise between edges (every
-# modelled card ≤ 1.0, strong coupling 0.05-0.2: the droop flattened; a corner learned from a
-# minimum-phase filter's ringing, 814 Hz for 1.6 Hz, left 104-175×: the steps integrated into ramps)
-RESTORED_NOISE_MAX = 2.0
+# the coupling undone leaves at most this many times the recording's own noise between edges: every
+# modelled card ≤ 1.0 (strong coupling 0.05-0.2: the droop flattened), but undoing it raises mains hum by
+# the coupling's loss at 50-60 Hz (14× for 100 and 300 Hz at 50 Hz; −50 dBFS of 60 Hz hum there: 1.9×);
+# a corner learned from a minimum-phase filter's ringing, 814 Hz for 1.6 Hz, left 104-175×: every step
+# integrated into a ramp
+RESTORED_NOISE_MAX = 20.0
 
 
 @dataclass(frozen=True)
@@ -244,11 +246,14 @@ class HighpassLearner:
 def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, start_frame: int,
                    stop_frame: int) -> tuple[Highpass, ...]:
     """Each channel's coupling, learned from the quiet samples of the capture's frames ``start_frame`` …
-    ``stop_frame`` (edges found as :mod:`pintime.locate.detect` finds them, on the recording as it is)."""
+    ``stop_frame`` (edges found as :mod:`pintime.locate.detect` finds them, on the recording as it is):
+    quiet on every channel, since a channel's edges cross over into the other as steps too small to detect
+    (at −40 dB, the reference channel's coupling of 100 and 300 Hz was learned as one of 40 Hz)."""
     learners = [HighpassLearner(info.samplerate_hz) for _ in info.columns]
     swing: list[float | None] = [None] * len(info.columns)
     for block in iter_blocks(info, block_frames, pad_frames, start_frame, stop_frame):
-        for c, learner in enumerate(learners):
+        found = []
+        for c in range(len(learners)):
             x = block.data[:, c]
             threshold = detect.edge_threshold(x, swing[c])
             pos = np.zeros(0, np.int64)
@@ -256,7 +261,10 @@ def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, start_fram
                 pos, strength = detect.find_steps(x, threshold)
                 if swing[c] is None and pos.size:
                     swing[c] = float(np.median(np.abs(strength)))
-            learner.add(x, pos, block.own_lo - block.first, block.own_hi - block.first)
+            found.append(pos)
+        every = np.sort(np.concatenate(found))
+        for c, learner in enumerate(learners):
+            learner.add(block.data[:, c], every, block.own_lo - block.first, block.own_hi - block.first)
     return tuple(learner.result() for learner in learners)
 
 
