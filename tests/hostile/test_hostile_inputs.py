@@ -189,19 +189,27 @@ def test_a_recording_with_automatic_gain_control_is_refused_naming_it(tmp_path, 
     assert proc.returncode == 0, proc.stderr.decode()
 
 
-def test_any_signal_recorded_with_automatic_gain_control_is_refused_naming_it(tmp_path):
-    """Without a calibration train (`pintime edges` on any digital signal) the AGC went unseen too: an
-    irregular square wave with the gain swinging ±30 % at 1 Hz gave 1619 edges for 1500 and its noise as
-    0.004 FS, exit 0. The isolated edges' step height shows it; the same signal without it is located."""
-    cycles = 1000 + np.cumsum(np.random.default_rng(5).uniform(3000, 20000, 600)).round().astype(np.int64)
-    source = tmp_path / "irregular.edges.csv"
+def _square_wave_under_agc(tmp_path: Path, cycles: np.ndarray, depth: float) -> tuple[Path, Path]:
+    """A square wave toggling at ``cycles`` (1 MHz) rendered by the `default` card at 48 kHz 16-bit mono,
+    steady clock, and the same with its gain swinging ±``depth`` at 1 Hz: the two WAVs."""
+    source = tmp_path / "wave.edges.csv"
     source.write_text("cycle,channel,level\n" + "".join(f"{c},0,{1 - k % 2}\n" for k, c in enumerate(cycles)))
     wav = tmp_path / "square.wav"
     assert _pintime("synth", str(source), "-o", str(wav), "--rate", "48000", "--bits", "16", "--channels",
                     "1", "--f-cpu-hz", "1000000", "--no-wander", "--seed", "1", cwd=tmp_path).returncode == 0
     x, rate_hz = sf.read(wav, dtype="float64")
     agc = tmp_path / "agc.wav"
-    sf.write(agc, x * (1 + 0.3 * np.sin(2 * np.pi * np.arange(len(x)) / rate_hz)), rate_hz, subtype="PCM_16")
+    sf.write(agc, x * (1 + depth * np.sin(2 * np.pi * np.arange(len(x)) / rate_hz)), rate_hz,
+             subtype="PCM_16")
+    return wav, agc
+
+
+def test_any_signal_recorded_with_automatic_gain_control_is_refused_naming_it(tmp_path):
+    """Without a calibration train (`pintime edges` on any digital signal) the AGC went unseen too: an
+    irregular square wave with the gain swinging ±30 % at 1 Hz gave 1619 edges for 1500 and its noise as
+    0.004 FS, exit 0. The isolated edges' step height shows it; the same signal without it is located."""
+    cycles = 1000 + np.cumsum(np.random.default_rng(5).uniform(3000, 20000, 600)).round().astype(np.int64)
+    wav, agc = _square_wave_under_agc(tmp_path, cycles, 0.3)
     _one_error_line(_pintime("edges", str(agc), "--csv", str(tmp_path / "agc.csv"), cwd=tmp_path),
                     "automatic gain control", "step height")
     proc = _pintime("edges", str(wav), "--csv", str(tmp_path / "e.csv"), cwd=tmp_path)
@@ -218,16 +226,7 @@ def test_a_square_wave_recorded_with_automatic_gain_control_is_refused_naming_it
     every σ ~10² times too large; it is refused: each edge's gain against the period's strays. ±30 % had
     been refused as "the 600 edges … do not determine it", with a RuntimeWarning on stderr; the refusal now
     names the swing's change and AGC, on one line. Without the AGC every edge is located."""
-    cycles = 1000 + 500 * np.arange(12_000)
-    source = tmp_path / "wave.edges.csv"
-    source.write_text("cycle,channel,level\n" + "".join(f"{c},0,{1 - k % 2}\n" for k, c in enumerate(cycles)))
-    wav = tmp_path / "square.wav"
-    assert _pintime("synth", str(source), "-o", str(wav), "--rate", "48000", "--bits", "16", "--channels",
-                    "1", "--f-cpu-hz", "1000000", "--no-wander", "--seed", "1", cwd=tmp_path).returncode == 0
-    x, rate_hz = sf.read(wav, dtype="float64")
-    agc = tmp_path / "agc.wav"
-    sf.write(agc, x * (1 + depth * np.sin(2 * np.pi * np.arange(len(x)) / rate_hz)), rate_hz,
-             subtype="PCM_16")
+    wav, agc = _square_wave_under_agc(tmp_path, 1000 + 500 * np.arange(12_000), depth)
     _one_error_line(_pintime("edges", str(agc), "--csv", str(tmp_path / "agc.csv"), cwd=tmp_path), *words)
     proc = _pintime("edges", str(wav), "--csv", str(tmp_path / "e.csv"), cwd=tmp_path)
     assert proc.returncode == 0 and proc.stderr.decode().startswith("12000 edges"), proc.stderr.decode()
