@@ -49,7 +49,6 @@ from pintime.locate.methods import (
 from pintime.locate.periodic import Periodic, learn_from_capture, periodic_rows
 from pintime.locate.store import EdgeStore, edge_crlb_s, release_free_memory
 from pintime.locate.template import Template
-from pintime.locate.train import AGC
 from pintime.locate.windows import windows
 
 # An edge's location uses samples up to the template's half-support on either side (its own window, or
@@ -288,9 +287,10 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
                                f"{fix})") from None
         swing = np.concatenate(swings)  # the swing's change, where it is not the pin's: AGC the likely cause
         change = train.gain_change(swing, np.zeros(len(swing), bool)) if smallest_step == 1.0 else 0.0
-        raise PintimeError(f"{info.path}: {err}" + ("" if refused is None else f"; {refused}") + (
-            "" if change <= train.GAIN_TOLERANCE else "; the signal's swing changes along the recording, "
-            f"where a digital pin's swing is steady: {AGC}")) from None
+        why = [str(err)] + ([] if refused is None else [refused]) + (
+            [train.agc_reason("the signal's swing", "along the recording")] if change > train.GAIN_TOLERANCE
+            else [])
+        raise PintimeError(f"{info.path}: " + "; ".join(why)) from None
 
 
 def _longest_train(pos: np.ndarray, sign: np.ndarray, stretch: np.ndarray) -> np.ndarray | None:

@@ -83,6 +83,13 @@ MIN_TURNS = 2.0  # each polarity's phase turns this often between knots (1.1 tur
 GAIN_TOLERANCE = 0.05
 AGC = ("the card applies automatic gain control (AGC; on a laptop, in its microphone settings), or the "
        "board's supply varies. Switch AGC off and record again")
+
+
+def agc_reason(what: str, change: str) -> str:
+    """Why a recording whose ``what`` (a step height, a swing) changes as ``change`` says is refused."""
+    return f"{what} changes {change}, where a digital pin's swing is steady: {AGC}"
+
+
 GAIN_PARTS = 20  # stretches whose median heights are compared (a train's 1000 edges: 25 per polarity) …
 GAIN_PART_EDGES = 5  # … each of this many edges at least
 DRAWS = 8  # draws of the template's error (TrainFit.draws): the uncertainties they give have DRAWS dof
@@ -308,8 +315,7 @@ def check_gain(heights: np.ndarray, falling: np.ndarray, path: str, span_s: floa
     :func:`checked_fit` checks its windows)."""
     change = gain_change(heights, falling)
     if change > GAIN_TOLERANCE:
-        raise PintimeError(f"{path}: {what} changes by up to {change:.0%} within {span_s:.3g} s, where a "
-                           f"digital pin's swing is steady: {AGC}")
+        raise PintimeError(f"{path}: " + agc_reason(what, f"by up to {change:.0%} within {span_s:.3g} s"))
 
 
 def response_lead(fit: TrainFit) -> int:
@@ -366,8 +372,8 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
         lead, (fit, misfit_x, before_x) = moved, attempt
     if fit is not None and _holds(fit, misfit_x, before_x):
         if fit.gain_change > GAIN_TOLERANCE:
-            raise PintimeError(f"{path}: the edges' step height changes by up to {fit.gain_change:.0%} along "
-                               f"the calibration train (2.8 s), where the pin's swing is steady: {AGC}")
+            change = f"by up to {fit.gain_change:.0%} along the calibration train (2.8 s)"
+            raise PintimeError(f"{path}: " + agc_reason("the edges' step height", change))
         return fit, None
     misfit = ("no template (singular normal equations)" if fit is None
               else f"{misfit_x:.1f}× the noise" if noise_rms > 0
