@@ -140,6 +140,25 @@ def _pm(value: float | None, se: float | None) -> str:
     return "—" if value is None else f"{value:+.2f}±{se or 0:.2f}"
 
 
+def error_columns(row: dict, long: bool = True) -> str:
+    """A located case's figures (:func:`per_edge`): RMS, CRLB, their ratio, the worst edge in its σ and,
+    with ``long``, the long pulses' mean error rising and falling."""
+    out = (f"{row['rms_ns']:>8.4g} {row['crlb_ns']:>8.3g} {row['rms_ns'] / row['crlb_ns']:>6.2f} "
+           f"{row['max_sigma']:>6.1f}")
+    if long:
+        out += (f" {_pm(row['long_rise_ns'], row['long_rise_se_ns']):>12} "
+                f"{_pm(row['long_fall_ns'], row['long_fall_se_ns']):>12}")
+    return out
+
+
+def case_line(head: str, row: dict, long: bool) -> str:
+    """One case of a benchmark whose cases are located or refused: ``head``, then the figures
+    (:func:`error_columns`) or the refusal's reason."""
+    if row["outcome"] == "refused":
+        return f"{head} {row['reason'][:100]}…"
+    return f"{head} {error_columns(row, long)}"
+
+
 def print_row(row: dict) -> None:
     head = (f"{row['profile']:<11} {row['rate_hz']:>6} {row['bits']:>4} {row['channels']:>2} "
             f"{row['step_fs']:>6.3f} {('off', 'on')[row['wander']]:>6}")
@@ -147,10 +166,8 @@ def print_row(row: dict) -> None:
         print(f"{head} FAILED: {row['failure']}", flush=True)
         return
     corners = ",".join(f"{c:.0f}" for c in row["highpass_hz"]) or "—"
-    print(f"{head} {row['rms_ns']:>8.4g} {row['crlb_ns']:>8.3g} {row['rms_ns'] / row['crlb_ns']:>6.2f} "
-          f"{row['max_sigma']:>6.1f} {_pm(row['long_rise_ns'], row['long_rise_se_ns']):>12} "
-          f"{_pm(row['long_fall_ns'], row['long_fall_se_ns']):>12} {corners:>8} "
-          f"{row['matched']:>6}/{row['exact']:<6} {row['seconds']:>5.1f}", flush=True)
+    print(f"{head} {error_columns(row)} {corners:>8} {row['matched']:>6}/{row['exact']:<6} "
+          f"{row['seconds']:>5.1f}", flush=True)
 
 
 def main() -> int:

@@ -22,7 +22,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from bench_cards import per_edge, truth_on_capture_clock
+from bench_cards import case_line, per_edge, truth_on_capture_clock
 from bench_rates import excerpt
 from figures import finish
 from pintime.capture.edgelist import read_edge_list
@@ -70,10 +70,6 @@ def run_case(edges: Path, f_cpu_hz: float, spec: DecimationFilter, rate_hz: int,
     return row | dict(outcome="located", **per_edge(result, truth, True))
 
 
-def _pm(value: float | None, se: float | None) -> str:
-    return "—" if value is None else f"{value:+.2f}±{se or 0:.2f}"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration-s", type=float, default=4.0, help="length of each capture (default 4)")
@@ -91,13 +87,7 @@ def main() -> int:
             row = run_case(edges, f_cpu_hz, spec, rate_hz, bits, channels)
             rows.append(row)
             head = f"{spec.name:<31} {rate_hz:>6} {bits:>4} {channels:>2}  {row['outcome']:<9}"
-            if row["outcome"] == "refused":
-                print(f"{head} {row['reason'][:100]}…", flush=True)
-            else:
-                ratio = row["rms_ns"] / row["crlb_ns"]
-                rise, fall = (_pm(row[f"long_{k}_ns"], row[f"long_{k}_se_ns"]) for k in ("rise", "fall"))
-                print(f"{head} {row['rms_ns']:>8.4g} {row['crlb_ns']:>8.3g} {ratio:>6.2f} "
-                      f"{row['max_sigma']:>6.1f} {rise:>12} {fall:>12}", flush=True)
+            print(case_line(head, row, long=True), flush=True)
     print(f"{duration_s:g} s of table1, the `default` card with each decimation filter, steady clock, seed "
           f"{SEED}; template method; RMS about each polarity's mean and one line (the exact map); long: "
           "edges after a 2.3-2.9 ms interval less their polarity's mean.")

@@ -25,7 +25,7 @@ import numpy as np
 import samplerate
 import soundfile as sf
 import soxr
-from bench_cards import per_edge, truth_on_capture_clock
+from bench_cards import case_line, per_edge, truth_on_capture_clock
 from bench_rates import excerpt
 from figures import finish
 from pintime.capture.edgelist import read_edge_list
@@ -99,11 +99,7 @@ def main() -> int:
                 row = run_case(edges, f_cpu_hz, x, name, convert, rate_hz, bits)
                 rows.append(row)
                 head = f"{name:<27} {rate_hz:>6} {bits:>4}  {row['outcome']:<9}"
-                if row["outcome"] == "refused":
-                    print(f"{head} {row['reason'][:90]}…", flush=True)
-                else:
-                    print(f"{head} {row['rms_ns']:>8.4g} {row['crlb_ns']:>8.3g} "
-                          f"{row['rms_ns'] / row['crlb_ns']:>6.2f} {row['max_sigma']:>6.1f}", flush=True)
+                print(case_line(head, row, long=False), flush=True)
     print(f"{duration_s:g} s of table1, `default` card at {SOURCE_HZ} Hz 24-bit mono, steady clock, seed "
           f"{SEED}, then each converter; template method; RMS about each polarity's mean and one line (the "
           "exact map).")
