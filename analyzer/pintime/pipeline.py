@@ -22,7 +22,7 @@ from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.estimate.kernel import Kernel, build_kernel, kernel_json
 from pintime.estimate.micro import MicroRow, build_micro, datasheet_cycles, micro_json
-from pintime.estimate.shared import estimate_means, with_template_error
+from pintime.estimate.shared import estimate_means, with_shared_error
 from pintime.estimate.slowclock import SlowClock, slow_clock, slow_clock_json
 from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
@@ -31,6 +31,8 @@ from pintime.ladder import LADDER, Attribution, attribute
 from pintime.locate.capture_edges import CaptureEdges, gap_guard_s, locate_capture
 from pintime.locate.fit import TemplateTable
 from pintime.locate.methods import METHODS
+from pintime.locate.quantization import DRAWS as ROUNDING_DRAWS
+from pintime.locate.quantization import QuantizationModel, analog_noise_lsb, offsets_lsb, shared
 from pintime.locate.store import release_free_memory
 from pintime.locate.template_error import DrawModel
 from pintime.locate.train import TrainFit
@@ -74,6 +76,9 @@ class Analysis:
     skipped_s: tuple[float, float] | None = None  # WAVs: edges left out before a later run's train
     unplaced: int = 0  # WAVs: edges detected that the method could not place (left out)
     template_draws: int = 0  # draws of the learned template's error in every CI (0: none, not assessed)
+    # the pin's step and the analog noise (LSB) of a recording whose rounding is in every CI (quieter than
+    # one LSB: locate/quantization.py), None where it is not (noise enough, float samples, no train)
+    rounding_lsb: tuple[float, float] | None = None
 
     @property
     def time_us(self) -> np.ndarray:
@@ -181,13 +186,16 @@ def located_without_lost_audio(path: str | Path, method: str | None, progress: b
     return located, edges, kept_gaps, lost
 
 
-def _with_template_error(results: tuple[Any, ...],
-                         estimates: Callable[[np.ndarray, list[Frame]], tuple[Any, ...]],
-                         located: CaptureEdges, fit: TrainFit, meas_time: np.ndarray,
-                         meas_polarity: np.ndarray, frames: list[Frame]) -> tuple[Any, ...]:
-    """``results`` with the learned template's shared error in every estimate
-    (:mod:`pintime.estimate.shared`), from the estimates again on each draw's edge times
-    (:mod:`pintime.locate.template_error`; ``fit``: the train fit that learned it, with its draws).
+def _with_shared_errors(results: tuple[Any, ...],
+                        estimates: Callable[[np.ndarray, list[Frame]], tuple[Any, ...]],
+                        located: CaptureEdges, fit: TrainFit, meas_time: np.ndarray,
+                        meas_polarity: np.ndarray, frames: list[Frame]
+                        ) -> tuple[tuple[Any, ...], QuantizationModel | None]:
+    """``results`` with the errors every repetition shares in every estimate (:mod:`pintime.estimate.shared`):
+    the learned template's (``fit``: the train fit that learned it, with its draws;
+    :mod:`pintime.locate.template_error`), and rounding's where the recording is quieter than one LSB
+    (:mod:`pintime.locate.quantization`; its model is returned, None where there is none), each from the
+    estimates again on each draw's edge times.
 
     Of a long capture only its first DRAW_EDGES edges (more, until their frames give every estimate): the
     error is the same in every repetition, and time and memory stay bounded (an hour's capture would
@@ -205,9 +213,20 @@ def _with_template_error(results: tuple[Any, ...],
         if count == len(meas_time) or set(main) <= set(base):
             break
         count = min(2 * count, len(meas_time))
-    moved = [estimate_means(estimates(DrawModel.build(table, d).moved_times_s(
-        meas_time[:count], meas_polarity[:count], fs), part)) for d in fit.draws]  # one draw at a time
-    return with_template_error(results, base, moved)
+    time_s, sign = meas_time[:count], meas_polarity[:count]
+    moved = [estimate_means(estimates(DrawModel.build(table, d).moved_times_s(time_s, sign, fs), part))
+             for d in fit.draws]  # one draw at a time
+    results = with_shared_error(results, base, moved)
+    lsb = 1.0 - located.info.clip_level  # 0: float samples
+    noise_lsb = analog_noise_lsb(located.noise_rms[0], lsb) if lsb else np.inf
+    if not shared(noise_lsb) or not fit.rounding_draws:
+        return results, None
+    rounding = QuantizationModel.build(table, fit.step / lsb, noise_lsb)
+    moved = [estimate_means(estimates(  # the data's rounding, and the template's that the train's taught it
+        rounding.moved_times_s(time_s, sign, fs, offset)
+        + DrawModel.build(table, learned).moved_times_s(time_s, sign, fs) - time_s, part))
+        for offset, learned in zip(offsets_lsb(), fit.rounding_draws, strict=True)]
+    return with_shared_error(results, base, moved, "quantization_sigma_us"), rounding
 
 
 def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
@@ -272,10 +291,10 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
                  if PROGRAMS[run["program"]] == "micro" else None)
         return table, table2, user, kernel, micro
 
-    results = estimates(meas_time, decode.frames)
+    results, rounding = estimates(meas_time, decode.frames), None
     if draws_from is not None and draws_from.train is not None and draws_from.train.draws:
-        results = _with_template_error(results, estimates, draws_from, draws_from.train, meas_time,
-                                       meas_polarity, decode.frames)
+        results, rounding = _with_shared_errors(results, estimates, draws_from, draws_from.train,
+                                                meas_time, meas_polarity, decode.frames)
     table, table2, user, kernel, micro = results
     ends = decode.of_kind("end")
     seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
@@ -292,7 +311,8 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         slow = replace(slow, table2=table2_models(table2, slow.tick_us))
     draws = 0 if draws_from is None or draws_from.train is None else len(draws_from.train.draws)
     return Analysis(path, used, edges, clock, decode, run, missing, cal, table, table2, user, gaps,
-                    lost_to_gaps, lost, kernel, micro, slow, attribution, skipped_s, unplaced, draws)
+                    lost_to_gaps, lost, kernel, micro, slow, attribution, skipped_s, unplaced, draws,
+                    None if rounding is None else (rounding.step_lsb, rounding.noise_lsb))
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -340,6 +360,8 @@ def summary_json(a: Analysis) -> dict[str, Any]:
         "skipped_before_train_s": None if a.skipped_s is None else list(a.skipped_s),
         "edges_unplaced": a.unplaced,
         "template_error_draws": a.template_draws if a.method == "template" else None,
+        "rounding_in_ci": None if a.rounding_lsb is None else {
+            "step_lsb": a.rounding_lsb[0], "analog_noise_lsb": a.rounding_lsb[1], "draws": ROUNDING_DRAWS},
         **({} if a.ladder is None else {"ladder": ladder_json(a.ladder)}),
         **table1_json(a.table),
         **({} if a.table2 is None else _table2_json(a.table2)),

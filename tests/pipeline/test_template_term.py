@@ -1,8 +1,10 @@
 """The learned template's shared error in the analysis: in every CI of a capture located with a template
 learned from its train, said to be missing when the template was learned without one, absent for exact
-edges."""
+edges; and rounding's, on a 16-bit recording quieter than one LSB."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
@@ -11,13 +13,17 @@ import soundfile as sf
 from pintime import pipeline
 from pintime.estimate.estimators import CI_LEVEL
 from pintime.locate.capture_edges import locate_capture
-from pintime.locate.train import DRAWS
+from pintime.locate.quantization import DRAWS as ROUNDING_DRAWS
+from pintime.locate.template_error import DRAWS
+from pintime.soundcard import model as sc
+from pintime.soundcard.formats import with_format, with_level
+from pintime.soundcard.synth import synthesize
 from support import EXAMPLE_WAV, run_cli
 
 
 def test_every_estimate_of_a_located_capture_holds_the_template_term():
     a = pipeline.analyze(EXAMPLE_WAV)
-    assert a.template_draws == DRAWS
+    assert a.template_draws == DRAWS and a.rounding_lsb is None  # 24 bits: no rounding shared
     t_reps = scipy.special.stdtrit(2 - 1, (1 + CI_LEVEL) / 2)
     t_draws = scipy.special.stdtrit(DRAWS, (1 + CI_LEVEL) / 2)
     for row in a.table.rows:
@@ -53,3 +59,30 @@ def test_a_template_learned_without_a_train_says_its_error_is_not_in_the_cis(tmp
     code, out, _ = run_cli(["analyze", str(silenced)])
     assert code == 0
     assert "The learned edge shape's error is NOT in these CIs (learned without a calibration train" in out
+
+
+def test_rounding_below_one_lsb_is_in_every_ci(make_sim, tmp_path):
+    """The first 8 s of table1 through `wide-filter` at 48 kHz 16-bit mono and README's level: its analog
+    noise is a tenth of an LSB, the pin's levels round alike in every repetition, and the Differential rows
+    read 7–11 ns off with a CI of ± 3.4 ns before (docs/results.md, "Quantization without dither"). Now the
+    rounding's draws are in every CI and the output says so; the same render at 24 bits has none."""
+    truth = {r.label: r.estimate.mean_us for r in pipeline.analyze(make_sim / "table1.edges.csv").table.rows}
+    card = with_level(with_format(sc.PROFILES["wide-filter"], 48000, 16, 1), "readme")
+    wav = synthesize(make_sim / "table1.edges.csv", tmp_path / "w16.wav", card, 1, duration_s=8).wav_path
+    a = pipeline.analyze(wav)
+    assert a.rounding_lsb is not None and a.rounding_lsb[1] < 0.3 and 1000 < a.rounding_lsb[0] < 1200
+    t_draws = scipy.special.stdtrit(ROUNDING_DRAWS, (1 + CI_LEVEL) / 2)
+    for row in a.table.rows:
+        e = row.estimate
+        if row.label.startswith("Differential"):
+            assert e.quantization_sigma_us > 2e-3  # a few ns: more than the template's noise draws give
+            assert e.ci95_us[0] <= truth[row.label] <= e.ci95_us[1]
+        half = (e.ci95_us[1] - e.ci95_us[0]) / 2
+        assert half >= t_draws * e.quantization_sigma_us
+    code, out, _ = run_cli(["analyze", str(wav), "--json", str(tmp_path / "w16.out.json")])
+    assert code == 0 and "The CIs hold the rounding of a recording quieter than one LSB" in out
+    assert json.loads((tmp_path / "w16.out.json").read_text())["rounding_in_ci"]["draws"] == ROUNDING_DRAWS
+    wav24 = synthesize(make_sim / "table1.edges.csv", tmp_path / "w24.wav", with_format(card, bits=24), 1,
+                       duration_s=8).wav_path
+    a24 = pipeline.analyze(wav24)
+    assert a24.rounding_lsb is None and all(r.estimate.quantization_sigma_us == 0 for r in a24.table.rows)

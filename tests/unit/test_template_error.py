@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.special
 from pintime.estimate.estimators import CI_LEVEL, Estimate, summarize
-from pintime.estimate.shared import estimate_means, with_template_error
+from pintime.estimate.shared import estimate_means, with_shared_error
 from pintime.locate import template_error
 from pintime.locate.detect import find_steps
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
@@ -22,6 +22,19 @@ def rendered(template: Template, times: np.ndarray, sign: np.ndarray, length: in
     """Noise-free samples of steps ``sign`` at ``times`` through ``template``."""
     n = np.arange(length, dtype=np.float64)
     return sum(s * template.evaluate(n - t)[0] for t, s in zip(times, sign, strict=True))
+
+
+def pulses(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Edge times (samples) and signs of pulses 4.8, 9.7, 20 and 300 samples wide, four of each, 150
+    samples and a random fraction apart."""
+    times, sign = [], []
+    t = 200.0
+    for width in (4.8, 9.7, 20.0, 300.0) * 4:
+        t += 150.0 + rng.uniform(0, 1)
+        times += [t, t + width]
+        sign += [1.0, -1.0]
+        t += width
+    return np.array(times), np.array(sign)
 
 
 def located(table: TemplateTable, x: np.ndarray, times: np.ndarray) -> np.ndarray:
@@ -49,15 +62,8 @@ def test_first_order_shifts_are_those_of_locating_again():
     free = np.zeros(len(base.coef) - N_ZERO)
     free[:] = np.convolve(rng.standard_normal(len(free)), np.ones(8) / 8, mode="same") * 2e-3
     draw = base.plus(free, 1.0)
-    times, sign = [], []
-    t = 200.0
-    for width in (4.8, 9.7, 20.0, 300.0) * 4:
-        t += 150.0 + rng.uniform(0, 1)
-        times += [t, t + width]
-        sign += [1.0, -1.0]
-        t += width
-    times, sign = np.array(times), np.array(sign)
-    x = rendered(base, times, sign, int(t) + 200)
+    times, sign = pulses(rng)
+    x = rendered(base, times, sign, int(times[-1]) + 200)
     table = TemplateTable.build(base)
     before = located(table, x, times)
     np.testing.assert_allclose(before, times, atol=1e-6)  # the base template locates its own render
@@ -100,12 +106,12 @@ def test_every_estimate_gets_the_draws_spread():
     draws = [Result([Estimate(e.mean_us + d, e.std_us, e.ci95_us, e.count) for e, d in zip(main.rows, s,
                                                                                                strict=True)],
                     "b", np.ones(3)) for s in shifts]
-    out = with_template_error(main, estimate_means(main), [estimate_means(d) for d in draws])
+    out = with_shared_error(main, estimate_means(main), [estimate_means(d) for d in draws])
     assert out.label == "a" and out.points is main.points
     # a base of a part of the capture, its rows by label: ours at its own means, a row it lacks unknown
     part = Result([Estimate(0.0, 0.1, (0.0, 0.0), 3)], "p", np.zeros(3))
     moved = [Result([replace(part.rows[0], mean_us=s[1])], "p", np.zeros(3)) for s in shifts]
-    keyed = with_template_error(main, estimate_means(part), [estimate_means(d) for d in moved])
+    keyed = with_shared_error(main, estimate_means(part), [estimate_means(d) for d in moved])
     assert keyed.rows[0].template_sigma_us == pytest.approx(np.sqrt(np.mean([s[1] ** 2 for s in shifts])))
     assert np.isnan(keyed.rows[1].template_sigma_us) and np.isnan(keyed.rows[1].ci95_us).all()
     t = scipy.special.stdtrit(len(draws), (1 + CI_LEVEL) / 2)

@@ -11,7 +11,7 @@ from pintime.cli.args import add_channel_arguments, channels
 from pintime.crosscheck import check_text, compare_estimates
 from pintime.estimate.kernel import format_kernel
 from pintime.estimate.micro import format_micro
-from pintime.estimate.shared import largest_template_sigma
+from pintime.estimate.shared import largest_sigma
 from pintime.estimate.slowclock import format_slow_clock
 from pintime.estimate.table1 import format_table1
 from pintime.estimate.user import format_user
@@ -73,9 +73,18 @@ def template_error_lines(a: Analysis) -> list[str]:
                else "learned without a calibration train")
         return [f"The learned edge shape's error is NOT in these CIs ({why}: no draws of it); it is shared "
                 "by every repetition, so no spread shows it"]
-    where, sigma = largest_template_sigma((a.table, a.table2, a.user, a.kernel, a.micro))
-    return [f"The CIs hold the learned edge shape's error, which every repetition shares (no std. deviation "
-            f"shows it): σ up to {sigma:.2g} µs ({where}), from {a.template_draws} draws of it"]
+    results = (a.table, a.table2, a.user, a.kernel, a.micro)
+    where, sigma = largest_sigma(results)
+    lines = [f"The CIs hold the learned edge shape's error, which every repetition shares (no std. deviation "
+             f"shows it): σ up to {sigma:.2g} µs ({where}), from {a.template_draws} draws of it"]
+    if a.rounding_lsb is not None:
+        where, sigma = largest_sigma(results, "quantization_sigma_us")
+        step_lsb, noise_lsb = a.rounding_lsb
+        lines.append(f"The CIs hold the rounding of a recording quieter than one LSB ({noise_lsb:.2f} LSB of "
+                     f"noise beneath it, steps of {step_lsb:.0f} LSB: the same levels round alike in every "
+                     f"repetition): σ up to {sigma:.2g} µs ({where}); record at 24 bits, or with dither, to "
+                     "lose it")
+    return lines
 
 
 def skipped_text(skipped_s: tuple[float, float]) -> str:

@@ -36,6 +36,7 @@ class Estimate:
     ci95_us: tuple[float, float]
     count: int  # repetitions
     template_sigma_us: float = 0.0  # 1σ of the error all repetitions share through the learned template
+    quantization_sigma_us: float = 0.0  # … and through rounding with under an LSB of noise (quantization.py)
 
     def widened(self, extra_half_us: float) -> Estimate:
         """This estimate with its 95 % CI widened in quadrature by ``extra_half_us`` (the half-width an

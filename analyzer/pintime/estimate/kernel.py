@@ -179,7 +179,7 @@ def kernel_json(k: Kernel) -> dict[str, Any]:
         row: dict[str, Any] = {
             "name": r.name, "threads": r.threads, "mean_us": e.mean_us,
             "std_us": None if np.isnan(e.std_us) else e.std_us, "ci95_half_us": half, "count": e.count,
-            "template_sigma_us": e.template_sigma_us,
+            "template_sigma_us": e.template_sigma_us, "quantization_sigma_us": e.quantization_sigma_us,
             "mean_cycles": k.cycles(e.mean_us), "ci95_half_cycles": None if half is None else k.cycles(half)}
         if r.percent is not None:
             row |= {"percent": r.percent[0], "percent_ci95_half": r.percent[1]}

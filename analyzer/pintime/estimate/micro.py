@@ -161,6 +161,7 @@ def micro_json(rows: list[MicroRow]) -> dict[str, Any]:
         out.append({"index": r.index, "name": r.benchmark.label, "kind": r.benchmark.kind,
                     "symbol": r.benchmark.symbol, "mean_us": e.mean_us, "std_us": num(e.std_us),
                     "template_sigma_us": e.template_sigma_us,
+                    "quantization_sigma_us": e.quantization_sigma_us,
                     "ci95_us": [num(x) for x in e.ci95_us], "ci95_half_us": num(r.ci95_half_us),
                     "count": e.count, "mean_cycles": e.mean_us * per_cycle,
                     "ci95_half_cycles": num(r.ci95_half_us * per_cycle),

@@ -1,11 +1,13 @@
-"""The learned edge template's error, which every repetition shares, in every estimate's uncertainty.
+"""Errors every repetition shares, in every estimate's uncertainty: the learned edge template's, and
+rounding's on a recording quieter than one LSB.
 
 The template is learned once, so its error is the same in every repetition and their spread cannot show
-it (docs/results.md, "The learned edge shape's error, now in every CI"). The pipeline computes the results
-again on the edge times each draw of that error gives (:mod:`pintime.locate.template_error`), keeps only
-their Estimates' means (:func:`estimate_means`), and widens every Estimate of the result by the draws'
-spread (:func:`with_template_error`). Results are any nesting of dataclasses, lists, tuples and dicts;
-an Estimate is known by its path there, a row of a list by its label or name.
+it (docs/results.md, "The learned edge shape's error, now in every CI"); nor can it show the rounding of
+levels that are the same every time (:mod:`pintime.locate.quantization`). The pipeline computes the
+results again on the edge times each draw of such an error gives (:mod:`pintime.locate.template_error`),
+keeps only their Estimates' means (:func:`estimate_means`), and widens every Estimate of the result by
+the draws' spread (:func:`with_shared_error`). Results are any nesting of dataclasses, lists, tuples and
+dicts; an Estimate is known by its path there, a row of a list by its label or name.
 """
 
 from __future__ import annotations
@@ -36,14 +38,15 @@ def estimate_means(result: Any) -> dict[Path, float]:
     return means
 
 
-def largest_template_sigma(result: Any) -> tuple[str, float]:
-    """The largest template σ (µs) among ``result``'s Estimates and the row it is of (its label, or the
-    last two fields' names: "overdetermined t_e"), ``("", 0.0)`` when it has none."""
+def largest_sigma(result: Any, sigma_field: str = "template_sigma_us") -> tuple[str, float]:
+    """The largest σ (µs) of a shared error (``sigma_field``: :func:`with_shared_error`) among ``result``'s
+    Estimates and the row it is of (its label, or the last two fields' names: "overdetermined t_e"),
+    ``("", 0.0)`` when it has none."""
     found: list[tuple[float, str]] = [(0.0, "")]
 
     def keep(e: Estimate, path: Path) -> Estimate:
         names = [k[0] for k in path if isinstance(k, tuple) and isinstance(k[0], str)]
-        found.append((e.template_sigma_us, names[-1] if names else " ".join(str(k) for k in path[-2:])))
+        found.append((getattr(e, sigma_field), names[-1] if names else " ".join(str(k) for k in path[-2:])))
         return e
 
     _visit(result, keep, ())
@@ -57,17 +60,21 @@ def template_half_us(sigma_us: float, draws: int) -> float:
     return float(scipy.special.stdtrit(draws, (1 + CI_LEVEL) / 2)) * sigma_us if draws else 0.0
 
 
-def with_template_error(main: Any, base: dict[Path, float], draws: list[dict[Path, float]]) -> Any:
-    """``main`` with every Estimate's template error: σ² the mean square, over the draws, of a draw's mean
-    less ``base``'s at the same path (``base``: the results of the same edges undrawn, ``main``'s own or a
-    part of the capture's: :func:`estimate_means`), and its CI widened in quadrature by Student's t
-    (``len(draws)`` degrees of freedom) times σ. An Estimate that ``base`` or a draw lacks gets σ = NaN and
-    its CI NaN: the caller gives them all (the pipeline widens the part until ``base`` has every path)."""
+def with_shared_error(main: Any, base: dict[Path, float], draws: list[dict[Path, float]],
+                      sigma_field: str = "template_sigma_us") -> Any:
+    """``main`` with an error every repetition shares in every Estimate (the learned template's, or
+    rounding's: ``sigma_field`` names the Estimate's field for its σ): σ² the mean square, over the draws,
+    of a draw's mean less ``base``'s at the same path (``base``: the results of the same edges undrawn,
+    ``main``'s own or a part of the capture's: :func:`estimate_means`), and its CI widened in quadrature by
+    Student's t (``len(draws)`` degrees of freedom) times σ. An Estimate that ``base`` or a draw lacks gets
+    σ = NaN and its CI NaN: the caller gives them all (the pipeline widens the part until ``base`` has every
+    path)."""
     def widened(e: Estimate, path: Path) -> Estimate:
         found = path in base and all(path in d for d in draws)
         sigma = (float(np.sqrt(np.mean([(d[path] - base[path]) ** 2 for d in draws]))) if found
                  else float("nan"))
-        return replace(e.widened(template_half_us(sigma, len(draws))), template_sigma_us=sigma)
+        wider = e.widened(template_half_us(sigma, len(draws)))
+        return replace(wider, **{sigma_field: sigma})  # type: ignore[arg-type]  # a float field
 
     return _visit(main, widened, ())
 

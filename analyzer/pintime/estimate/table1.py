@@ -163,7 +163,8 @@ def _key(frame: Frame) -> tuple[str, int] | None:
 
 def _estimate_json(e: est.Estimate) -> dict[str, Any]:
     return {"mean_us": e.mean_us, "std_us": _num(e.std_us), "ci95_us": [_num(x) for x in e.ci95_us],
-            "count": e.count, "template_sigma_us": e.template_sigma_us}
+            "count": e.count, "template_sigma_us": e.template_sigma_us,
+            "quantization_sigma_us": e.quantization_sigma_us}
 
 
 def _num(x: float) -> float | None:

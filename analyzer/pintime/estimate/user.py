@@ -83,7 +83,8 @@ def _estimate(e: est.Estimate, scale: float, unit: str) -> dict[str, Any]:
         return None if np.isnan(x) else float(x * scale)
     return {f"mean_{unit}": num(e.mean_us), f"std_{unit}": num(e.std_us),
             f"ci95_{unit}": [num(x) for x in e.ci95_us],
-            f"template_sigma_{unit}": e.template_sigma_us * scale}
+            f"template_sigma_{unit}": e.template_sigma_us * scale,
+            f"quantization_sigma_{unit}": e.quantization_sigma_us * scale}
 
 
 def _expected_json(r: UserRow) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from pintime.locate.methods import (
     step_heights,
 )
 from pintime.locate.periodic import Periodic, learn_from_capture, periodic_rows
+from pintime.locate.quantization import rounding_errors
 from pintime.locate.store import EdgeStore, edge_crlb_s, release_free_memory
 from pintime.locate.template import Template
 from pintime.locate.windows import windows
@@ -266,7 +267,8 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     if idx is not None:
         idx = train.clear_ends(pos, idx)
     fit, refused = (None, None) if idx is None else train.checked_fit(
-        y_wide[idx], pos[idx], seeds[idx], sign[idx] < 0, noise[0], f"{info.path}", info.samplerate_hz)
+        y_wide[idx], pos[idx], seeds[idx], sign[idx] < 0, noise[0], f"{info.path}", info.samplerate_hz,
+        rounding_errors(1.0 - info.clip_level, noise[0]))
     if fit is not None:
         if noise[0] == floor and fit.residual_rms > floor:  # the quiet all one code: see the train's
             noise = (fit.residual_rms, *noise[1:])

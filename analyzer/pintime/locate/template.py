@@ -142,9 +142,18 @@ class Template:
     def learn(self, u: np.ndarray, gain: np.ndarray, target: np.ndarray,
               nuisance: np.ndarray | None = None, carrier_per_sample: float | None = None,
               shape: Template | None = None) -> tuple[Template, np.ndarray]:
-        """The template minimising ``Σ (target − gain·g(u) − baseline)²``.
+        """The template minimising ``Σ (target − gain·g(u) − baseline)²`` (:meth:`learn_each`), and the
+        normal equations' Cholesky factor."""
+        learned, factor = self.learn_each(u, gain, [target], nuisance, carrier_per_sample, shape)
+        return learned[0], factor
 
-        ``u``, ``gain`` and ``target`` are (windows, L). ``nuisance`` (L, p), orthonormal columns, spans a
+    def learn_each(self, u: np.ndarray, gain: np.ndarray, targets: list[np.ndarray],
+                   nuisance: np.ndarray | None = None, carrier_per_sample: float | None = None,
+                   shape: Template | None = None) -> tuple[list[Template], np.ndarray]:
+        """For each of ``targets``, the template minimising ``Σ (target − gain·g(u) − baseline)²``: one
+        design, one factorization.
+
+        ``u``, ``gain`` and each target are (windows, L). ``nuisance`` (L, p), orthonormal columns, spans a
         baseline that each window may add freely (offset, slope, curvature); it is projected out, which
         solves for the template and every window's baseline at once. ``carrier_per_sample`` (default:
         this template's) adds the modulator ripple, whose envelopes ``S′`` and ``S″`` are those of
@@ -174,10 +183,10 @@ class Template:
                                for t in (cos, sin)], axis=1)
         n_all = n_smooth + ripple.shape[1]
         p = 0 if nuisance is None else nuisance.shape[1]
-        if nuisance is not None:
-            target = target - (target @ nuisance) @ nuisance.T
+        target = np.stack([t.ravel() for t in (targets if nuisance is None else
+                                                [t - (t @ nuisance) @ nuisance.T for t in targets])], axis=1)
         normal, rhs, qd, reached = _normal_equations(
-            i, w * flat_gain[:, None], ripple, target.ravel(), np.zeros((length, 0)) if nuisance is None
+            i, w * flat_gain[:, None], ripple, target, np.zeros((length, 0)) if nuisance is None
             else np.ascontiguousarray(nuisance), length, n_smooth - N_ZERO + ripple.shape[1])
         if p:
             # (QᵀD)ᵀ(QᵀD): a window's samples are whole samples apart, so it reaches only the coefficients
@@ -191,12 +200,13 @@ class Template:
                 c = np.flatnonzero(reached[windows[0]])
                 part = qd[windows][:, :, c].reshape(-1, len(c))
                 _subtract_at(normal, c, part.T @ part)
-        sol = np.zeros(n_all)
+        sol = np.zeros((n_all, len(targets)))
         # the normal equations are symmetric positive definite: Cholesky
         factor = linalg.cho_factor(normal)
         sol[N_ZERO:] = linalg.cho_solve(factor, rhs)
-        learned = sol[n_smooth:].reshape(RIPPLE_HARMONICS, RIPPLE_TERMS) if carrier else None
-        return replace(self, coef=sol[:n_smooth], carrier_per_sample=carrier, ripple=learned), factor[0]
+        return [replace(self, coef=x[:n_smooth], carrier_per_sample=carrier,
+                        ripple=x[n_smooth:].reshape(RIPPLE_HARMONICS, RIPPLE_TERMS) if carrier else None)
+                for x in sol.T], factor[0]
 
     def plus(self, free: np.ndarray, scale: float) -> Template:
         """This template with ``free`` added: a deviation of :meth:`learn`'s free coefficients (times
@@ -255,7 +265,8 @@ def _subtract_at(normal, c, gram):  # pragma: no cover (compiled)
 
 @kernel
 def _normal_equations(first, weights, ripple, target, nuisance, length, n_free):  # pragma: no cover
-    """The normal equations ``DᵀD``, ``Dᵀ·target`` of the design whose row r holds ``weights[r]`` at the
+    """The normal equations ``DᵀD``, ``Dᵀ·target`` (a column per target) of the design whose row r holds
+    ``weights[r]`` at the
     4 coefficients from ``first[r]`` and ``ripple[r]`` at the ripple's columns after the spline's, less
     the N_ZERO fixed coefficients; and ``QᵀD`` per window (rows ``length`` at a time: (windows, p,
     n_free)) with the coefficients each window reaches."""
@@ -263,7 +274,7 @@ def _normal_equations(first, weights, ripple, target, nuisance, length, n_free):
     p = nuisance.shape[1]
     n_win = n_rows // length
     normal = np.zeros((n_free, n_free))
-    rhs = np.zeros(n_free)
+    rhs = np.zeros((n_free, target.shape[1]))
     qd = np.zeros((n_win, p, n_free))
     reached = np.zeros((n_win, n_free), dtype=np.bool_)
     width = 4 + n_ripple
@@ -281,7 +292,8 @@ def _normal_equations(first, weights, ripple, target, nuisance, length, n_free):
             m += 1
         win, sample = r // length, r % length
         for a in range(m):
-            rhs[col[a]] += val[a] * target[r]
+            for t in range(target.shape[1]):
+                rhs[col[a], t] += val[a] * target[r, t]
             for b in range(m):
                 normal[col[a], col[b]] += val[a] * val[b]
             reached[win, col[a]] = True

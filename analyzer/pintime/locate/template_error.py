@@ -5,7 +5,7 @@ moves every edge the same way for the same arrangement of neighbours: no spread 
 and where a technique subtracts pulses whose edges lie within the template's reach of one another in
 different arrangements it does not cancel (docs/results.md, "The learned edge shape's error, now in every
 CI").
-The train fit gives draws ``T + Δₖ`` of that error (:func:`pintime.locate.train.error_draws`). For each,
+The train fit gives draws ``T + Δₖ`` of that error (:func:`error_draws`). For each,
 the time the template locator (:mod:`pintime.locate.fit`) would have given every edge follows to first
 order from the least-squares fit it made, without the audio: at the fit's optimum a model changed by
 ``ΔM`` moves the parameters by ``−(JᵀJ)⁻¹Jᵀ·ΔM``, and ``ΔM`` is the change of the edge's own response
@@ -15,9 +15,11 @@ and of the ringing of its neighbours that the fit took out, all known from the e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import linalg
 
 from pintime.compiled import kernel
 from pintime.locate.fit import (
@@ -28,12 +30,37 @@ from pintime.locate.fit import (
     window_ringing,
 )
 from pintime.locate.joint import normal_equations, solve_symmetric
-from pintime.locate.template import Template
+from pintime.locate.template import N_ZERO, Template
 
 TABLE_PER_SAMPLE = 128  # g, g′ and Δg are tabulated this finely (linear interpolation ≪ their error)
 COARSE_PHASES = 256  # the detector's choice of sample is tabulated over this many sub-sample phases
+DRAWS = 8  # draws of the template's error (TrainFit.draws): the uncertainties they give have DRAWS dof
 CHUNK_EDGES = 1 << 18  # moved_times_s works this many edges at a time (≈ 25 MB of temporaries)
 MARGIN_REACHES = 3  # … with the edges this many neighbours' reaches either side of a chunk
+
+
+def error_draws(final: Template, learned: Template, factor: np.ndarray, noise_rms: float
+                ) -> tuple[Template, ...]:
+    """DRAWS templates: ``final`` (``learned`` normalized) plus random draws of the error its learning
+    left, from the normal equations' Cholesky factor ``factor`` (:meth:`Template.learn`) and the train
+    fit's residual RMS ``noise_rms`` (noise and misfit: at least the noise).
+
+    The template is learned once, so its error is shared by every edge and no spread of repetitions
+    shows it. Each result ``R`` computed again with each draw gives its variance from that error,
+    ``Σₖ (R(drawₖ) − R(final))² / DRAWS`` (to first order; DRAWS degrees of freedom). Seeded: the same
+    capture always gives the same draws.
+    """
+    z = np.random.default_rng(0).standard_normal((factor.shape[0], DRAWS))
+    deviation = linalg.solve_triangular(factor, z, lower=False) * noise_rms  # covariance σ²(RᵀR)⁻¹
+    scale = 1.0 / learned.evaluate(np.array([learned.support_end]))[0][0]  # as normalized() scales
+    return tuple(final.plus(deviation[:, k], scale) for k in range(DRAWS))
+
+
+def learned_free(learned: Template) -> np.ndarray:
+    """The free coefficients and ripple terms of a template :meth:`Template.learn` made (as
+    :meth:`Template.plus` adds them)."""
+    return np.concatenate([learned.coef[N_ZERO:], np.zeros(0) if learned.ripple is None
+                           else learned.ripple.ravel()])
 
 
 @dataclass(frozen=True)
@@ -54,35 +81,14 @@ class DrawModel:
         u_lo = base.lead_samples - base.half_samples - 1.0
         u = u_lo + np.arange(int((2 * base.half_samples + 3) * TABLE_PER_SAMPLE) + 1) / TABLE_PER_SAMPLE
         g, dg = base.evaluate(u)
-        # the detector's sample: the steepest by central difference of the noise-free response
-        frac = np.linspace(0.0, 1.0, COARSE_PHASES, endpoint=False)
-        m = np.arange(-3, 5)
-        steep = np.abs(base.evaluate(m[None, :] + 1 - frac[:, None])[0]
-                       - base.evaluate(m[None, :] - 1 - frac[:, None])[0])
         return cls(table, draw_table.ringing.astype(np.float64) - table.ringing,
                    draw_table.ringing_slope.astype(np.float64) - table.ringing_slope,
-                   np.stack([g, dg, draw.evaluate(u)[0] - g]), u_lo, m[np.argmax(steep, axis=1)])
+                   np.stack([g, dg, draw.evaluate(u)[0] - g]), u_lo, detector_offsets(base))
 
     def moved_times_s(self, time_s: np.ndarray, sign: np.ndarray, fs: float) -> np.ndarray:
         """The edge times ``time_s`` (seconds of the capture, one channel, ascending; ``sign`` ±1 each
-        step's sign) the template locator would have given with the draw (:meth:`shifts_samples`), worked
-        out CHUNK_EDGES at a time: memory stays bounded on any capture. Chunks end between two clusters
-        (edges fitted together), and each is worked out with the edges within MARGIN_REACHES neighbours'
-        reach either side, whose ringing reaches into its windows."""
-        out = np.empty_like(time_s)
-        n = len(time_s)
-        margin_s = MARGIN_REACHES * (self.table.ringing_half + 2) / fs
-        a = 0
-        while a < n:
-            b = min(a + CHUNK_EDGES, n)
-            while b < n and (time_s[b] - time_s[b - 1]) * fs <= JOINT_SAMPLES + 1:  # inside a cluster
-                b += 1
-            lo = int(np.searchsorted(time_s, time_s[a] - margin_s))
-            hi = int(np.searchsorted(time_s, time_s[b - 1] + margin_s, side="right"))
-            shift = self.shifts_samples(time_s[lo:hi] * fs, sign[lo:hi])
-            out[a:b] = time_s[a:b] + shift[a - lo:b - lo] / fs
-            a = b
-        return out
+        step's sign) the template locator would have given with the draw (:meth:`shifts_samples`)."""
+        return moved_times_s(self.shifts_samples, time_s, fs, self.table.ringing_half, sign)
 
     def shifts_samples(self, pos: np.ndarray, sign: np.ndarray) -> np.ndarray:
         """How far (samples) the template locator would have moved each edge at ``pos`` (samples, one
@@ -97,21 +103,61 @@ class DrawModel:
         step's pulses of 4.8–20 samples the shifts are then off by 0.76 % of the largest, 0.42 % with it:
         not worth a second pass, tests/unit/test_template_error.py).
         """
-        whole = np.floor(pos)
-        centre = (whole + self.coarse_offset[((pos - whole) * COARSE_PHASES).astype(np.int64)
-                                             % COARSE_PHASES]).astype(np.int64)
-        phase = pos - centre
+        centre, phase, first, size = detector_windows(pos, self.coarse_offset)
         amp = np.asarray(sign, dtype=np.float64)
-        first = np.flatnonzero(np.concatenate([[True], np.diff(centre) > JOINT_SAMPLES]))  # clusters' starts
-        size = np.diff(np.append(first, len(pos)))
         shift = np.zeros(len(pos))
         _shift_kernel(self.table.pinv, self.d_ring, self.d_ring_slope, self.table.ringing_half + 2,
                       self.curves, self.u_lo, centre, phase, amp, first, size, shift)
         return shift
 
 
+def detector_offsets(template: Template) -> np.ndarray:
+    """(COARSE_PHASES,) the sample the detector centres an edge's window on less floor(t), by the edge's
+    sub-sample phase: the steepest by central difference of the noise-free response ``template``."""
+    frac = np.linspace(0.0, 1.0, COARSE_PHASES, endpoint=False)
+    m = np.arange(-3, 5)
+    steep = np.abs(template.evaluate(m[None, :] + 1 - frac[:, None])[0]
+                   - template.evaluate(m[None, :] - 1 - frac[:, None])[0])
+    return m[np.argmax(steep, axis=1)]
+
+
+def detector_windows(pos: np.ndarray, coarse_offset: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The windows the template locator fitted the edges at ``pos`` (samples, ascending) in: each edge's
+    window centre (the detector's sample, :func:`detector_offsets`) and phase from it, and the clusters of
+    edges within JOINT_SAMPLES of each other fitted together (their first edges and sizes)."""
+    whole = np.floor(pos)
+    centre = (whole + coarse_offset[((pos - whole) * COARSE_PHASES).astype(np.int64)
+                                    % COARSE_PHASES]).astype(np.int64)
+    first = np.flatnonzero(np.concatenate([[True], np.diff(centre) > JOINT_SAMPLES]))  # clusters' starts
+    return centre, pos - centre, first, np.diff(np.append(first, len(pos)))
+
+
+def moved_times_s(shifts_samples: Callable[..., np.ndarray], time_s: np.ndarray, fs: float,
+                  ringing_half: int, *per_edge: np.ndarray) -> np.ndarray:
+    """The edge times ``time_s`` (seconds of the capture, one channel, ascending) moved by
+    ``shifts_samples(pos, *per_edge)`` (samples; ``per_edge``: arrays of one value per edge, each step's
+    sign first), worked out CHUNK_EDGES at a time: memory stays bounded on any capture. Chunks end between
+    two clusters (edges fitted together), and each is worked out with the edges within MARGIN_REACHES
+    neighbours' reach (``ringing_half`` + 2 samples) either side, whose ringing reaches into its windows."""
+    out = np.empty_like(time_s)
+    n = len(time_s)
+    margin_s = MARGIN_REACHES * (ringing_half + 2) / fs
+    a = 0
+    while a < n:
+        b = min(a + CHUNK_EDGES, n)
+        while b < n and (time_s[b] - time_s[b - 1]) * fs <= JOINT_SAMPLES + 1:  # inside a cluster
+            b += 1
+        lo = int(np.searchsorted(time_s, time_s[a] - margin_s))
+        hi = int(np.searchsorted(time_s, time_s[b - 1] + margin_s, side="right"))
+        shift = shifts_samples(time_s[lo:hi] * fs, *(e[lo:hi] for e in per_edge))
+        out[a:b] = time_s[a:b] + shift[a - lo:b - lo] / fs
+        a = b
+    return out
+
+
 @kernel
-def _lookup(tables, row, u_lo, u):  # pragma: no cover (compiled)
+def lookup(tables, row, u_lo, u):  # pragma: no cover (compiled)
     """Row ``row`` of ``tables`` at ``u``: 0 before it, linear interpolation, then straight on."""
     x = (u - u_lo) * TABLE_PER_SAMPLE
     if x < 0.0:
@@ -135,7 +181,7 @@ def _shift_kernel(pinv, d_ring, d_ring_slope, stop, tables, u_lo, centre, phase,
     for cell in range(pinv.shape[0]):
         at = lo_phase + (cell + 0.5) / PHASES_PER_SAMPLE
         for m in range(2 * half + 1):
-            own[cell] -= pinv[cell, 1, m] * _lookup(tables, 2, u_lo, m - half - at)
+            own[cell] -= pinv[cell, 1, m] * lookup(tables, 2, u_lo, m - half - at)
     single = np.zeros(2 * half + 1)
     for c in range(len(first)):
         f, n = first[c], size[c]
@@ -155,18 +201,27 @@ def _shift_kernel(pinv, d_ring, d_ring_slope, stop, tables, u_lo, centre, phase,
         for k in range(f, f + n):
             offset = centre[k] - start + phase[k]
             for m in range(length):
-                change[m] += amp[k] * _lookup(tables, 2, u_lo, m - offset)
-        jac = np.empty((2 * n + 2, length))  # amplitudes, times, offset, slope
-        for j in range(n):
-            offset = centre[f + j] - start + phase[f + j]
-            for m in range(length):
-                jac[j, m] = _lookup(tables, 0, u_lo, m - offset)
-                jac[n + j, m] = -amp[f + j] * _lookup(tables, 1, u_lo, m - offset)
-        for m in range(length):
-            jac[2 * n, m] = 1.0
-            jac[2 * n + 1, m] = m / (length - 1)
-        gram, step = np.empty((2 * n + 2, 2 * n + 2)), np.empty(2 * n + 2)
-        normal_equations(jac, change, gram, step)
-        solve_symmetric(gram, step, np.empty_like(gram))
+                change[m] += amp[k] * lookup(tables, 2, u_lo, m - offset)
+        step = joint_solve(tables, u_lo, centre, phase, amp, f, n, start, change)
         for j in range(n):
             shift[f + j] = -step[n + j]
+
+
+@kernel
+def joint_solve(tables, u_lo, centre, phase, amp, f, n, start, change):  # pragma: no cover (compiled)
+    """``(JᵀJ)⁻¹Jᵀ·change`` of the joint fit of the ``n`` edges from ``f`` in one window from sample
+    ``start`` (as long as ``change``): ``J``'s columns the edges' amplitudes, their times (samples), the
+    window's offset and slope, from ``tables`` rows 0 and 1 (g, g′)."""
+    length = len(change)
+    jac = np.empty((2 * n + 2, length))  # amplitudes, times, offset, slope
+    for j in range(n):
+        offset = centre[f + j] - start + phase[f + j]
+        for m in range(length):
+            jac[j, m] = lookup(tables, 0, u_lo, m - offset)
+            jac[n + j, m] = -amp[f + j] * lookup(tables, 1, u_lo, m - offset)
+    for m in range(length):
+        jac[2 * n, m] = 1.0
+        jac[2 * n + 1, m] = m / (length - 1)
+    gram, step = np.empty((2 * n + 2, 2 * n + 2)), np.empty(2 * n + 2)
+    normal_equations(jac, change, gram, step)
+    return solve_symmetric(gram, step, np.empty_like(gram))

@@ -20,13 +20,14 @@ the template went into the line instead of being corrected (7.5 ns per edge).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg
 
 from pintime.errors import PintimeError
 from pintime.locate.template import SETTLED_SAMPLES, Template
+from pintime.locate.template_error import error_draws, learned_free
 
 MIN_TRAIN_EDGES = 100  # fewer evenly spaced edges are not a calibration train
 SPACING_TOLERANCE_SAMPLES = 2.0  # coarse positions are whole samples: spacing wobbles by ±1
@@ -92,7 +93,6 @@ def agc_reason(what: str, change: str) -> str:
 
 GAIN_PARTS = 20  # stretches whose median heights are compared (a train's 1000 edges: 25 per polarity) …
 GAIN_PART_EDGES = 5  # … each of this many edges at least
-DRAWS = 8  # draws of the template's error (TrainFit.draws): the uncertainties they give have DRAWS dof
 
 
 @dataclass(frozen=True)
@@ -110,6 +110,10 @@ class TrainFit:
     # the template moved by random draws of its own error (:func:`error_draws`)
     draws: tuple[Template, ...] = ()
     gain_change: float = 0.0  # how far the step's height strays from a steady drift (:func:`gain_change`)
+    step: float = 0.0  # the train's steps' median height (the samples' units: full scale)
+    # ``template`` moved by what each offset of the levels from the codes makes the learning learn from
+    # the rounding of a recording quieter than one LSB (:mod:`pintime.locate.quantization`; else none)
+    rounding_draws: tuple[Template, ...] = ()
 
 
 def find_train(pos: np.ndarray, sign: np.ndarray) -> np.ndarray | None:
@@ -221,7 +225,8 @@ def clear_ends(pos: np.ndarray, idx: np.ndarray) -> np.ndarray | None:
 
 
 def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray,
-                     falling: np.ndarray, lead: int = 0) -> TrainFit:
+                     falling: np.ndarray, lead: int = 0,
+                     rounding: Callable[[np.ndarray], list[np.ndarray]] | None = None) -> TrainFit:
     """Fit template and line to the windows of a calibration train.
 
     Parameters
@@ -232,6 +237,9 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     seed_samples : (edges,) absolute seed positions from any simple estimator (only the line's start)
     falling : (edges,) bool, the edge falls (in the signal's own polarity)
     lead : the template's support, and the windows, centred this many samples after the edges
+    rounding : the rounding errors the windows' noise-free samples would have on a recording quieter than
+        one LSB, per offset of their levels from the codes (:mod:`pintime.locate.quantization`): the
+        template each makes the learning learn goes into ``TrainFit.rounding_draws``
 
     Each window's baseline (offset, slope, curvature: DC, hum, droop of the edge before) is solved jointly
     with the template; the stretch before the support, where the edge has no effect yet, keeps the
@@ -244,17 +252,17 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     m, ramp, nuisance = window_baseline()
     centre = centre + lead  # each window's first sample less WINDOW[0]
 
-    def refit(template: Template, fresh: Template, carrier: float):
+    def refit(template: Template, fresh: Template, carrier: float, targets: tuple | list = ()):
         """``fresh`` refitted at the current line (amplitudes and the ripple's envelope from ``template``),
         one line step, the residuals, and ``u`` with the residuals signed by each edge's polarity and each
-        window's own amplitude."""
+        window's own amplitude; and the templates ``fresh`` learns from each of ``targets`` instead."""
         u = m[None, :] - (v @ line - centre)[:, None]
         fine = fresh.knot_samples < COARSE_KNOT_SAMPLES
         k = slice(None, None, max(1, n // (FINE_EDGES if fine else COARSE_EDGES)))
         lin, _, _, _ = window_linear(template, y[k], u[k], ramp)
-        gain = common_gain(lin[:, 0], falling[k])
-        fresh, factor = fresh.learn(u[k], np.broadcast_to(gain[:, None], u[k].shape), y[k], nuisance,
-                                    carrier, template)
+        gain = np.broadcast_to(common_gain(lin[:, 0], falling[k])[:, None], u[k].shape)
+        (fresh, *learned), factor = fresh.learn_each(u[k], gain, [y[k], *(t[k] for t in targets)], nuisance,
+                                                     carrier, template)
         # line update by variable projection: per edge, the τ information left after the linear terms
         lin, cols, dg, n_ll = window_linear(fresh, y, u, ramp)
         resid = y - np.einsum("elp,ep->el", cols, lin)
@@ -264,12 +272,12 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         info = np.sum(j_tau * j_tau, axis=1) - np.sum(n_lt * proj, axis=1)
         grad = np.sum(j_tau * resid, axis=1) - np.sum(proj * np.einsum("elp,el->ep", cols, resid), axis=1)
         step = np.linalg.solve((v * info[:, None]).T @ v, v.T @ grad)
-        return fresh, factor, step, resid, (u, resid * np.sign(lin[:, :1]), lin[:, 0])
+        return fresh, factor, step, resid, (u, resid * np.sign(lin[:, :1]), lin[:, 0]), learned
 
     # coarse knots until the line has converged (cheap), then the fine template with its ripple if any
     template = Template.initial(TEMPLATE_HALF_SAMPLES, COARSE_KNOT_SAMPLES, lead)
     for iteration in range(MAX_ITERATIONS):
-        template, _, step, resid, signed = refit(template, template, 0.0)
+        template, _, step, resid, signed, _ = refit(template, template, 0.0)
         line = line + step
         # a common shift of the knots trades off against the template's origin and creeps slowly; it does
         # not matter, the line's shape and δ do
@@ -281,8 +289,15 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     fine = Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES, lead)
     # the ripple's envelope is the template's own slope: again with the fine one's (Template.refit)
     for _ in range(RIPPLE_ROUNDS if carrier else 1):
-        template, factor, step, resid, (_, _, amp) = refit(template, fine, carrier)
+        template, factor, step, resid, (_, _, amp), _ = refit(template, fine, carrier)
         line = line + step
+    top = template.evaluate(np.array([template.support_end]))[0][0]  # the height normalized() scales to 1
+    if rounding is not None:  # what the same windows' rounding would make it learn (line and shape kept)
+        lin, cols, _, _ = window_linear(template, y, m[None, :] - (v @ line - centre)[:, None], ramp)
+        # each edge's own step from the level before it, the same in every window: the recorded train is
+        # periodic, its restored windows' baselines drift with the AC coupling undone
+        steps = lin[:, :1] * (cols[:, :, 0] - falling[:, None] * top)
+        rounded = refit(template, fine, carrier, rounding(steps))[-1]
     rms = float(np.sqrt(np.mean(resid * resid)))
     before = (m[None, :] - (v @ line - centre)[:, None]) < lead - TEMPLATE_HALF_SAMPLES
     before_rms = float(np.sqrt(np.mean(resid[before] ** 2)))
@@ -291,7 +306,9 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     period, first = np.polyfit(np.arange(n), v[:, :-1] @ line[:-1], 1)  # the line's mean slope: P
     draws = error_draws(final, template, factor, rms)
     return TrainFit(final, float(first + shift), float(period), float(line[-1]), n, rms, before_rms, every,
-                    draws, gain_change(amp, falling))
+                    draws, gain_change(amp, falling), float(np.median(np.abs(amp)) * abs(top)),
+                    () if rounding is None
+                    else tuple(final.plus(learned_free(r), 1.0 / top) for r in rounded))
 
 
 def gain_change(amp: np.ndarray, falling: np.ndarray) -> float:
@@ -346,13 +363,15 @@ def response_lead(fit: TrainFit) -> int:
 
 
 def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, falling: np.ndarray,
-                noise_rms: float, path: str, rate_hz: int) -> tuple[TrainFit | None, str | None]:
+                noise_rms: float, path: str, rate_hz: int,
+                rounding: Callable[[np.ndarray], list[np.ndarray]] | None = None
+                ) -> tuple[TrainFit | None, str | None]:
     """:func:`learn_from_train`'s fit if it holds the response (it leaves at most MISFIT_MAX × the noise,
     and before the edges no more than noise: :func:`_reaches_beyond`), or else why not, the template then
     being learned blind: the train's edges are too close for the learning window, or a third of the train
     holds the shape where the whole does not (something in it: lost audio, which the capture's check then
     finds). ``y``: the windows on WIDE_WINDOW, from which each learning's are cut with its support's lead
-    (:func:`response_lead`).
+    (:func:`response_lead`). ``rounding``: as :func:`learn_from_train` takes it.
 
     Raises PintimeError (naming ``path``) where the fit holds but the step's height along the train strays
     more than GAIN_TOLERANCE from a steady drift (:func:`gain_change`: automatic gain control, whose
@@ -361,12 +380,12 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
     before the edges holds more than noise), or its edges are not one shape (it does not: a nonlinear
     input), and a blind one would leave the edges off by far more than their σ."""
     lead = 0
-    fit, misfit_x, before_x = _attempt(y, centre, seed_samples, falling, noise_rms, lead)
+    fit, misfit_x, before_x = _attempt(y, centre, seed_samples, falling, noise_rms, lead, rounding)
     for _ in range(LEAD_ROUNDS):
         moved = lead if fit is None else response_lead(fit)
         if moved == lead:
             break
-        attempt = _attempt(y, centre, seed_samples, falling, noise_rms, moved)
+        attempt = _attempt(y, centre, seed_samples, falling, noise_rms, moved, rounding)
         if attempt[0] is None:
             break
         lead, (fit, misfit_x, before_x) = moved, attempt
@@ -413,31 +432,16 @@ def _reaches_beyond(fit: TrainFit, before_x: float) -> bool:
 
 
 def _attempt(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, falling: np.ndarray,
-             noise_rms: float, lead: int) -> tuple[TrainFit | None, float, float]:
+             noise_rms: float, lead: int,
+             rounding: Callable[[np.ndarray], list[np.ndarray]] | None = None
+             ) -> tuple[TrainFit | None, float, float]:
     """:func:`learn_from_train`'s fit with its support ``lead`` samples after the edges (``y`` on
     WIDE_WINDOW) and what it leaves in the noise's RMS, over the windows and before the edges (None, inf,
     inf where the normal equations are singular; NaN for an unknown noise)."""
     try:
-        fit = learn_from_train(y[:, lead:lead + len(WINDOW)], centre, seed_samples, falling, lead)
+        fit = learn_from_train(y[:, lead:lead + len(WINDOW)], centre, seed_samples, falling, lead, rounding)
     except np.linalg.LinAlgError:  # singular normal equations: no template of this support gives them
         return None, np.inf, np.inf
     with np.errstate(divide="ignore", invalid="ignore"):  # noise-free: inf
         misfit_x, before_x = np.divide([fit.residual_rms, fit.before_rms], noise_rms)
     return fit, float(misfit_x), float(before_x)
-
-
-def error_draws(final: Template, learned: Template, factor: np.ndarray, noise_rms: float
-                ) -> tuple[Template, ...]:
-    """DRAWS templates: ``final`` (``learned`` normalized) plus random draws of the error its learning
-    left, from the normal equations' Cholesky factor ``factor`` (:meth:`Template.learn`) and the train
-    fit's residual RMS ``noise_rms`` (noise and misfit: at least the noise).
-
-    The template is learned once, so its error is shared by every edge and no spread of repetitions
-    shows it. Each result ``R`` computed again with each draw gives its variance from that error,
-    ``Σₖ (R(drawₖ) − R(final))² / DRAWS`` (to first order; DRAWS degrees of freedom). Seeded: the same
-    capture always gives the same draws.
-    """
-    z = np.random.default_rng(0).standard_normal((factor.shape[0], DRAWS))
-    deviation = linalg.solve_triangular(factor, z, lower=False) * noise_rms  # covariance σ²(RᵀR)⁻¹
-    scale = 1.0 / learned.evaluate(np.array([learned.support_end]))[0][0]  # as normalized() scales
-    return tuple(final.plus(deviation[:, k], scale) for k in range(DRAWS))

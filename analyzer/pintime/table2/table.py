@@ -232,6 +232,7 @@ def _rows(model: Model, us_per_cycle: float) -> list[dict[str, Any]]:
              "coefficients": [c for _, c in u.members], "formula": u.formula,
              "mean_us": u.estimate.mean_us, "std_us": u.estimate.std_us,
              "template_sigma_us": u.estimate.template_sigma_us,
+             "quantization_sigma_us": u.estimate.quantization_sigma_us,
              "ci95_us": list(u.estimate.ci95_us), "ci95_half_us": _half(u.estimate),
              "count": u.estimate.count, "mean_cycles": u.estimate.mean_us / us_per_cycle,
              "truth_cycles": u.truth_cycles}

@@ -152,10 +152,16 @@ def _routine_us(a: Analysis) -> float:
     return REF100_CYCLES * 1e6 / a.run["f_cpu_hz"]
 
 
+def shared_sigma_us(estimate: dict[str, Any]) -> float:
+    """The 1σ of the errors an estimate of the ``analyze`` JSON shares with every repetition: the learned
+    template's and rounding's (:mod:`pintime.estimate.shared`), in quadrature."""
+    return float(np.hypot(estimate.get("template_sigma_us", 0.0),
+                          estimate.get("quantization_sigma_us", 0.0)))
+
+
 def _compared(estimate: dict[str, Any], truth_us: float | None, count: int) -> Compared:
     """An estimate of the ``analyze`` JSON beside its truth; ``count``: its repetitions."""
-    return Compared(estimate["mean_us"], estimate["std_us"], count, truth_us,
-                    estimate.get("template_sigma_us", 0.0))
+    return Compared(estimate["mean_us"], estimate["std_us"], count, truth_us, shared_sigma_us(estimate))
 
 
 def _user_function(row: dict[str, Any], truth: dict[str, Any] | None) -> UserFunction:
@@ -163,7 +169,7 @@ def _user_function(row: dict[str, Any], truth: dict[str, Any] | None) -> UserFun
     the exact edges have no such function)."""
     time, intercept = (CyclesCompared(row[part]["mean_us"], row[part]["std_us"], row["reps"],
                                       None if truth is None else truth[part]["mean_us"],
-                                      row[part].get("template_sigma_us", 0.0),
+                                      shared_sigma_us(row[part]),
                                       mean_cycles=row[part]["mean_cycles"],
                                       truth_cycles=None if truth is None else truth[part]["mean_cycles"])
                        for part in ("time", "intercept"))
@@ -177,7 +183,7 @@ def _kernel_figures(out: dict[str, Any], exact_out: dict[str, Any]) -> tuple[Ker
     for row in out.get("kernel", []):
         t = truth.get(row["name"])
         compared = CyclesCompared(row["mean_us"], row["std_us"], row["count"],
-                                  None if t is None else t["mean_us"], row.get("template_sigma_us", 0.0),
+                                  None if t is None else t["mean_us"], shared_sigma_us(row),
                                   mean_cycles=row["mean_cycles"],
                                   truth_cycles=None if t is None else t["mean_cycles"])
         figures.append(KernelFigure(row["name"], compared, row["ci95_half_us"],

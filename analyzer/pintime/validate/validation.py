@@ -29,7 +29,7 @@ class Compared:
     std_us: float | None  # their standard deviation; None for a single repetition
     count: int  # repetitions
     truth_us: float | None  # the same estimate on the exact edges; None where they have no such estimate
-    template_sigma_us: float = 0.0  # 1σ of the error its repetitions share through the learned template
+    shared_sigma_us: float = 0.0  # 1σ of the errors its repetitions share (learned template, rounding)
 
     @property
     def error_us(self) -> float | None:
@@ -42,7 +42,7 @@ class Compared:
         shared error beside it (None without a truth or a standard error)."""
         if self.std_us is None or self.count < 2:
             return None
-        se = float(np.hypot(self.std_us / self.count ** 0.5, self.template_sigma_us))
+        se = float(np.hypot(self.std_us / self.count ** 0.5, self.shared_sigma_us))
         error = self.error_us
         return None if error is None or not se else error / se
 
