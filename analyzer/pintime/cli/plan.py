@@ -31,7 +31,7 @@ from pintime.estimate.plan import (
     plan_json,
     template_terms,
 )
-from pintime.estimate.shared import template_half_us
+from pintime.estimate.shared import shared_half_us
 from pintime.estimate.slowclock import design
 from pintime.estimate.table1 import PAPER_TABLE1, overdetermined_design
 from pintime.files import refuse_overwrite, write_text
@@ -117,9 +117,9 @@ def techniques_of(template: Analysis, count: Analysis) -> tuple[list[Technique],
     card = Card(sigma, wander, count.slow_clock.tick_us, f"capture {count.path}")
     spans = frame_spans_us(count)
     template_std = {label: e.std_us for label, *_, e in measured}
-    # the learned template's shared error: its CI half-width, a floor under the plan (0 without draws)
-    shared = {label: template_half_us(e.template_sigma_us, template.template_draws)
-              for label, *_, e in measured}
+    # the errors shared by every repetition (the learned template's, rounding's): their CI half-width, a
+    # floor under the plan (0 without draws)
+    shared = {label: shared_half_us(e, template.template_draws) for label, *_, e in measured}
     techniques = [Technique(label, technique, spans[key], x, edges, std_us={"template": template_std[label]},
                             shared_half_us={"template": shared[label]})
                   for label, technique, key, x, edges, e in linear_estimates(count)
@@ -173,8 +173,7 @@ def table2_techniques(template: Analysis, count: Analysis) -> list[Technique]:
     rep_us = span / max(1, len({f.fields["measurement"] for f in frames}))
     return [Technique(f"Table 2 {u.label}", "table2", rep_us,
                       std_us={"template": u.estimate.std_us, "count": v.estimate.std_us},
-                      shared_half_us={"template": template_half_us(u.estimate.template_sigma_us,
-                                                                   template.template_draws)})
+                      shared_half_us={"template": shared_half_us(u.estimate, template.template_draws)})
             for u, v in zip(t2.block.unknowns, c2.block.unknowns, strict=True)
             if min(u.estimate.count, v.estimate.count) >= MIN_REPETITIONS]
 

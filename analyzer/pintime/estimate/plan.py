@@ -53,8 +53,8 @@ class Technique:
     offsets_measured: bool = True  # the offsets between pulses are measured (else only the widths are known)
     std_us: dict[str, float] | None = None  # per method, the measured per-repetition std (before any model)
     rep_is_pulses: bool = False  # rep_us counts the pulses only (a profile's plan: frames unknown)
-    # per method, the CI half-width (µs) of an error every repetition shares (the learned template's,
-    # measured in a capture): a floor no number of repetitions lowers
+    # per method, the CI half-width (µs) of the errors every repetition shares (the learned template's and
+    # rounding's, measured in a capture): a floor no number of repetitions lowers
     shared_half_us: dict[str, float] | None = None
 
 

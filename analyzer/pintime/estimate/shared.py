@@ -60,6 +60,12 @@ def template_half_us(sigma_us: float, draws: int) -> float:
     return float(scipy.special.stdtrit(draws, (1 + CI_LEVEL) / 2)) * sigma_us if draws else 0.0
 
 
+def shared_half_us(e: Estimate, draws: int) -> float:
+    """The 95 % CI half-width of the errors ``e`` shares with every repetition (the learned template's and
+    rounding's, in quadrature; :func:`template_half_us` of ``draws`` draws)."""
+    return template_half_us(float(np.hypot(e.template_sigma_us, e.quantization_sigma_us)), draws)
+
+
 def with_shared_error(main: Any, base: dict[Path, float], draws: list[dict[Path, float]],
                       sigma_field: str = "template_sigma_us") -> Any:
     """``main`` with an error every repetition shares in every Estimate (the learned template's, or
