@@ -31,6 +31,7 @@ from pintime.errors import PintimeError
 
 EPSILON = "ε"  # name of the constant column (paper eq. 6: the systematic error of every pulse)
 MAX_DENOMINATOR = 1000  # exact combinations of integer count columns are checked up to this denominator
+QR_ROWS = 8192  # rows of the counts worked a block at a time (bounded memory)
 
 
 @dataclass(frozen=True)
@@ -77,10 +78,10 @@ class Reduction:
 
 def identical_groups(counts: np.ndarray) -> list[list[int]]:
     """Groups of equal columns (every column in exactly one group), ordered by their first column."""
-    columns = np.ascontiguousarray(np.asarray(counts).T)
+    counts = np.asarray(counts)
     groups: dict[bytes, list[int]] = {}
-    for c, column in enumerate(columns):
-        groups.setdefault(column.tobytes(), []).append(c)
+    for c in range(counts.shape[1]):  # a column at a time: no transposed copy of a long matrix
+        groups.setdefault(counts[:, c].tobytes(), []).append(c)
     return list(groups.values())  # dicts keep insertion order: by first column
 
 
@@ -103,7 +104,7 @@ def reduce_columns(counts: np.ndarray, names: list[str] | tuple[str, ...]) -> Re
     nonzero = [g for g in groups if counts[:, g[0]].any()]
     # counts = Q·R with orthonormal Q: any set of columns of R has the rank of the same columns of counts,
     # and the same least-squares coefficients, at the cost of columns × columns instead of rounds × columns
-    r = np.asarray(np.linalg.qr(counts.astype(np.float64), mode="r"))
+    r = r_factor(counts)
     basis: list[int] = []
     for group in sorted(nonzero, key=lambda g: (-len(g), g[0])):
         if rank(r[:, sorted([*basis, group[0]])], len(counts)) > len(basis):
@@ -114,6 +115,17 @@ def reduce_columns(counts: np.ndarray, names: list[str] | tuple[str, ...]) -> Re
     coefficients = [_combination(counts, basis, approx[:, c], c, names) for c in range(counts.shape[1])]
     return Reduction(tuple(names), tuple(basis), tuple(coefficients),
                      tuple(tuple(g) for g in nonzero), tuple(c for g in zero for c in g))
+
+
+def r_factor(counts: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """The R of a QR factorization of ``counts`` (of its ``rows``, default all): the same row space and
+    column ranks in columns × columns. QR_ROWS rows at a time, each block stacked under the R so far: no
+    floating-point copy of a long matrix."""
+    rows = np.arange(len(counts)) if rows is None else rows
+    r = np.zeros((0, counts.shape[1]))
+    for start in range(0, len(rows), QR_ROWS):
+        r = np.asarray(np.linalg.qr(np.vstack([r, counts[rows[start:start + QR_ROWS]]]), mode="r"))
+    return r
 
 
 def rank(r: np.ndarray, rows: int) -> int:
@@ -136,10 +148,12 @@ def _combination(counts: np.ndarray, basis: list[int], approx: np.ndarray, c: in
     numerators = [int(f * denominator) for f in coef]
     largest = int(np.abs(counts).max()) * max(sum(abs(n) for n in numerators), denominator)
     exact = np.int64 if largest < 2 ** 62 else object  # int64 unless the products could overflow it
-    lhs = counts[:, c].astype(exact) * denominator
-    if not np.array_equal(counts[:, basis].astype(exact) @ np.array(numerators, dtype=exact), lhs):
-        raise PintimeError(f"count column {names[c]} is nearly but not exactly a combination of "
-                           f"{', '.join(names[k] for k in basis)}: cannot name the unknowns")
+    for start in range(0, len(counts), QR_ROWS):  # a block of rows at a time (bounded memory)
+        part = counts[start:start + QR_ROWS]
+        if not np.array_equal(part[:, basis].astype(exact) @ np.array(numerators, dtype=exact),
+                              part[:, c].astype(exact) * denominator):
+            raise PintimeError(f"count column {names[c]} is nearly but not exactly a combination of "
+                               f"{', '.join(names[k] for k in basis)}: cannot name the unknowns")
     return tuple(coef)
 
 

@@ -38,7 +38,7 @@ import numpy as np
 from pintime.avr.cfg import Cfg, exit_names
 from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
-from pintime.table2.blocksystem import EPSILON, Reduction, rank, reduce_columns, solve
+from pintime.table2.blocksystem import EPSILON, Reduction, r_factor, rank, reduce_columns, solve
 from pintime.table2.visits import CutRuns, Rounds
 
 EPSILON_CUT = "ε_cut"
@@ -151,8 +151,7 @@ def _determined(matrix: np.ndarray) -> np.ndarray:
 def needed_cuts(counts: np.ndarray, cut_of_row: np.ndarray, cut_blocks: list[int]) -> list[int]:
     """The cut blocks whose rows raise the rank of the combined system (the others add nothing). Each set
     of rows is replaced by its QR factor R (same row space), so each test is small."""
-    x = counts.astype(np.float64)
-    factors = {c: np.asarray(np.linalg.qr(x[cut_of_row == c], mode="r")) for c in [-1, *cut_blocks]}
+    factors = {c: r_factor(counts, np.flatnonzero(cut_of_row == c)) for c in [-1, *cut_blocks]}
     full = rank(np.vstack(list(factors.values())), len(counts))
     return [c for c in cut_blocks
             if rank(np.vstack([f for k, f in factors.items() if k != c]), len(counts)) < full]
