@@ -21,6 +21,7 @@ paper's "et al." groups the unknowns wherever the rank allows it.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -79,9 +80,14 @@ class Reduction:
 def identical_groups(counts: np.ndarray) -> list[list[int]]:
     """Groups of equal columns (every column in exactly one group), ordered by their first column."""
     counts = np.asarray(counts)
-    groups: dict[bytes, list[int]] = {}
-    for c in range(counts.shape[1]):  # a column at a time: no transposed copy of a long matrix
-        groups.setdefault(counts[:, c].tobytes(), []).append(c)
+    groups: dict[tuple[bytes, int], list[int]] = {}  # by the column's digest, and which of those it is
+    for c in range(counts.shape[1]):  # a column at a time, kept as its digest (a long matrix's are 1 MB)
+        column = counts[:, c]
+        digest = hashlib.blake2b(column.tobytes()).digest()
+        k = 0
+        while (digest, k) in groups and not np.array_equal(counts[:, groups[digest, k][0]], column):
+            k += 1
+        groups.setdefault((digest, k), []).append(c)
     return list(groups.values())  # dicts keep insertion order: by first column
 
 

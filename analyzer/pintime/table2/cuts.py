@@ -83,10 +83,10 @@ def system(rounds: Rounds, cuts: CutRuns) -> tuple[np.ndarray, np.ndarray, np.nd
     cut pulses, in that order."""
     reached = cuts.take(cuts.reached)
     assert reached.width_us is not None
-    n, k = len(rounds.width_us), len(reached.width_cycles)
-    counts = np.vstack([
-        np.column_stack([rounds.exit_counts, np.ones(n, dtype=np.int64), np.zeros(n, dtype=np.int64)]),
-        np.column_stack([reached.exit_counts, np.zeros(k, dtype=np.int64), np.ones(k, dtype=np.int64)])])
+    n, exits = rounds.exit_counts.shape
+    counts = np.zeros((n + len(reached.width_cycles), exits + 2), dtype=np.int64)  # filled in place
+    counts[:n, :exits], counts[n:, :exits] = rounds.exit_counts, reached.exit_counts
+    counts[:n, exits], counts[n:, exits + 1] = 1, 1  # ε, ε_cut
     return (counts, np.concatenate([rounds.width_us, reached.width_us]),
             np.concatenate([rounds.width_cycles, reached.width_cycles]),
             np.concatenate([rounds.measurement, reached.measurement]))
@@ -96,10 +96,10 @@ def truth_cycles(cfg: Cfg, counts: np.ndarray, width_cycles: np.ndarray) -> np.n
     """Per column: the exits' static costs (:mod:`pintime.avr.cfg`), ε and ε_cut from the exact widths
     (PintimeError unless each is one constant)."""
     exits = np.array([e.cycles for e in cfg.exits], dtype=np.int64)
+    rest = width_cycles - counts[:, :-2] @ exits  # each row's width less its exits' cycles (no row copies)
     eps = []
     for column in (-2, -1):
-        rows = counts[:, column] == 1
-        values = np.unique(width_cycles[rows] - counts[rows, :-2] @ exits)
+        values = np.unique(rest[counts[:, column] == 1])
         if len(values) != 1:
             raise PintimeError(f"cut system: exact width − exits' cycles takes the values "
                                f"{values[:5].tolist()} for the {'full' if column == -2 else 'cut'} pulses "

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
@@ -39,7 +40,6 @@ from pintime.frames import Frame, decode_frames
 SUFFIX = ".visits.csv"
 _FIXED = ["pulse", "rise_cycle", "width_cycles"]
 CHUNK_ROWS = 8192  # visits rows read at a time
-_INT32 = np.iinfo(np.int32)
 
 
 @dataclass(frozen=True)
@@ -132,10 +132,13 @@ def run_files(visits_path: Path) -> tuple[Path, Path, Path]:
             visits_path.with_name(prefix + ".edges.csv"))
 
 
-def read_visits_csv(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(pulse, width_cycles, watched pcs, counts rounds × pcs, cycles rounds × pcs) of a visits file. Read
-    CHUNK_ROWS rows at a time into the counts and cycles, int32 where they fit: a 984 s run's 118 500
-    rows × 187 fields had taken 177 MB as int64 at once, beside what was built from them."""
+Chunk = tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def visits_chunks(path: Path) -> Iterator[Chunk]:
+    """A visits file CHUNK_ROWS rows at a time: (watched pcs, the file's rows, and of the chunk: pulse,
+    width_cycles, counts rows × pcs, cycles rows × pcs). A 984 s run's 118 500 rows × 187 fields had been
+    read at once (177 MB as int64) beside what was built from them."""
     try:
         with open(path, encoding="ascii") as f:
             header = f.readline().strip().split(",")
@@ -145,12 +148,15 @@ def read_visits_csv(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
                 raise PintimeError(f"{path}: visits file has no rows")
             f.seek(0)
             f.readline()
-            pulse, width, counts, cycles = _read_rows(f, n_rows, len(header), path)
+            done = 0
+            while done < n_rows:
+                rows = _chunk(f, len(header), path)
+                done += len(rows)
+                yield pcs, n_rows, rows[:, 0], rows[:, 2], rows[:, 3::2], rows[:, 4::2]
     except OSError as err:
         raise PintimeError(f"{path}: cannot read visits ({err.strerror or err})") from None
     except (ValueError, UnicodeDecodeError) as err:
         raise PintimeError(f"{path}: malformed visits file ({err})") from None
-    return pulse, width, pcs, counts, cycles
 
 
 def _watched(header: list[str], path: Path) -> np.ndarray:
@@ -169,35 +175,16 @@ def _watched(header: list[str], path: Path) -> np.ndarray:
         raise PintimeError(f"{path}: visits header has a non-hex address") from None
 
 
-def _read_rows(f: TextIO, n_rows: int, n_fields: int, path: Path
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The ``n_rows`` rows of an open visits file after its header: pulse, width, and the count and cycle
-    columns (int32, or int64 from the first chunk holding a value beyond int32)."""
-    pairs = (n_fields - len(_FIXED)) // 2
-    pulse, width = np.empty(n_rows, np.int64), np.empty(n_rows, np.int64)
-    counts, cycles = np.empty((n_rows, pairs), np.int32), np.empty((n_rows, pairs), np.int32)
-    done = 0
-    while done < n_rows:
-        with warnings.catch_warnings():  # a line loadtxt skips (a comment) ends the rows early: said below
-            warnings.filterwarnings("ignore", "loadtxt: input contained no data")
-            rows = np.loadtxt(f, delimiter=",", dtype=np.int64, ndmin=2, max_rows=CHUNK_ROWS)
-        if len(rows) == 0:
-            raise PintimeError(f"{path}: malformed visits file ({n_rows} lines, {done} rows)")
-        if rows.shape[1] != n_fields:
-            raise PintimeError(f"{path}: visits rows have {rows.shape[1]} fields, the header {n_fields}")
-        part = slice(done, done + len(rows))
-        pulse[part], width[part] = rows[:, 0], rows[:, 2]
-        if counts.dtype == np.int32 and not _fits_int32(rows[:, 3::2]):
-            counts = counts.astype(np.int64)
-        if cycles.dtype == np.int32 and not _fits_int32(rows[:, 4::2]):
-            cycles = cycles.astype(np.int64)
-        counts[part], cycles[part] = rows[:, 3::2], rows[:, 4::2]
-        done += len(rows)
-    return pulse, width, counts, cycles
-
-
-def _fits_int32(values: np.ndarray) -> bool:
-    return bool(values.min() >= _INT32.min and values.max() <= _INT32.max)
+def _chunk(f: TextIO, n_fields: int, path: Path) -> np.ndarray:
+    """The next CHUNK_ROWS rows (or fewer, at the end) of an open visits file."""
+    with warnings.catch_warnings():  # a line loadtxt skips (a comment) ends the rows early: said below
+        warnings.filterwarnings("ignore", "loadtxt: input contained no data")
+        rows = np.loadtxt(f, delimiter=",", dtype=np.int64, ndmin=2, max_rows=CHUNK_ROWS)
+    if len(rows) == 0:
+        raise PintimeError(f"{path}: malformed visits file (a line that is no row)")
+    if rows.shape[1] != n_fields:
+        raise PintimeError(f"{path}: visits rows have {rows.shape[1]} fields, the header {n_fields}")
+    return rows
 
 
 def _label_pulses(edges_path: Path, f_cpu_hz: int) -> tuple[dict[int, int], dict[int, int], np.ndarray]:
@@ -222,57 +209,67 @@ def _label_pulses(edges_path: Path, f_cpu_hz: int) -> tuple[dict[int, int], dict
 
 
 def load_sim_rounds(visits_path: Path) -> SimRounds:
-    """Read a table2 harness run (visits, CFG JSON, run JSON, exact edges) and label its rounds."""
+    """Read a table2 harness run (visits, CFG JSON, run JSON, exact edges) and label its rounds. The visits
+    are read a chunk at a time, each row put straight where its key sorts it (:func:`visits_chunks`)."""
     run_path, blocks_path, edges_path = run_files(visits_path)
     run = read_json(run_path, "simavr run summary")
-    cfg = cfg_from_description(read_json(blocks_path, "CFG JSON"), str(blocks_path))
-    pulse, width, pcs, counts, cycles = read_visits_csv(visits_path)
-    missing = sorted(set(watch_addresses(cfg)) - set(pcs.tolist()))
-    if missing:
-        raise PintimeError(f"{visits_path}: does not watch {len(missing)} of {cfg.function}'s addresses "
-                           f"(e.g. {missing[0]:#x}): visits from another build?")
+    description = read_json(blocks_path, "CFG JSON")
+    cfg = cfg_from_description(description, str(blocks_path))
+    copies = copies_from_description(description, cfg, str(blocks_path))
     f_cpu_hz, revision = run.get("f_cpu_hz"), run.get("revision")
     if not (type(f_cpu_hz) is int and f_cpu_hz > 0 and type(revision) is int):
         raise PintimeError(f"{run_path}: run summary needs integers f_cpu_hz (> 0) and revision")
     labels, cut_labels, edge_cycles = _label_pulses(edges_path, f_cpu_hz)
+    if cut_labels and copies is None:
+        raise PintimeError(f"{visits_path}: TABLE2CUT pulses but {blocks_path} describes no cut copies")
+    # each pulse's row in the rounds and in the cut pulses, by key
+    row_of = {p: i for i, p in enumerate(sorted(labels, key=lambda p: (labels[p], p)))}
+    cut_row_of = {p: i for i, p in enumerate(sorted(cut_labels, key=lambda p: (cut_labels[p], p)))}
+    blocks = np.zeros((len(labels), len(cfg.blocks)), np.int64)
+    exits, width = np.zeros((len(labels), len(cfg.exits)), np.int64), np.zeros(len(labels), np.int64)
+    cut_exits = np.zeros((len(cut_labels), len(cfg.exits)), np.int64)
+    cut_width = np.zeros(len(cut_labels), np.int64)
+    patched = np.zeros((len(cut_labels), 0 if copies is None else len(copies.cfg.blocks)), np.int64)
+    for pcs, n_rows, pulse, w, counts, cycles in visits_chunks(visits_path):
+        _check_chunk(visits_path, cfg, copies, pcs, n_rows, pulse, w, labels, cut_labels, edge_cycles)
+        b, e = visits_from_histograms(cfg, pcs, counts, cycles)
+        full = np.array([p in labels for p in pulse.tolist()], dtype=bool)
+        rows = [row_of[p] for p in pulse[full].tolist()]
+        blocks[rows], exits[rows], width[rows] = b[full], e[full], w[full]
+        rows = [cut_row_of[p] for p in pulse[~full].tolist()]
+        cut_exits[rows], cut_width[rows] = e[~full], w[~full]
+        if copies is not None:
+            column = {int(pc): k for k, pc in enumerate(pcs.tolist())}
+            patched[rows] = counts[~full][:, [column[copies.patched(c)] for c in range(patched.shape[1])]]
+    if np.any(patched.sum(axis=1) > 1):
+        raise PintimeError(f"{visits_path}: a TABLE2CUT pulse reached more than one cut")
+    cuts = None if copies is None else CutRuns(
+        np.array(sorted(cut_labels.values()), np.int64), np.argmax(patched, axis=1),
+        patched.sum(axis=1) == 1, cut_exits, cut_width)
+    return SimRounds(cfg, f_cpu_hz, revision, np.array(sorted(labels.values()), np.int64), blocks, exits,
+                     width, visits_path, cuts)
+
+
+def _check_chunk(path: Path, cfg: Cfg, copies: CutCopies | None, pcs: np.ndarray, n_rows: int,
+                 pulse: np.ndarray, width: np.ndarray, labels: dict[int, int], cut_labels: dict[int, int],
+                 edge_cycles: np.ndarray) -> None:
+    """A chunk of visits checked: every address of the function (and of the cut copies) watched, every
+    pulse in a TABLE2 or TABLE2CUT frame of the edges and as wide as there, and as many pulses in all."""
+    missing = sorted(set(watch_addresses(cfg)) - set(pcs.tolist()))
+    if missing:
+        raise PintimeError(f"{path}: does not watch {len(missing)} of {cfg.function}'s addresses "
+                           f"(e.g. {missing[0]:#x}): visits from another build?")
+    missing = [] if copies is None else sorted(set(copies.watch()) - set(pcs.tolist()))
+    if missing:
+        raise PintimeError(f"{path}: does not watch the cut copies' patched words (e.g. {missing[0]:#x})")
     unlabelled = [p for p in pulse.tolist() if p not in labels and p not in cut_labels]
-    if unlabelled or len(labels) + len(cut_labels) != len(pulse):
-        raise PintimeError(f"{visits_path}: {len(pulse)} visited pulses, {len(labels) + len(cut_labels)} "
+    if unlabelled or len(labels) + len(cut_labels) != n_rows:
+        raise PintimeError(f"{path}: {n_rows} visited pulses, {len(labels) + len(cut_labels)} "
                            f"TABLE2 and TABLE2CUT pulses in the edges"
                            f"{'' if not unlabelled else f' (pulse {unlabelled[0]} in no frame)'}")
     if 2 * pulse.max() + 1 >= len(edge_cycles) or np.any(
             edge_cycles[2 * pulse + 1] - edge_cycles[2 * pulse] != width):
-        raise PintimeError(f"{visits_path}: pulse widths differ from the edge list's")
-    blocks, exits = visits_from_histograms(cfg, pcs, counts, cycles)
-    copies = copies_from_description(read_json(blocks_path, "CFG JSON"), cfg, str(blocks_path))
-    is_cut = np.array([p in cut_labels for p in pulse.tolist()], dtype=bool)
-    if is_cut.any() and copies is None:
-        raise PintimeError(f"{visits_path}: TABLE2CUT pulses but {blocks_path} describes no cut copies")
-    cuts = None if copies is None else _cut_runs(copies, pcs, counts, pulse, exits, width, is_cut, cut_labels,
-                                                 visits_path)
-    key = np.array([labels[p] for p in pulse[~is_cut].tolist()], dtype=np.int64)
-    order = np.argsort(key, kind="stable")
-    keep = np.flatnonzero(~is_cut)[order]
-    return SimRounds(cfg, f_cpu_hz, revision, key[order], blocks[keep], exits[keep], width[keep],
-                     visits_path, cuts)
-
-
-def _cut_runs(copies: CutCopies, pcs: np.ndarray, counts: np.ndarray, pulse: np.ndarray, exits: np.ndarray,
-              width: np.ndarray, is_cut: np.ndarray, cut_labels: dict[int, int], path: Path) -> CutRuns:
-    """The TABLE2CUT pulses of a simulation, sorted by key: the cut block of pulse i of a frame is
-    i div ``per_cut`` — read here from which copy's patched word or alias ran, checked to be one copy."""
-    column = {int(pc): k for k, pc in enumerate(pcs.tolist())}
-    missing = [pc for pc in copies.watch() if pc not in column]
-    if missing:
-        raise PintimeError(f"{path}: does not watch the cut copies' patched words (e.g. {missing[0]:#x})")
-    patched = counts[:, [column[copies.patched(c)] for c in range(len(copies.cfg.blocks))]][is_cut]
-    if np.any(patched.sum(axis=1) > 1):
-        raise PintimeError(f"{path}: a TABLE2CUT pulse reached more than one cut")
-    reached = patched.sum(axis=1) == 1
-    key = np.array([cut_labels[p] for p in pulse[is_cut].tolist()], dtype=np.int64)
-    cut = np.argmax(patched, axis=1)
-    runs = CutRuns(key, cut, reached, exits[is_cut], width[is_cut])
-    return runs.take(np.argsort(key, kind="stable"))
+        raise PintimeError(f"{path}: pulse widths differ from the edge list's")
 
 
 def match(sim: SimRounds, frames: list[Frame], time: np.ndarray, us_per_unit: float) -> Rounds:
