@@ -11,6 +11,9 @@ Captures (rendered if missing, seed 1):
   177 s, the 1 Hz reference continuing through), default profile at 96 kHz 24-bit stereo
   (2.1 GB; at 192 kHz the hour would pass a RIFF WAV's 4 GB). Table 1 is the densest program (3800 edges/s),
   so this is the most per-edge results an hour can hold: 13.7 million edges.
+- ``build/bench/table2/table2-48k16.wav``: the 984 s Table 2 run, default profile at 48 kHz 16-bit mono
+  (its Table 2 joins every pulse with simavr's block counts: the largest tables any program keeps; and
+  at 16 bits the card is quieter than one LSB, so the rounding's draws run too).
 
 ``--short``: the 3 s capture of ``bench_edges.py --short`` and a 30 s repetition of it (checks the figures).
 
@@ -88,6 +91,17 @@ def repeated_edges(edges_csv: Path, out_csv: Path, total_s: float) -> Path:
     return out_csv
 
 
+def table2_capture() -> Path:
+    """The Table 2 run at 48 kHz 16-bit mono, default profile, seed 1 (rendered once)."""
+    edges = SIM / "table2.edges.csv"
+    wav = ROOT / "build" / "bench" / "table2" / "table2-48k16.wav"
+    if not wav.exists() or wav.stat().st_mtime < edges.stat().st_mtime:
+        print(f"rendering {wav.relative_to(ROOT)} …", flush=True)
+        wav.parent.mkdir(parents=True, exist_ok=True)
+        synthesize(edges, wav, with_format(PROFILES["default"], 48000, 16, 1), 1, force=True)
+    return wav
+
+
 def long_capture(edges_csv: Path, folder: Path, name: str, total_s: float, rate_hz: int) -> Path:
     """``folder/name.wav``: ``total_s`` of repeated runs, default profile at ``rate_hz`` (rendered once)."""
     wav = folder / f"{name}.wav"
@@ -111,7 +125,8 @@ SPAWN = ("import os, sys, time; t = time.perf_counter(); pid = os.fork()\n"
 
 def run_child(argv: list[str]) -> tuple[float, float, float]:
     """Wall s, CPU s (user + system) and peak RSS (MB) of one command, its output discarded."""
-    out = subprocess.run([str(PYTHON), "-c", SPAWN, *argv], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([str(PYTHON), "-c", SPAWN, *argv], capture_output=True, text=True, check=True,
+                         cwd=ROOT).stdout  # a synthesized capture names its source edges from here
     code, wall, cpu, peak = out.split()
     if int(code):
         raise SystemExit(f"bench_memory: {' '.join(argv)} exited {code}")
@@ -147,7 +162,7 @@ def main() -> int:
         wavs = [capture("default", edges),
                 long_capture(edges, edges.parent, "table1-repeated", 30.0, HOUR_RATE_HZ)]
     else:
-        wavs = [capture("default", SIM / "table1.edges.csv")]
+        wavs = [capture("default", SIM / "table1.edges.csv"), table2_capture()]
         if not args.no_hour:
             wavs.append(long_capture(SIM / "table1.edges.csv", ROOT / "build" / "bench" / "hour",
                                      "table1-hour", HOUR_S, HOUR_RATE_HZ))
