@@ -149,6 +149,8 @@ def _damage_visits(prefix: Path, how: str) -> None:
         lines[0] = lines[0].replace("count_", "n_", 1)
     elif how == "truncated row":
         lines[7] = lines[7].rsplit(",", 3)[0]
+    elif how == "row twice":  # one pulse's row in place of another's: as many rows, one pulse twice
+        lines[9] = lines[8]
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -157,6 +159,7 @@ def _damage_visits(prefix: Path, how: str) -> None:
     ("count changed", "do not"),
     ("header", "header"),
     ("truncated row", "malformed visits"),
+    ("row twice", "listed twice"),
 ])
 def test_damaged_visits_file_is_a_clear_error(sim, tmp_path, capsys, how, message):
     prefix = _copy_run(sim, tmp_path)

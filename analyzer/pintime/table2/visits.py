@@ -230,8 +230,13 @@ def load_sim_rounds(visits_path: Path) -> SimRounds:
     cut_exits = np.zeros((len(cut_labels), len(cfg.exits)), np.int64)
     cut_width = np.zeros(len(cut_labels), np.int64)
     patched = np.zeros((len(cut_labels), 0 if copies is None else len(copies.cfg.blocks)), np.int64)
+    seen: set[int] = set()
     for pcs, n_rows, pulse, w, counts, cycles in visits_chunks(visits_path):
         _check_chunk(visits_path, cfg, copies, pcs, n_rows, pulse, w, labels, cut_labels, edge_cycles)
+        twice = seen.intersection(pulse.tolist()) or len(set(pulse.tolist())) < len(pulse)
+        if twice:
+            raise PintimeError(f"{visits_path}: a pulse's visits listed twice")
+        seen.update(pulse.tolist())
         b, e = visits_from_histograms(cfg, pcs, counts, cycles)
         full = np.array([p in labels for p in pulse.tolist()], dtype=bool)
         rows = [row_of[p] for p in pulse[full].tolist()]
