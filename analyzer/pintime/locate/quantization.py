@@ -4,13 +4,16 @@ A card whose analog noise is well below one LSB (a 24-bit interface recording at
 a small level) rounds each level the pin sets to the same code every time. The rounding error is then a
 fixed function of where the waveform lies between two codes, the same in every repetition of a pulse: the
 edges' times move the same way each time and no spread of repetitions shows it (docs/results.md,
-"Quantization without dither"). Where the levels lie between the codes is not known (the quiet between
-edges is one code), so its effect is drawn as the template's error is (:mod:`pintime.locate.template_error`):
-for DRAWS offsets of the levels from the codes, spread evenly over one LSB, each edge's move follows to
-first order from the least-squares fit the locator made. The window's data changed by ``e`` moves the
-parameters by ``(JᵀJ)⁻¹Jᵀ·e``, where ``e`` is the expected rounding error of the window's noise-free
-waveform: its own and its neighbours' steps (the pin's steps are all one size, ``step_lsb``) over a level
-``offset_lsb``. With Gaussian analog noise of σ LSB that error is the rounding sawtooth smoothed,
+"Quantization without dither"). The template is learned from the calibration train, whose windows round
+alike too, so it takes that rounding in: the larger part where pulses' edges share windows. Where the
+levels lie between the codes is not known (the quiet between edges is one code), so its effect is drawn
+as the template's error is (:mod:`pintime.locate.template_error`): for DRAWS offsets of the levels from
+the codes, spread evenly over one LSB, the template the train's rounded windows would teach
+(:func:`rounding_errors`, learned in :func:`pintime.locate.train.learn_from_train`), and each edge's move
+under its own window's rounding (:class:`QuantizationModel`), both to first order. The window's data
+changed by ``e`` moves the fit's parameters by ``(JᵀJ)⁻¹Jᵀ·e``, where ``e`` is the expected rounding error
+of the window's noise-free waveform: its own and its neighbours' steps (the pin's steps are all one size,
+``step_lsb``) over a level ``offset_lsb``. With Gaussian analog noise of σ LSB that error is the rounding sawtooth smoothed,
 ``Σₖ (−1)ᵏ sin(2πkx) e^(−2π²k²σ²) / (πk)``; from σ = 0.6 LSB on it is below 10⁻³ LSB and nothing is drawn.
 The levels are taken the same between codes in every window, though an AC coupling moves them: the
 largest sharing, and the widest CI.
