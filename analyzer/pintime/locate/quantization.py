@@ -13,10 +13,10 @@ the codes, spread evenly over one LSB, the template the train's rounded windows 
 under its own window's rounding (:class:`QuantizationModel`), both to first order. The window's data
 changed by ``e`` moves the fit's parameters by ``(JᵀJ)⁻¹Jᵀ·e``, where ``e`` is the expected rounding error
 of the window's noise-free waveform: its own and its neighbours' steps (the pin's steps are all one size,
-``step_lsb``) over a level ``offset_lsb``. With Gaussian analog noise of σ LSB that error is the rounding sawtooth smoothed,
-``Σₖ (−1)ᵏ sin(2πkx) e^(−2π²k²σ²) / (πk)``; from σ = 0.6 LSB on it is below 10⁻³ LSB and nothing is drawn.
-The levels are taken the same between codes in every window, though an AC coupling moves them: the
-largest sharing, and the widest CI.
+``step_lsb``) over a level ``offset_lsb``. With Gaussian analog noise of σ LSB that error is the rounding
+sawtooth smoothed, ``Σₖ (−1)ᵏ sin(2πkx) e^(−2π²k²σ²) / (πk)``; from σ = 0.6 LSB on it is below 10⁻³ LSB and
+nothing is drawn. The levels are taken the same between codes in every window, though an AC coupling
+moves them: the largest sharing, and the widest CI.
 """
 
 from __future__ import annotations
