@@ -140,6 +140,12 @@ def _pm(value: float | None, se: float | None) -> str:
     return "—" if value is None else f"{value:+.2f}±{se or 0:.2f}"
 
 
+def error_header(long: bool = True) -> str:
+    """The column heads of :func:`error_columns`."""
+    out = f"{'RMS ns':>8} {'CRLB ns':>8} {'/CRLB':>6} {'max/σ':>6}"
+    return out + (f" {'long rise ns':>12} {'long fall ns':>12}" if long else "")
+
+
 def error_columns(row: dict, long: bool = True) -> str:
     """A located case's figures (:func:`per_edge`): RMS, CRLB, their ratio, the worst edge in its σ and,
     with ``long``, the long pulses' mean error rising and falling."""
@@ -157,6 +163,25 @@ def case_line(head: str, row: dict, long: bool) -> str:
     if row["outcome"] == "refused":
         return f"{head} {row['reason'][:100]}…"
     return f"{head} {error_columns(row, long)}"
+
+
+def locate_case(wav: Path, edges: Path, f_cpu_hz: float) -> dict:
+    """A case of a benchmark whose cases are located or refused: the capture ``wav`` (rendered from the
+    edge list ``edges``) located with the template method, and its per-edge figures (:func:`per_edge`),
+    or why it was refused."""
+    try:
+        result = locate_capture(wav, "template")
+    except PintimeError as err:
+        return dict(outcome="refused", reason=str(err).replace(f"{wav}: ", ""))
+    truth = truth_on_capture_clock(result, read_edge_list(edges), f_cpu_hz)
+    return dict(outcome="located", **per_edge(result, truth, True))
+
+
+def finish_cases(name: str, rows: list[dict], json_path: Path, short: bool) -> int:
+    """:func:`figures.finish` of a benchmark whose cases are located or refused (:func:`case_line`): a
+    refused case has its reason instead of figures, so only the located ones are checked for them."""
+    located = [r for r in rows if r["outcome"] == "located"]
+    return finish(name, rows, json_path, short, ["rms_ns", "crlb_ns", "max_sigma"], located)
 
 
 def print_row(row: dict) -> None:
@@ -190,9 +215,8 @@ def main() -> int:
         cases += [(p, sc.PROFILES[p].samplerate_hz, sc.PROFILES[p].bits, sc.PROFILES[p].channels, lv, True)
                   for p in args.profiles for lv in LEVELS]
     edges, f_cpu_hz = excerpt(duration_s, None)
-    print(f"{'profile':<11} {'rate':>6} {'bits':>4} {'ch':>2} {'stepFS':>6} {'wander':>6} {'RMS ns':>8} "
-          f"{'CRLB ns':>8} {'/CRLB':>6} {'max/σ':>6} {'long rise ns':>12} {'long fall ns':>12} {'HP Hz':>8} "
-          f"{'matched/exact':>13} {'s':>5}", flush=True)
+    print(f"{'profile':<11} {'rate':>6} {'bits':>4} {'ch':>2} {'stepFS':>6} {'wander':>6} {error_header()} "
+          f"{'HP Hz':>8} {'matched/exact':>13} {'s':>5}", flush=True)
     rows = []
     for case in cases:
         rows.append(run_case(edges, f_cpu_hz, *case))

@@ -22,12 +22,8 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from bench_cards import case_line, per_edge, truth_on_capture_clock
+from bench_cards import case_line, error_header, finish_cases, locate_case
 from bench_rates import excerpt
-from figures import finish
-from pintime.capture.edgelist import read_edge_list
-from pintime.errors import PintimeError
-from pintime.locate.capture_edges import locate_capture
 from pintime.soundcard import model as sc
 from pintime.soundcard.decimation import DecimationFilter
 from pintime.soundcard.formats import with_format, with_steady_clock
@@ -62,12 +58,7 @@ def run_case(edges: Path, f_cpu_hz: float, spec: DecimationFilter, rate_hz: int,
     tag = "-".join(spec.name.replace("/", "_").split())
     wav = synthesize(edges, edges.parent / f"decimation-{tag}-{rate_hz}-{bits}-{channels}.wav", card, SEED,
                      force=True).wav_path
-    try:
-        result = locate_capture(wav, "template")
-    except PintimeError as err:
-        return row | dict(outcome="refused", reason=str(err).replace(f"{wav}: ", ""))
-    truth = truth_on_capture_clock(result, read_edge_list(edges), f_cpu_hz)
-    return row | dict(outcome="located", **per_edge(result, truth, True))
+    return row | locate_case(wav, edges, f_cpu_hz)
 
 
 def main() -> int:
@@ -79,8 +70,7 @@ def main() -> int:
     args = parser.parse_args()
     duration_s = SHORT_DURATION_S if args.short else args.duration_s
     edges, f_cpu_hz = excerpt(duration_s, None)
-    print(f"{'filter':<31} {'rate':>6} {'bits':>4} ch  outcome   {'RMS ns':>8} {'CRLB ns':>8} {'/CRLB':>6} "
-          f"{'max/σ':>6} {'long rise ns':>12} {'long fall ns':>12}", flush=True)
+    print(f"{'filter':<31} {'rate':>6} {'bits':>4} ch  outcome   {error_header()}", flush=True)
     rows = []
     for spec in SHORT_CASES if args.short else FILTERS:
         for rate_hz, bits, channels in FORMATS[1:2] if args.short else FORMATS:
@@ -91,9 +81,7 @@ def main() -> int:
     print(f"{duration_s:g} s of table1, the `default` card with each decimation filter, steady clock, seed "
           f"{SEED}; template method; RMS about each polarity's mean and one line (the exact map); long: "
           "edges after a 2.3-2.9 ms interval less their polarity's mean.")
-    located = [r for r in rows if r["outcome"] == "located"]  # a refused case has its reason instead
-    return finish("bench_decimation", rows, args.json, args.short, ["rms_ns", "crlb_ns", "max_sigma"],
-                  located)
+    return finish_cases("bench_decimation", rows, args.json, args.short)
 
 
 if __name__ == "__main__":

@@ -25,12 +25,8 @@ import numpy as np
 import samplerate
 import soundfile as sf
 import soxr
-from bench_cards import case_line, per_edge, truth_on_capture_clock
+from bench_cards import case_line, error_header, finish_cases, locate_case
 from bench_rates import excerpt
-from figures import finish
-from pintime.capture.edgelist import read_edge_list
-from pintime.errors import PintimeError
-from pintime.locate.capture_edges import locate_capture
 from pintime.soundcard import model as sc
 from pintime.soundcard.formats import with_format, with_steady_clock
 from pintime.soundcard.synth import synthesize
@@ -67,12 +63,7 @@ def run_case(edges: Path, f_cpu_hz: float, x: np.ndarray, name: str, convert: Ca
     row: dict = dict(converter=name, rate_hz=rate_hz, bits=bits)
     wav = edges.parent / f"resampled-{name.replace(' ', '-')}-{rate_hz}-{bits}.wav"
     sf.write(wav, np.clip(convert(x, rate_hz), -1.0, 1.0 - 2.0 ** -23), rate_hz, subtype=f"PCM_{bits}")
-    try:
-        result = locate_capture(wav, "template")
-    except PintimeError as err:
-        return row | dict(outcome="refused", reason=str(err).replace(f"{wav}: ", ""))
-    truth = truth_on_capture_clock(result, read_edge_list(edges), f_cpu_hz)
-    return row | dict(outcome="located", **per_edge(result, truth, True))
+    return row | locate_case(wav, edges, f_cpu_hz)
 
 
 def main() -> int:
@@ -90,8 +81,7 @@ def main() -> int:
     cases = converters()
     if args.short:
         cases = {k: cases[k] for k in ("soxr LQ", "soxr HQ")}
-    print(f"{'converter':<27} {'rate':>6} {'bits':>4}  outcome   {'RMS ns':>8} {'CRLB ns':>8} {'/CRLB':>6} "
-          f"{'max/σ':>6}", flush=True)
+    print(f"{'converter':<27} {'rate':>6} {'bits':>4}  outcome   {error_header(long=False)}", flush=True)
     rows = []
     for name, convert in cases.items():
         for rate_hz in RATES_HZ[:1] if args.short else RATES_HZ:
@@ -103,9 +93,7 @@ def main() -> int:
     print(f"{duration_s:g} s of table1, `default` card at {SOURCE_HZ} Hz 24-bit mono, steady clock, seed "
           f"{SEED}, then each converter; template method; RMS about each polarity's mean and one line (the "
           "exact map).")
-    located = [r for r in rows if r["outcome"] == "located"]  # a refused case has its reason instead
-    return finish("bench_resamplers", rows, args.json, args.short, ["rms_ns", "crlb_ns", "max_sigma"],
-                  located)
+    return finish_cases("bench_resamplers", rows, args.json, args.short)
 
 
 if __name__ == "__main__":
