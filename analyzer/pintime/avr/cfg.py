@@ -353,11 +353,9 @@ def visits_from_histograms(cfg: Cfg, pcs: np.ndarray, counts: np.ndarray,
                            cycles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`visits_from_histogram` for many rounds at once: ``counts`` and ``cycles`` are rounds × PCs
     (one column per address of ``pcs``); returns block counts (rounds × blocks) and exit counts (rounds ×
-    exits), int64 (``counts`` and ``cycles`` may be any integers: each column is widened as it is used)."""
+    exits), int64."""
     pcs = np.asarray(pcs, dtype=np.int64)
-    counts, cycles = np.asarray(counts), np.asarray(cycles)
-    if not (np.issubdtype(counts.dtype, np.integer) and np.issubdtype(cycles.dtype, np.integer)):
-        raise ValueError("counts and cycles must be integers")
+    counts, cycles = np.asarray(counts, dtype=np.int64), np.asarray(cycles, dtype=np.int64)
     if counts.shape != cycles.shape or counts.ndim != 2 or counts.shape[1] != len(pcs):
         raise ValueError("counts and cycles must be rounds × len(pcs)")
     if len(set(pcs.tolist())) != len(pcs):
@@ -369,7 +367,7 @@ def visits_from_histograms(cfg: Cfg, pcs: np.ndarray, counts: np.ndarray,
         k = column.get(address)
         return zero if k is None else table[:, k]
 
-    block_counts = np.column_stack([of(b.address, counts).astype(np.int64) for b in cfg.blocks])
+    block_counts = np.column_stack([of(b.address, counts) for b in cfg.blocks])
     exit_counts = np.zeros((counts.shape[0], len(cfg.exits)), dtype=np.int64)
     for block in cfg.blocks:
         n = block_counts[:, block.number]
@@ -378,7 +376,7 @@ def visits_from_histograms(cfg: Cfg, pcs: np.ndarray, counts: np.ndarray,
             continue
         stay, jump = block.exits
         last = block.instructions[-1]
-        n_last, cycles_last = of(last.address, counts), of(last.address, cycles).astype(np.int64)
+        n_last, cycles_last = of(last.address, counts), of(last.address, cycles)
         if np.any(n_last != n):
             raise PintimeError(f"{cfg.function}: {block.name} ran {n.tolist()} times, "
                                f"its last instruction {n_last.tolist()}")

@@ -266,10 +266,9 @@ def _subtract_at(normal, c, gram):  # pragma: no cover (compiled)
 @kernel
 def _normal_equations(first, weights, ripple, target, nuisance, length, n_free):  # pragma: no cover
     """The normal equations ``DᵀD``, ``Dᵀ·target`` (a column per target) of the design whose row r holds
-    ``weights[r]`` at the
-    4 coefficients from ``first[r]`` and ``ripple[r]`` at the ripple's columns after the spline's, less
-    the N_ZERO fixed coefficients; and ``QᵀD`` per window (rows ``length`` at a time: (windows, p,
-    n_free)) with the coefficients each window reaches."""
+    ``weights[r]`` at the 4 coefficients from ``first[r]`` and ``ripple[r]`` at the ripple's columns after
+    the spline's, less the N_ZERO fixed coefficients; and ``QᵀD`` per window (rows ``length`` at a time:
+    (windows, p, n_free)) with the coefficients each window reaches."""
     n_rows, n_ripple = len(first), ripple.shape[1]
     p = nuisance.shape[1]
     n_win = n_rows // length

@@ -232,7 +232,9 @@ def load_sim_rounds(visits_path: Path) -> SimRounds:
     patched = np.zeros((len(cut_labels), 0 if copies is None else len(copies.cfg.blocks)), np.int64)
     seen: set[int] = set()
     for pcs, n_rows, pulse, w, counts, cycles in visits_chunks(visits_path):
-        _check_chunk(visits_path, cfg, copies, pcs, n_rows, pulse, w, labels, cut_labels, edge_cycles)
+        if not seen:  # the header's, once
+            _check_addresses(visits_path, cfg, copies, pcs)
+        _check_pulses(visits_path, n_rows, pulse, w, labels, cut_labels, edge_cycles)
         twice = seen.intersection(pulse.tolist()) or len(set(pulse.tolist())) < len(pulse)
         if twice:
             raise PintimeError(f"{visits_path}: a pulse's visits listed twice")
@@ -255,11 +257,9 @@ def load_sim_rounds(visits_path: Path) -> SimRounds:
                      width, visits_path, cuts)
 
 
-def _check_chunk(path: Path, cfg: Cfg, copies: CutCopies | None, pcs: np.ndarray, n_rows: int,
-                 pulse: np.ndarray, width: np.ndarray, labels: dict[int, int], cut_labels: dict[int, int],
-                 edge_cycles: np.ndarray) -> None:
-    """A chunk of visits checked: every address of the function (and of the cut copies) watched, every
-    pulse in a TABLE2 or TABLE2CUT frame of the edges and as wide as there, and as many pulses in all."""
+def _check_addresses(path: Path, cfg: Cfg, copies: CutCopies | None, pcs: np.ndarray) -> None:
+    """The visits' watched addresses ``pcs`` checked: every address of the function, and of the cut
+    copies' patched words, among them."""
     missing = sorted(set(watch_addresses(cfg)) - set(pcs.tolist()))
     if missing:
         raise PintimeError(f"{path}: does not watch {len(missing)} of {cfg.function}'s addresses "
@@ -267,6 +267,12 @@ def _check_chunk(path: Path, cfg: Cfg, copies: CutCopies | None, pcs: np.ndarray
     missing = [] if copies is None else sorted(set(copies.watch()) - set(pcs.tolist()))
     if missing:
         raise PintimeError(f"{path}: does not watch the cut copies' patched words (e.g. {missing[0]:#x})")
+
+
+def _check_pulses(path: Path, n_rows: int, pulse: np.ndarray, width: np.ndarray, labels: dict[int, int],
+                  cut_labels: dict[int, int], edge_cycles: np.ndarray) -> None:
+    """A chunk of visits checked: every pulse in a TABLE2 or TABLE2CUT frame of the edges and as wide as
+    there, and as many pulses in all as those frames hold."""
     unlabelled = [p for p in pulse.tolist() if p not in labels and p not in cut_labels]
     if unlabelled or len(labels) + len(cut_labels) != n_rows:
         raise PintimeError(f"{path}: {n_rows} visited pulses, {len(labels) + len(cut_labels)} "
