@@ -1,12 +1,13 @@
-"""Benchmark of the 95 % CIs at README's wiring level: do they hold the simavr truth?
+"""Benchmark of the 95 % CIs: do they hold the simavr truth?
 
-The first ``--duration-s`` of the table1 run (``make sim``) is rendered at README's 47 kΩ / 1 kΩ divider,
-48 kHz mono, the card's clock wander on, and analysed as a user would, with no reference channel
-(``pintime analyze --reference none``). The truth is the same analysis of the exact edges (every
-repetition of the firmware is cycle-exact). Two kinds of case:
+The first ``--duration-s`` of the table1 run (``make sim``) is rendered at README's 47 kΩ / 1 kΩ divider
+(or the profile's own level), 48 kHz mono, the card's clock wander on, and analysed as a user would, with
+no reference channel (``pintime analyze --reference none``). The truth is the same analysis of the exact
+edges (every repetition of the firmware is cycle-exact). Two kinds of case:
 
-- ``laptop-48k`` at 24 bits (0.067 FS), seeds 1 … ``--variants``: the learned template's shared error
-  (``template_sigma_us``, docs/design.md §11) beside the repetitions';
+- ``laptop-48k`` at 24 bits (README's 0.067 FS) and ``minphase-48k`` at 16 bits (its own 0.46 FS, where the
+  template's error is most of the Differential's), seeds 1 … ``--variants``: the learned template's shared
+  error (``template_sigma_us``, docs/design.md §11) beside the repetitions';
 - ``default``, ``usb-96k`` and ``wide-filter`` at 16 bits, with less analog noise than one LSB (no
   dither): the levels' rounding, the same in every repetition (``quantization_sigma_us``). What moves it is
   where the pin's levels lie between the codes, which the noise seeds do not change: seed 1, and the
@@ -19,9 +20,13 @@ Per Table 1 row and overdetermined unknown, over the variants:
 - ``inside``: CIs that hold the truth; ``shared_sigma_ns``: the shared errors' mean σ.
 
 Target: about 95 % of the CIs hold their truth, and ``z`` has an RMS near 1 (or below: the rounding's
-draws take the levels alike in every window, the largest sharing), on every row.
+draws take the levels alike in every window, the largest sharing), on every row. Rows of a pulse's whole
+width (Direct, Executing N×, the overdetermined ε) hold the modelled pin's fall−rise offset (−2.5 ns),
+which a real pin has and simavr's truth lacks: shown, but not counted (at the profile's level it is
+several standard errors).
 
-Usage: ``python bench/bench_coverage.py [--duration-s 40] [--variants 8] [--json FILE] [--short]``
+Usage: ``python bench/bench_coverage.py [--duration-s 40] [--variants 8] [--profiles P …] [--json FILE]
+[--short]``
 """
 
 from __future__ import annotations
@@ -43,11 +48,14 @@ from pintime.soundcard.synth import synthesize
 from pintime.validate.compare import shared_sigma_us
 
 RATE_HZ = 48000
-# (profile, bits, what varies: "seeds" of the noise, or "levels" of the divider)
-CASES = [("laptop-48k", 24, "seeds"), ("default", 16, "levels"), ("usb-96k", 16, "levels"),
-         ("wide-filter", 16, "levels")]
+# (profile, bits, README's level or the profile's own, what varies: "seeds" of the noise, or "levels" of
+# the divider)
+CASES = [("laptop-48k", 24, True, "seeds"), ("minphase-48k", 16, False, "seeds"),
+         ("default", 16, True, "levels"), ("usb-96k", 16, True, "levels"),
+         ("wide-filter", 16, True, "levels")]
 LEVEL_STEP = 7e-4  # the divider's ratio 1 + LEVEL_STEP·k: ≈ 0.8 LSB of a 16-bit step at README's level
 KEYS = ["z_rms", "z_reps_rms", "inside", "total", "shared_sigma_ns"]
+PIN_OFFSET_ROWS = ("Direct", "Executing", "Overdet. epsilon")  # widths holding the pin's fall−rise offset
 
 
 def estimates(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -59,12 +67,14 @@ def estimates(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def run(name: str, bits: int, varies: str, duration_s: float, variants: int) -> list[dict[str, Any]]:
+def run(name: str, bits: int, readme: bool, varies: str, duration_s: float,
+        variants: int) -> list[dict[str, Any]]:
     """Per row of one case: each variant's error, its z with and without the shared errors, and whether
     the CI holds."""
     edges, _ = excerpt(duration_s, None)
     truth = estimates(summary_json(analyze(edges)))
-    profile = with_level(with_format(sc.get_profile(name), RATE_HZ, bits, 1), README_LEVEL)
+    profile = with_format(sc.get_profile(name), RATE_HZ, bits, 1)
+    profile = with_level(profile, README_LEVEL) if readme else profile
     per_row: dict[str, list[tuple[float, float, float, bool, float]]] = {}
     for k in range(1, variants + 1):
         seed, card = (k, profile) if varies == "seeds" else (
@@ -85,7 +95,8 @@ def run(name: str, bits: int, varies: str, duration_s: float, variants: int) -> 
     rows = []
     for label, values in per_row.items():
         error, z, z_reps, inside, sigma = (np.array(v) for v in zip(*values, strict=True))
-        rows.append({"case": f"{name} {bits}-bit", "label": label, "errors_ns": (error * 1e3).tolist(),
+        rows.append({"case": f"{name} {bits}-bit {'README' if readme else 'profile'} level", "label": label,
+                     "errors_ns": (error * 1e3).tolist(),
                      "z_rms": float(np.sqrt(np.mean(z ** 2))),
                      "z_reps_rms": float(np.sqrt(np.mean(z_reps ** 2))),
                      "inside": int(np.count_nonzero(inside)), "total": len(values),
@@ -97,22 +108,28 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration-s", type=float, default=40.0)
     parser.add_argument("--variants", type=int, default=8, help="seeds, or divider ratios, per case")
+    parser.add_argument("--profiles", nargs="+", help="only the cases of these profiles")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--short", action="store_true", help="6 s, 1 variant: every figure produced")
     args = parser.parse_args()
     duration_s, variants = (6.0, 1) if args.short else (args.duration_s, args.variants)
     rows = []
-    for name, bits, varies in CASES:
-        print(f"CI coverage: {name} at README's level, {RATE_HZ} Hz, {bits}-bit mono, wander on, no "
-              f"reference channel, the first {duration_s:g} s of table1, {variants} {varies}")
-        case = run(name, bits, varies, duration_s, variants)
+    for name, bits, readme, varies in CASES:
+        if args.profiles and name not in args.profiles:
+            continue
+        print(f"CI coverage: {name} at {'README' if readme else 'its own'} level, {RATE_HZ} Hz, {bits}-bit "
+              f"mono, wander on, no reference channel, the first {duration_s:g} s of table1, "
+              f"{variants} {varies}")
+        case = run(name, bits, readme, varies, duration_s, variants)
         print(f"{'estimate':<22} {'inside':>7} {'z RMS':>6} {'z RMS reps alone':>17} {'shared σ (ns)':>14}")
         for r in case:
             print(f"{r['label']:<22} {r['inside']:>3}/{r['total']:<3} {r['z_rms']:>6.2f} "
                   f"{r['z_reps_rms']:>17.2f} {r['shared_sigma_ns']:>14.3f}")
-        inside, total = sum(r["inside"] for r in case), sum(r["total"] for r in case)
-        print(f"all: {inside}/{total} CIs hold their truth ({inside / total:.1%}; honest: 95 %)\n",
-              flush=True)
+        counted = [r for r in case if not r["label"].startswith(PIN_OFFSET_ROWS)]
+        inside, total = sum(r["inside"] for r in counted), sum(r["total"] for r in counted)
+        print(f"all but the whole widths ({', '.join(PIN_OFFSET_ROWS)}: they hold the pin's fall−rise "
+              f"offset, simavr's truth does not): {inside}/{total} CIs hold their truth "
+              f"({inside / total:.1%}; honest: 95 %)\n", flush=True)
         rows += case
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from pintime.errors import PintimeError
-from pintime.table2.blocksystem import EPSILON, identical_groups, reduce_columns
+from pintime.table2.blocksystem import EPSILON, QR_ROWS, identical_groups, r_factor, rank, reduce_columns
 from pintime.validate.compare import table2_coverage
 from pintime.validate.validation import ResolvedExit, Table2Unknown
 
@@ -133,6 +133,24 @@ def slow_identical(counts: np.ndarray) -> list[list[int]]:
         else:
             seen.append([c])
     return seen
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rank_of_matrices_side_by_side_is_that_of_the_joined_matrix(seed):
+    """r_factor of a tuple (never joined, several row blocks) gives the rank, and the Gram matrix, of the
+    matrices joined: the exact rank of rows made of a few planted ones."""
+    rng = np.random.default_rng(seed)
+    n = 2 * QR_ROWS + 17
+    base = rng.integers(0, 5, (6, 9))
+    joined = base[rng.integers(0, len(base), n)]  # every row one of 6: rank ≤ 6
+    parts = (joined[:, :4], joined[:, 4:7], joined[:, 7:])
+    r = r_factor(parts)
+    assert rank(r, n) == _rank([[Fraction(int(v)) for v in row] for row in base]) \
+        == np.linalg.matrix_rank(joined)
+    np.testing.assert_allclose(r.T @ r, (joined.T @ joined).astype(float), rtol=1e-9)
+    rows = np.flatnonzero(rng.random(n) < 0.5)
+    np.testing.assert_allclose(r_factor(parts, rows).T @ r_factor(parts, rows),
+                               (joined[rows].T @ joined[rows]).astype(float), rtol=1e-9)
 
 
 def test_full_rank_matrix_keeps_every_column():

@@ -121,3 +121,26 @@ def test_every_estimate_gets_the_draws_spread():
         half = np.hypot((before.ci95_us[1] - before.ci95_us[0]) / 2, t * sigma)
         assert after.ci95_us == pytest.approx((before.mean_us - half, before.mean_us + half))
         assert (after.mean_us, after.std_us, after.count) == (before.mean_us, before.std_us, before.count)
+
+
+def test_each_capture_draws_its_own_template_errors():
+    """The same learned template gives the same draws (reproducible); templates of different captures give
+    others, so that over captures a coefficient's drawn error has the covariance σ²(RᵀR)⁻¹ (here R = 2·I:
+    variance σ²/4) instead of one fixed value for every capture (Student's t then covers the draws'
+    chance)."""
+    template = ringing_template()
+    n_free = len(template.coef) - N_ZERO
+    factor, noise = 2.0 * np.eye(n_free), 1e-3
+    scale = 1.0 / template.evaluate(np.array([template.support_end]))[0][0]
+
+    def drawn(learned: Template) -> np.ndarray:  # the first free coefficient's error in each draw
+        draws = template_error.error_draws(learned, learned, factor, noise)
+        return np.array([(d.coef[N_ZERO] - learned.coef[N_ZERO]) / scale for d in draws])
+
+    np.testing.assert_array_equal(drawn(template), drawn(template))
+    rng = np.random.default_rng(4)
+    captures = [replace(template, coef=template.coef + rng.normal(0, 1e-9, len(template.coef)))
+                for _ in range(200)]
+    errors = np.concatenate([drawn(t) for t in captures])
+    assert len(np.unique(errors)) == len(errors)
+    assert 0.85 < np.std(errors) / (noise / 2) < 1.15

@@ -123,14 +123,16 @@ def reduce_columns(counts: np.ndarray, names: list[str] | tuple[str, ...]) -> Re
                      tuple(tuple(g) for g in nonzero), tuple(c for g in zero for c in g))
 
 
-def r_factor(counts: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-    """The R of a QR factorization of ``counts`` (of its ``rows``, default all): the same row space and
-    column ranks in columns × columns. QR_ROWS rows at a time, each block stacked under the R so far: no
-    floating-point copy of a long matrix."""
-    rows = np.arange(len(counts)) if rows is None else rows
-    r = np.zeros((0, counts.shape[1]))
+def r_factor(counts: np.ndarray | tuple[np.ndarray, ...], rows: np.ndarray | None = None) -> np.ndarray:
+    """The R of a QR factorization of ``counts`` (of its ``rows``, default all; a tuple: its matrices side
+    by side): the same row space and column ranks in columns × columns. QR_ROWS rows at a time, each block
+    stacked under the R so far: no floating-point copy of a long matrix, nor a joined one."""
+    parts = counts if isinstance(counts, tuple) else (counts,)
+    rows = np.arange(len(parts[0])) if rows is None else rows
+    r = np.zeros((0, sum(p.shape[1] for p in parts)))
     for start in range(0, len(rows), QR_ROWS):
-        r = np.asarray(np.linalg.qr(np.vstack([r, counts[rows[start:start + QR_ROWS]]]), mode="r"))
+        chunk = rows[start:start + QR_ROWS]
+        r = np.asarray(np.linalg.qr(np.vstack([r, np.hstack([p[chunk] for p in parts])]), mode="r"))
     return r
 
 
