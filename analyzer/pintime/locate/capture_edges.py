@@ -34,7 +34,7 @@ from pintime.errors import PintimeError
 from pintime.locate import detect, train
 from pintime.locate.ahead import ahead
 from pintime.locate.blind import isolated_edges, learn_blind
-from pintime.locate.crlb import quiet_noise_rms
+from pintime.locate.crlb import FIT_DEGREE, quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
 from pintime.locate.highpass import Highpass, check_restored, learn_highpass, restore_block
 from pintime.locate.methods import (
@@ -200,6 +200,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     pos_all, sign_all, wins, simple, swings = [], [], [], [], []
     noise_parts: list[list[tuple[float, int]]] = [[] for _ in columns]
     recorded_parts: list[list[tuple[float, int]]] = [[] for _ in columns]  # the same, before restoring
+    fit_parts: list[list[tuple[float, int]]] = [[] for _ in columns]  # as an edge's fit sees it (crlb)
     for recorded in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, start, stop):
         block = restore_block(recorded, highpass)
         found = [det.steps(block, ch) for ch in columns]
@@ -212,6 +213,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
             own = (pos >= block.own_lo) & (pos < block.own_hi)
             lo, hi = block.own_lo - block.first, block.own_hi - block.first
             noise_parts[ch].append(quiet_noise_rms(block.data[lo:hi, ch], near, MARGIN))
+            fit_parts[ch].append(quiet_noise_rms(block.data[lo:hi, ch], near, MARGIN, FIT_DEGREE))
             recorded_parts[ch].append(quiet_noise_rms(recorded.data[lo:hi, ch], near, MARGIN))
             if ch == 0:
                 pos, sign = pos[own], sign[own]
@@ -234,6 +236,8 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         check_restored(highpass[ch], _pool(noise_parts[ch]), max(_pool(recorded_parts[ch]), floor),
                        f"{info.path}", info.channel_name(ch))
     noise = tuple(p if not p < floor else floor for p in map(_pool, noise_parts))
+    # the edges' σ and bounds take the noise their fits see; the train's checks the noise about a line
+    located_noise = tuple(p if not p < floor else floor for p in map(_pool, fit_parts))
     pos = np.concatenate(pos_all)
     if pos.size == 0:
         raise PintimeError(f"{info.path}: no edges on the measurement ({info.channel_name(0)}) channel"
@@ -247,7 +251,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         periodic = learn_from_capture(info, start, stop, BLOCK_FRAMES, PAD_FRAMES)
         run = detect.find_periodic(pos, sign)  # evenly spaced as a train is: the other methods' check
         noise = tuple(n if own is None else own.residual_rms for n, own in zip(
-            noise, (periodic, *periodic.others), strict=True))
+            located_noise, (periodic, *periodic.others), strict=True))
         return periodic, None, noise, [pos[run], sign[run], y_simple[run], y[run]], None
     gaps = read_gaps(info.path)
     stretch = np.zeros(len(pos), np.int64)
@@ -270,14 +274,14 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         y_wide[idx], pos[idx], seeds[idx], sign[idx] < 0, noise[0], f"{info.path}", info.samplerate_hz,
         rounding_errors(1.0 - info.clip_level, noise[0]))
     if fit is not None:
-        if noise[0] == floor and fit.residual_rms > floor:  # the quiet all one code: see the train's
-            noise = (fit.residual_rms, *noise[1:])
-        return fit.template, fit, noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
+        if located_noise[0] == floor and fit.residual_rms > floor:  # the quiet all one code: see the train's
+            located_noise = (fit.residual_rms, *located_noise[1:])
+        return fit.template, fit, located_noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
     alone = isolated_edges(pos)  # what checks the other methods, against the template's fit
     train.check_gain(step_heights(y[alone]), sign[alone] < 0, f"{info.path}", span_s,
                      "the edges' step height")
     try:
-        return (learn_blind(pos, sign, y, seeds, span_s, noise[0]), None, noise,
+        return (learn_blind(pos, sign, y, seeds, span_s, noise[0]), None, located_noise,
                 [pos[alone], sign[alone], y_simple[alone], y[alone]], refused)
     except PintimeError as err:  # name the capture, and the likely cause when the data shows it
         if is_reference(pos / info.samplerate_hz):

@@ -11,15 +11,21 @@ import numpy as np
 
 from pintime.locate.template import Template
 
-CHUNK_SAMPLES = 64  # quiet stretches are cut into chunks this long, each detrended by a straight line
+CHUNK_SAMPLES = 64  # quiet stretches are cut into chunks this long, each detrended by a polynomial
+# the noise an edge's fit sees: its window (11 samples) takes an offset and a slope, which hold all of a hum
+# or drift that a cubic holds over a chunk (a straight line over 64 samples leaves 60 Hz hum's curvature: a
+# laptop input's 300 Hz coupling undone raises its hum 10×, and with −50 dBFS of it the edges' σ were 6×
+# their errors); the checks of a fit's residual compare it with the noise about a straight line
+FIT_DEGREE = 3
 
 
-def quiet_noise_rms(x: np.ndarray, edge_pos: np.ndarray, guard_samples: int) -> tuple[float, int]:
+def quiet_noise_rms(x: np.ndarray, edge_pos: np.ndarray, guard_samples: int,
+                    degree: int = 1) -> tuple[float, int]:
     """Noise standard deviation of one channel from the chunks ``guard_samples`` away from every edge.
 
-    A straight line is removed from each chunk (offset, droop and hum are smooth over 64 samples);
-    the variance is pooled with the 2 fitted parameters per chunk taken off the degrees of freedom.
-    Returns the standard deviation and the number of chunks used (0: no quiet stretch, σ is NaN).
+    A polynomial of ``degree`` is removed from each chunk (offset, droop and hum are smooth over 64
+    samples); the variance is pooled with its ``degree + 1`` parameters per chunk taken off the degrees of
+    freedom. Returns the standard deviation and the number of chunks used (0: no quiet stretch, σ NaN).
     """
     n_chunks = len(x) // CHUNK_SAMPLES
     starts = np.arange(n_chunks) * CHUNK_SAMPLES
@@ -31,10 +37,9 @@ def quiet_noise_rms(x: np.ndarray, edge_pos: np.ndarray, guard_samples: int) -> 
     if quiet.size == 0:
         return float("nan"), 0
     chunks = x[quiet[:, None] + np.arange(CHUNK_SAMPLES)].astype(np.float64)
-    m = np.arange(CHUNK_SAMPLES) - 0.5 * (CHUNK_SAMPLES - 1)
-    chunks -= chunks.mean(axis=1, keepdims=True)
-    chunks -= np.outer(chunks @ m / (m @ m), m)
-    dof = quiet.size * (CHUNK_SAMPLES - 2)
+    basis = np.linalg.qr(np.vander(np.linspace(-1.0, 1.0, CHUNK_SAMPLES), degree + 1))[0]  # orthonormal
+    chunks -= (chunks @ basis) @ basis.T
+    dof = quiet.size * (CHUNK_SAMPLES - degree - 1)
     return float(np.sqrt(np.sum(chunks * chunks) / dof)), int(quiet.size)
 
 
