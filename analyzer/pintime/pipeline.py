@@ -270,6 +270,8 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     clk.check_rate(clock, run["f_cpu_hz"], str(path))
     polarity = -meas_polarity if decode.inverted else meas_polarity
 
+    joined: dict[Any, Any] = {}  # Table 2's rounds joined with simavr's, once per set of frames
+
     def estimates(meas_time: np.ndarray, frames: list[Frame]) -> tuple[Any, ...]:
         """Table 1 and the program's own results from the measurement channel's edge times and ``frames``
         (all of the capture's, or those of its first edges)."""
@@ -278,7 +280,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         if PROGRAMS[run["program"]] == "table2":  # its modules (block systems, cuts, CFGs) only for it
             from pintime.table2.table import table2_from_capture
 
-            table2 = table2_from_capture(path, visits, run, frames, meas_time, clock.us_per_unit)
+            table2 = table2_from_capture(path, visits, run, frames, meas_time, clock.us_per_unit, joined)
         user = (build_user(frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
                            None if elf is None else _same_firmware(elf, run, path))
                 if PROGRAMS[run["program"]] == "user" else None)

@@ -38,7 +38,16 @@ import numpy as np
 from pintime.avr.cfg import Cfg, exit_names
 from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
-from pintime.table2.blocksystem import EPSILON, Reduction, r_factor, rank, reduce_columns, solve
+from pintime.table2.blocksystem import (
+    EPSILON,
+    Memo,
+    Reduction,
+    computed,
+    r_factor,
+    rank,
+    reduce_columns,
+    solve,
+)
 from pintime.table2.visits import CutRuns, Rounds
 
 EPSILON_CUT = "ε_cut"
@@ -157,8 +166,9 @@ def needed_cuts(counts: np.ndarray, cut_of_row: np.ndarray, cut_blocks: list[int
             if rank(np.vstack([f for k, f in factors.items() if k != c]), len(counts)) < full]
 
 
-def resolve(cfg: Cfg, rounds: Rounds, us_per_cycle: float) -> Resolved:
-    """Every exit's cost, ε and ε_cut from the full rounds and the cut pulses (module docstring)."""
+def resolve(cfg: Cfg, rounds: Rounds, us_per_cycle: float, memo: Memo = computed) -> Resolved:
+    """Every exit's cost, ε and ε_cut from the full rounds and the cut pulses (module docstring); what
+    the counts alone give is taken from ``memo``."""
     cuts = rounds.cuts
     if cuts is None or cuts.width_us is None:
         raise PintimeError("no cut pulses: the firmware has no cut copies")
@@ -166,11 +176,11 @@ def resolve(cfg: Cfg, rounds: Rounds, us_per_cycle: float) -> Resolved:
         raise PintimeError("no TABLE2CUT pulse decoded that reached its cut: the merged unknowns stay merged")
     counts, width_us, width_cycles, measurement = system(rounds, cuts)
     names = column_names(cfg)
-    truth = truth_cycles(cfg, counts, width_cycles)
-    reduction = reduce_columns(counts, names)
+    truth = memo("cut truth", lambda: truth_cycles(cfg, counts, width_cycles))
+    reduction = memo("cut reduction", lambda: reduce_columns(counts, names))
     extra, reasons = constraints(cfg, reduction, us_per_cycle)
     lhs = np.vstack([reduction.matrix.T, *[coef for coef, _ in extra]])
-    determined = _determined(lhs)
+    determined = memo("cut determined", lambda: _determined(lhs))
     values, solved, skipped, outliers = [], [], [], 0
     for m in np.unique(measurement).tolist():
         rows = measurement == m
@@ -195,7 +205,7 @@ def resolve(cfg: Cfg, rounds: Rounds, us_per_cycle: float) -> Resolved:
                for c, name in enumerate(names)]
     cut_of_row = np.concatenate([np.full(len(rounds.width_us), -1), cuts.cut[cuts.reached]])
     cut_blocks = sorted(set(cuts.cut[cuts.reached].tolist()))
-    needed = needed_cuts(counts, cut_of_row, cut_blocks)
+    needed = memo("needed cuts", lambda: needed_cuts(counts, cut_of_row, cut_blocks))
     return Resolved(columns, reduction, solved, skipped, outliers, len(cuts.key),
                     int(np.count_nonzero(~cuts.reached)), needed, cut_blocks)
 

@@ -30,6 +30,7 @@ tell. Each row is flagged when its 95 % CI lies wholly outside its expectation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,9 +42,19 @@ from pintime.avr.expect import CALL_CYCLES, Expectation
 from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
 from pintime.frames import Frame
-from pintime.table2.blocksystem import EPSILON, Fit, Reduction, r_factor, rank, reduce_columns, solve
+from pintime.table2.blocksystem import (
+    EPSILON,
+    Fit,
+    Memo,
+    Reduction,
+    computed,
+    r_factor,
+    rank,
+    reduce_columns,
+    solve,
+)
 from pintime.table2.cuts import Resolved, format_resolved, resolve, resolved_json
-from pintime.table2.visits import Rounds, load_sim_rounds, locate, match
+from pintime.table2.visits import Rounds, load_sim_rounds, locate, match, with_widths
 
 # inside a pulse besides adpcm_coder itself (firmware/table2/adpcm_pulse.S): the rising `out` (1) and the CALL
 PULSE_EPSILON_CYCLES = 1 + CALL_CYCLES
@@ -117,11 +128,12 @@ def epsilon_cycles(cfg: Cfg, exit_counts: np.ndarray, width_cycles: np.ndarray) 
 
 
 def fit_model(kind: str, counts: np.ndarray, names: list[str], rounds: Rounds,
-              expected_widths: np.ndarray) -> Model:
+              expected_widths: np.ndarray, memo: Memo = computed) -> Model:
     """Reduce ``counts`` (+ the ε column) and solve every measurement (eq. 10); truth from exact widths,
-    expectation from the widths the listing predicts (cycles per round)."""
+    expectation from the widths the listing predicts (cycles per round); what the counts alone give is
+    taken from ``memo``."""
     columns = np.column_stack([counts, np.ones(len(counts), dtype=np.int64)])
-    reduction = reduce_columns(columns, [*names, EPSILON])
+    reduction = memo(f"{kind} reduction", lambda: reduce_columns(columns, [*names, EPSILON]))
     fits: list[Fit] = []
     solved: list[int] = []
     skipped: list[int] = []
@@ -136,12 +148,8 @@ def fit_model(kind: str, counts: np.ndarray, names: list[str], rounds: Rounds,
     if not fits:
         raise PintimeError(f"{kind} model: no measurement has enough varied rounds to solve")
     values = np.array([f.values for f in fits])
-    # truth: the same least-squares system on the exact widths of all rounds (exact model ⇒ residual 0)
-    basis = columns[:, list(reduction.basis)].astype(np.float64)
-    truth = np.linalg.lstsq(basis, rounds.width_cycles.astype(np.float64), rcond=None)[0]
-    truth_residual = float(np.sqrt(np.mean((rounds.width_cycles - basis @ truth) ** 2)))
-    expected = np.linalg.lstsq(basis, expected_widths.astype(np.float64), rcond=None)[0]
-    expected = np.where(np.abs(expected - np.round(expected)) < EXACT_CYCLES, np.round(expected), expected)
+    truth, truth_residual, expected = memo(f"{kind} truth", lambda: _truth(
+        columns[:, list(reduction.basis)].astype(np.float64), rounds.width_cycles, expected_widths))
     unknowns = [Unknown(reduction.label(u), reduction.formula(u),
                         [(n, str(c)) for n, c in reduction.members(u)],
                         est.summarize(values[:, u]), float(truth[u]), float(expected[u]))
@@ -149,6 +157,17 @@ def fit_model(kind: str, counts: np.ndarray, names: list[str], rounds: Rounds,
     return Model(kind, reduction, unknowns, np.array(solved), values,
                  np.array([f.residual_rms for f in fits]), np.array([f.condition for f in fits]),
                  skipped, int(sum(f.outliers for f in fits)), truth_residual)
+
+
+def _truth(basis: np.ndarray, width_cycles: np.ndarray,
+           expected_widths: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
+    """The unknowns from the exact widths (the same least-squares system on all rounds; an exact model
+    leaves residual 0), that residual's RMS, and the unknowns from the widths the listing predicts."""
+    truth = np.linalg.lstsq(basis, width_cycles.astype(np.float64), rcond=None)[0]
+    truth_residual = float(np.sqrt(np.mean((width_cycles - basis @ truth) ** 2)))
+    expected = np.linalg.lstsq(basis, expected_widths.astype(np.float64), rcond=None)[0]
+    return truth, truth_residual, np.where(np.abs(expected - np.round(expected)) < EXACT_CYCLES,
+                                           np.round(expected), expected)
 
 
 def capture_epsilon(model: Model, epsilon_cycles: int, us_per_cycle: float) -> est.Estimate | None:
@@ -164,24 +183,26 @@ def capture_epsilon(model: Model, epsilon_cycles: int, us_per_cycle: float) -> e
     return est.summarize((model.values_us[:, u] - blocks_us) / coef)
 
 
-def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float) -> Table2:
-    """Both models of Table 2 from matched rounds (see :class:`Rounds`)."""
+def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float, memo: Memo = computed) -> Table2:
+    """Both models of Table 2 from matched rounds (see :class:`Rounds`); what their counts alone give is
+    taken from ``memo``."""
     if len(rounds.width_us) == 0:
         raise PintimeError("no TABLE2 round in the capture")
     eps = epsilon_cycles(cfg, rounds.exit_counts, rounds.width_cycles)
     costs = np.array([e.cycles for e in cfg.exits], dtype=np.int64)
     expected = rounds.exit_counts @ costs + PULSE_EPSILON_CYCLES  # the listing's pulse widths
-    block = fit_model("block", rounds.block_counts, [b.name for b in cfg.blocks], rounds, expected)
-    exit_ = fit_model("exit", rounds.exit_counts, exit_names(cfg), rounds, expected)
+    block = fit_model("block", rounds.block_counts, [b.name for b in cfg.blocks], rounds, expected, memo)
+    exit_ = fit_model("exit", rounds.exit_counts, exit_names(cfg), rounds, expected, memo)
     n = len(rounds.width_us)  # the rank of both models' columns side by side, never joined (≈ 70 MB)
-    both = r_factor((rounds.block_counts, rounds.exit_counts, np.ones((n, 1), dtype=np.int64)))
-    same_span = rank(both, n) == len(block.unknowns) == len(exit_.unknowns)
+    both = memo("rank", lambda: rank(r_factor(
+        (rounds.block_counts, rounds.exit_counts, np.ones((n, 1), dtype=np.int64))), n))
+    same_span = both == len(block.unknowns) == len(exit_.unknowns)
     exact = block if block.truth_residual_cycles < EXACT_CYCLES else exit_  # ε against an exact truth
     resolved: Resolved | None = None
     note: str | None = "the firmware has no cut copies (TABLE2.md §6)"
     if rounds.cuts is not None:
         try:
-            resolved, note = resolve(cfg, rounds, us_per_cycle), None
+            resolved, note = resolve(cfg, rounds, us_per_cycle, memo), None
         except PintimeError as err:
             note = str(err)
     listing = {name: e.cycles for name, e in zip(exit_names(cfg), cfg.exits, strict=True)}
@@ -191,12 +212,32 @@ def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float) -> Table2:
 
 
 def table2_from_capture(capture: Path, visits: str | Path | None, run: dict[str, int], frames: list[Frame],
-                        time: np.ndarray, us_per_unit: float) -> Table2:
+                        time: np.ndarray, us_per_unit: float, joined: dict[Any, Any] | None = None) -> Table2:
     """Table 2 of a capture: its TABLE2 pulse widths (``time`` in the source base, ``us_per_unit`` from
     the clock calibration) joined with the simavr visits of the same firmware (``visits``: the file, or
-    None to look beside the capture's edges, :func:`pintime.table2.visits.locate`)."""
-    cfg, rounds = _matched(locate(capture, visits), run, frames, time, us_per_unit)
-    return build_table2(cfg, rounds, 1e6 / run["f_cpu_hz"])
+    None to look beside the capture's edges, :func:`pintime.table2.visits.locate`).
+
+    ``joined``: the rounds the estimations of one analysis have joined so far, by the frames they came from,
+    with what their counts alone give (reductions, rank tests, exact truths) (a dict the caller keeps; its
+    rounds are those of its capture and visits only): the result and each draw of a shared error join the
+    same frames, and only their widths differ (reading the visits and reducing the counts were 70 % of a
+    984 s run's 18 estimations)."""
+    key = tuple((f.kind, f.group_lo, f.group_hi) for f in frames if f.kind in ("table2", "table2cut"))
+    if joined is not None and key in joined:
+        cfg, rounds, kept = joined[key]
+        rounds = with_widths(rounds, frames, time, us_per_unit)
+    else:
+        cfg, rounds = _matched(locate(capture, visits), run, frames, time, us_per_unit)
+        kept = {}
+        if joined is not None:
+            joined[key] = cfg, rounds, kept
+
+    def memo(name: str, make: Callable[[], Any]) -> Any:  # what these rounds' counts alone give, kept
+        if name not in kept:
+            kept[name] = make()
+        return kept[name]
+
+    return build_table2(cfg, rounds, 1e6 / run["f_cpu_hz"], memo)
 
 
 def _matched(visits: Path, run: dict[str, int], frames: list[Frame], time: np.ndarray, us_per_unit: float

@@ -285,13 +285,12 @@ def _check_pulses(path: Path, n_rows: int, pulse: np.ndarray, width: np.ndarray,
 
 def match(sim: SimRounds, frames: list[Frame], time: np.ndarray, us_per_unit: float) -> Rounds:
     """The capture's TABLE2 pulses (widths in MCU µs) joined with the simulated rounds of the same labels."""
-    measurement, keys, widths = [], [], []
+    measurement, keys = [], []
     for frame in (f for f in frames if f.kind == "table2"):
-        w = pulse_widths_us(time, frame.group, us_per_unit)
+        n = (frame.group_hi - frame.group_lo) // 2
         m, first = frame.fields["measurement"], frame.fields["first_round"]
-        measurement.append(np.full(len(w), m))
-        keys.append(_key(np.full(len(w), m), first + np.arange(len(w))))
-        widths.append(w)
+        measurement.append(np.full(n, m))
+        keys.append(_key(np.full(n, m), first + np.arange(n)))
     if not keys:
         raise PintimeError("no TABLE2 frame decoded in the capture")
     key = np.concatenate(keys)
@@ -303,25 +302,36 @@ def match(sim: SimRounds, frames: list[Frame], time: np.ndarray, us_per_unit: fl
         k = int(key[absent][0])
         raise PintimeError(f"{sim.path}: lacks measurement {k // 65536} round {k % 65536} of the capture "
                            f"({int(absent.sum())} rounds; visits from another run?)")
-    cuts = _match_cuts(sim, frames, time, us_per_unit)
-    return Rounds(np.concatenate(measurement), np.concatenate(widths), sim.block_counts[where],
-                  sim.exit_counts[where], sim.width_cycles[where], cuts)
+    rounds = Rounds(np.concatenate(measurement), np.zeros(0), sim.block_counts[where], sim.exit_counts[where],
+                    sim.width_cycles[where], _match_cuts(sim, frames))
+    return with_widths(rounds, frames, time, us_per_unit)
 
 
-def _match_cuts(sim: SimRounds, frames: list[Frame], time: np.ndarray, us_per_unit: float) -> CutRuns | None:
+def with_widths(rounds: Rounds, frames: list[Frame], time: np.ndarray, us_per_unit: float) -> Rounds:
+    """``rounds`` (:func:`match`'s of these ``frames``) with the widths of their pulses at edge times
+    ``time``: the estimations of one capture (the result, and each draw of a shared error) differ only in
+    them."""
+    def widths(kind: str) -> np.ndarray:
+        return np.concatenate([np.zeros(0)] + [pulse_widths_us(time, f.group, us_per_unit)
+                                               for f in frames if f.kind == kind])
+
+    cuts = None if rounds.cuts is None else replace(rounds.cuts, width_us=widths("table2cut"))
+    return replace(rounds, width_us=widths("table2"), cuts=cuts)
+
+
+def _match_cuts(sim: SimRounds, frames: list[Frame]) -> CutRuns | None:
     """The capture's TABLE2CUT pulses joined with the simulated ones of the same labels (None when the
-    simulation has no cut copies; no frame decoded gives none)."""
+    simulation has no cut copies; no frame decoded gives none); their widths come from :func:`with_widths`."""
     if sim.cuts is None:
         return None
-    keys, widths = [np.zeros(0, dtype=np.int64)], [np.zeros(0)]
+    keys = [np.zeros(0, dtype=np.int64)]
     for frame in (f for f in frames if f.kind == "table2cut"):
-        w = pulse_widths_us(time, frame.group, us_per_unit)
-        keys.append(_key(np.full(len(w), frame.fields["measurement"]), np.arange(len(w))))
-        widths.append(w)
+        n = (frame.group_hi - frame.group_lo) // 2
+        keys.append(_key(np.full(n, frame.fields["measurement"]), np.arange(n)))
     key = np.concatenate(keys)
     if len(np.unique(key)) != len(key):
         raise PintimeError("the capture holds a TABLE2CUT frame twice")
     where = np.minimum(np.searchsorted(sim.cuts.key, key), max(len(sim.cuts.key) - 1, 0))
     if len(key) and (len(sim.cuts.key) == 0 or np.any(sim.cuts.key[where] != key)):
         raise PintimeError(f"{sim.path}: lacks TABLE2CUT pulses of the capture (visits from another run?)")
-    return replace(sim.cuts.take(where), width_us=np.concatenate(widths))
+    return sim.cuts.take(where)
