@@ -272,3 +272,29 @@ def test_a_mismeasured_pulse_is_rejected_as_an_outlier(sim):
                                    np.broadcast_to(truth, model.values_us.shape), atol=1e-6)
 
 
+
+
+def test_rounds_joined_once_give_what_joining_again_gives(sim):
+    """The estimations of one analysis (the result, each draw of a shared error) join the capture's pulses
+    with simavr's rounds once and keep what the counts alone give: on other edge times, the same Table 2
+    as joining and reducing afresh."""
+    from pintime.table2.table import table2_from_capture
+
+    capture = Path(f"{sim}.edges.csv")
+    summary = json.loads(Path(f"{sim}.json").read_text())
+    run = {"revision": summary["revision"], "f_cpu_hz": summary["f_cpu_hz"]}
+    edges = read_edge_list(capture)
+    time_us = edges.time[edges.channel == 0] * (1e6 / run["f_cpu_hz"])
+    frames = decode_frames(time_us, edges.polarity[edges.channel == 0]).frames
+    joined: dict = {}
+    first = table2_from_capture(capture, None, run, frames, time_us, 1.0, joined)
+    moved = time_us + np.random.default_rng(1).normal(0.0, 1e-3, len(time_us))  # a draw's shifts
+    kept = table2_from_capture(capture, None, run, frames, moved, 1.0, joined)
+    fresh = table2_from_capture(capture, None, run, frames, moved, 1.0)
+    assert len(joined) == 1
+    for a, b in ((kept.block, fresh.block), (kept.exit, fresh.exit)):
+        np.testing.assert_array_equal(a.values_us, b.values_us)
+        assert a.reduction == b.reduction and [u.truth_cycles for u in a.unknowns] == \
+            [u.truth_cycles for u in b.unknowns]
+    assert not np.array_equal(kept.block.values_us, first.block.values_us)
+    assert kept.same_span == fresh.same_span and kept.resolved_note == fresh.resolved_note
