@@ -32,6 +32,10 @@ import numpy as np
 
 from pintime.errors import PintimeError
 
+EPSILON = "ε"  # name of the constant column (paper eq. 6: the systematic error of every pulse)
+MAX_DENOMINATOR = 1000  # exact combinations of integer count columns are checked up to this denominator
+QR_ROWS = 8192  # rows of the counts worked a block at a time (bounded memory)
+
 # what a system's counts alone give (its reduction, rank tests, exact truth), by name: kept across the
 # estimations of one capture, which differ only in the widths (pintime.table2.table.table2_from_capture)
 Memo = Callable[[str, Callable[[], Any]], Any]
@@ -40,10 +44,6 @@ Memo = Callable[[str, Callable[[], Any]], Any]
 def computed(name: str, make: Callable[[], Any]) -> Any:
     """The :data:`Memo` that keeps nothing: ``make()``."""
     return make()
-
-EPSILON = "ε"  # name of the constant column (paper eq. 6: the systematic error of every pulse)
-MAX_DENOMINATOR = 1000  # exact combinations of integer count columns are checked up to this denominator
-QR_ROWS = 8192  # rows of the counts worked a block at a time (bounded memory)
 
 
 @dataclass(frozen=True)

@@ -194,9 +194,9 @@ def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float, memo: Memo = com
     block = fit_model("block", rounds.block_counts, [b.name for b in cfg.blocks], rounds, expected, memo)
     exit_ = fit_model("exit", rounds.exit_counts, exit_names(cfg), rounds, expected, memo)
     n = len(rounds.width_us)  # the rank of both models' columns side by side, never joined (≈ 70 MB)
-    both = memo("rank", lambda: rank(r_factor(
+    joint_rank = memo("rank", lambda: rank(r_factor(
         (rounds.block_counts, rounds.exit_counts, np.ones((n, 1), dtype=np.int64))), n))
-    same_span = both == len(block.unknowns) == len(exit_.unknowns)
+    same_span = joint_rank == len(block.unknowns) == len(exit_.unknowns)
     exact = block if block.truth_residual_cycles < EXACT_CYCLES else exit_  # ε against an exact truth
     resolved: Resolved | None = None
     note: str | None = "the firmware has no cut copies (TABLE2.md §6)"
