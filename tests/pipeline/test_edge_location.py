@@ -31,7 +31,7 @@ from pintime.soundcard.decimation import SHARP_MINIMUM_PHASE
 from pintime.soundcard.formats import with_format, with_level
 from pintime.soundcard.synth import synthesize
 from pintime.validate.edgecheck import errors_of
-from pintime.validate.edgematch import match
+from pintime.validate.edgematch import match, match_stretches
 from support import SIM
 
 EXCERPT_CYCLES = 4_150_000  # the first 4.15 s at 1 MHz: RUN, CAL (1000 edges, 2.78 s), RUN and a few frames
@@ -180,6 +180,31 @@ def test_crosstalk_does_not_teach_the_other_channel_a_coupling(excerpt, truth, t
     e = errors_of(result, truth)
     assert e.matched == e.exact == e.located
     assert e.rms_ns <= 1.5 * e.crlb_ns, e
+
+
+def test_mains_hum_does_not_teach_the_reference_channel_a_coupling(excerpt, truth, tmp_path):
+    """`minphase-48k` (one coupling corner of 20 Hz) at 48 kHz 16-bit stereo with −56 dBFS of 60 Hz hum:
+    the 1 Hz reference's quiet samples after the measurement pin's edges are long after its own decay,
+    hum and noise, which was learned as corners of 20.5 and 106 Hz (a sinusoid obeys a recurrence of
+    order 2); the reference's rising and falling edges were then 518 and 636 ns late, 13σ about their
+    means. Its coupling is now learned after its own edges: the measurement channel's corner, its edges'
+    rise−fall offset the measurement pin's, and within 6σ."""
+    card = replace(with_format(sc.PROFILES["minphase-48k"], 48000, 16, 2), wander_adev_1s=0.0,
+                   hum_hz=60.0, hum_dbfs=(-56.0, -62.0))
+    result = locate_capture(synthesize(excerpt, tmp_path / "hum.wav", card, seed=3).wav_path)
+    corners = [h.corners_hz() for h in result.highpass]
+    assert len(corners[1]) == 1
+    np.testing.assert_allclose(corners[1], corners[0], rtol=0.03)
+    m = match_stretches(result.edges, truth, None)
+    edges = result.edges
+    channel, pol, sigma = (a[m.idx] for a in (edges.channel, edges.polarity, edges.sigma))
+    means = {(c, p): m.err[(channel == c) & (pol == p)].mean() for c in (0, 1) for p in (1, -1)}
+    ref = channel == 1
+    assert np.count_nonzero(ref) >= 8
+    offset_s = (means[1, 1] - means[1, -1]) - (means[0, 1] - means[0, -1])
+    assert abs(offset_s) <= 6 * np.median(sigma[ref]), offset_s
+    about = m.err[ref] - np.where(pol[ref] > 0, means[1, 1], means[1, -1])
+    assert np.max(np.abs(about / sigma[ref])) <= 6
 
 
 def test_inflection_shows_its_subsample_bias(located, truth):

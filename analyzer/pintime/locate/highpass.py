@@ -53,7 +53,8 @@ ORDER_T = 10.0  # order 2 is kept when its second coefficient is this many stand
 # stretches hold mostly mains hum, a sinusoid whose own recurrence pulled the fit (a PPS through 100 and
 # 300 Hz corners was learned as one corner of 30 Hz)
 DECAY_S = 0.02
-MIN_QUIET = 1000  # fewer quiet samples (per channel) learn nothing: the recording is left as it is
+MIN_QUIET = 500  # fewer quiet samples (per channel) learn nothing: the recording is left as it is (one
+# 20 ms decay at 44.1 kHz: 882)
 # the coupling undone leaves at most this many times the recording's own noise between edges: every
 # modelled card ≤ 1.0 (strong coupling 0.05-0.2: the droop flattened), but undoing it raises mains hum by
 # the coupling's loss at 50-60 Hz (14× for 100 and 300 Hz at 50 Hz; −50 dBFS of 60 Hz hum there: 1.9×);
@@ -172,27 +173,32 @@ class HighpassLearner:
         self.spacing = max(len(SMOOTHING), round(LAG_S * samplerate_hz))
         self.decay_samples = round(DECAY_S * samplerate_hz)
         self.samplerate_hz = samplerate_hz
-        self.gram = np.zeros((self.LAGS + 2, self.LAGS + 2))  # [y[n−D] … y[n−4D], 1, y[n]] outer products
-        self.count = 0
+        # [y[n−D] … y[n−4D], 1, y[n]] outer products over the samples after the channel's own edges, and
+        # over those after any channel's
+        self.gram = np.zeros((2, self.LAGS + 2, self.LAGS + 2))
+        self.count = np.zeros(2, np.int64)
 
-    def add(self, x: np.ndarray, edge_pos: np.ndarray, lo: int, hi: int) -> None:
+    def add(self, x: np.ndarray, edge_pos: np.ndarray, own_pos: np.ndarray, lo: int, hi: int) -> None:
         """Add the samples ``n`` in [lo, hi) of ``x`` smoothed (SMOOTHING) whose window n−4D … n, and the
         smoothing's before it, is ``GUARD_SAMPLES`` from every edge (``edge_pos``: sorted sample indices into
-        ``x``) and less than DECAY_S after the last one."""
+        ``x``) and less than DECAY_S after the channel's own last edge (``own_pos``, sorted: where its own
+        decay shows), and apart those less than DECAY_S after any edge (what :meth:`result` falls back on)."""
         span = self.LAGS * self.spacing + len(SMOOTHING) - 1
         n = np.arange(max(lo, span), min(hi, len(x)))
         if n.size == 0:
             return
         far = np.iinfo(np.int64).max // 2  # sentinels: no edge before the first sample, none after the last
-        pos = np.concatenate([[-far], np.sort(edge_pos), [far]])
+        pos, own = (np.concatenate([[-far], np.sort(p), [far]]) for p in (edge_pos, own_pos))
         k = np.searchsorted(pos, n)
         n = n[(pos[k] - n > GUARD_SAMPLES) & (n - span - pos[k - 1] > GUARD_SAMPLES)
               & (n - pos[k - 1] < self.decay_samples)]
+        after_own = n - own[np.searchsorted(own, n) - 1] < self.decay_samples
         x = np.convolve(np.asarray(x, dtype=np.float64), SMOOTHING)[:len(x)]
         cols = np.stack([x[n - lag * self.spacing] for lag in range(1, self.LAGS + 1)]
                         + [np.ones(len(n)), x[n]], axis=1)
-        self.gram += cols.T @ cols
-        self.count += len(n)
+        for i, rows in enumerate((cols[after_own], cols)):
+            self.gram[i] += rows.T @ rows
+            self.count[i] += len(rows)
 
     def result(self) -> Highpass:
         """The recurrence of order 2 when its second coefficient stands ``ORDER_T`` standard errors clear of
@@ -200,16 +206,24 @@ class HighpassLearner:
         single section fitted with two leaves its second root to the noise: a wide error, a larger
         residual; two corners of a few Hz are too slow to tell apart in the quiet stretches, and a wrong
         second corner, 18 Hz for 1 Hz, bends the restored baseline), else of order 1; nothing with fewer than
-        MIN_QUIET quiet samples or without decay (a root ≥ 1: DC coupling). Roots the noise made complex
+        MIN_QUIET quiet samples or without decay (a root ≥ 1: DC coupling).
+
+        Fitted on the samples after the channel's own edges where there are MIN_QUIET of them, else on
+        those after any channel's. A 1 Hz reference's samples after the measurement pin's edges are long
+        after its own decay, mains hum and noise: −56 dBFS of 60 Hz (a sinusoid obeys a recurrence of order
+        2) was learned as 20.5 and 106 Hz for one corner of 20 Hz, the reference's edges then 440 ns off with
+        50 ns RMS against a σ of 1.6 ns. Its own decays are few (the first seconds hold one where the pin is
+        quiet: 961 samples at 48 kHz), and hold the corner: 20.16 Hz. Roots the noise made complex
         (a pair of close corners) are taken as the double root of their magnitude. The roots found over
         D samples are the sections' poles to the power D: the per-sample recurrence has their D-th roots,
         and the constant c scales as the recurrence's value at z = 1."""
         none = Highpass((), 0.0, self.samplerate_hz)
-        if self.count < MIN_QUIET:
+        if self.count[1] < MIN_QUIET:
             return none
+        sums = int(self.count[0] < MIN_QUIET)  # the samples after its own edges, else after any
         one = self.LAGS
-        beta2, cov2, rss2 = self._fit([0, 1, one], [2, 3, one])
-        beta1, _, rss1 = self._fit([0, one], [1, one])
+        beta2, cov2, rss2 = self._fit(sums, [0, 1, one], [2, 3, one])
+        beta1, _, rss1 = self._fit(sums, [0, one], [1, one])
         roots = np.array([beta1[0]])
         constant = beta1[1]
         if abs(beta2[1]) > ORDER_T * np.sqrt(cov2[1, 1]) and rss2 < rss1:
@@ -227,10 +241,12 @@ class HighpassLearner:
         scale = np.prod(1 - per_sample) / np.prod(1 - roots)  # A(1) / A_D(1)
         return Highpass(tuple(float(a) for a in coef), float(constant * scale), self.samplerate_hz)
 
-    def _fit(self, regressors: list[int], instruments: list[int]) -> tuple[np.ndarray, np.ndarray, float]:
-        """Instrumental-variable fit of y[n] on ``regressors`` (columns of the sums): coefficients, their
-        covariance σ²·(ZᵀX)⁻¹ZᵀZ(ZᵀX)⁻ᵀ (σ² the residuals' variance), the residual sum of squares."""
-        g = self.gram
+    def _fit(self, sums: int, regressors: list[int], instruments: list[int]
+             ) -> tuple[np.ndarray, np.ndarray, float]:
+        """Instrumental-variable fit of y[n] on ``regressors`` (columns of the ``sums``-th sums):
+        coefficients, their covariance σ²·(ZᵀX)⁻¹ZᵀZ(ZᵀX)⁻ᵀ (σ² the residuals' variance), the residual sum
+        of squares."""
+        g = self.gram[sums]
         zx = g[np.ix_(instruments, regressors)]
         beta = np.linalg.lstsq(zx, g[instruments, -1], rcond=None)[0]
         xx, xy = g[np.ix_(regressors, regressors)], g[regressors, -1]
@@ -239,7 +255,8 @@ class HighpassLearner:
         # the smoothed residuals are correlated over the smoothing's length: their sums vary 1/Σb² times
         # as much as independent ones' would
         inflation = 1.0 / float(np.sum(SMOOTHING ** 2))
-        cov = inflation * rss / (self.count - len(beta)) * inv @ g[np.ix_(instruments, instruments)] @ inv.T
+        dof = self.count[sums] - len(beta)
+        cov = inflation * rss / dof * inv @ g[np.ix_(instruments, instruments)] @ inv.T
         return beta, cov, rss
 
 
@@ -264,7 +281,8 @@ def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, start_fram
             found.append(pos)
         every = np.sort(np.concatenate(found))
         for c, learner in enumerate(learners):
-            learner.add(block.data[:, c], every, block.own_lo - block.first, block.own_hi - block.first)
+            learner.add(block.data[:, c], every, found[c], block.own_lo - block.first,
+                        block.own_hi - block.first)
     return tuple(learner.result() for learner in learners)
 
 
