@@ -79,6 +79,7 @@ class Analysis:
     # the pin's step and the analog noise (LSB) of a recording whose rounding is in every CI (quieter than
     # one LSB: locate/quantization.py), None where it is not (noise enough, float samples, no train)
     rounding_lsb: tuple[float, float] | None = None
+    at_file_ends: int = 0  # WAVs: edges too near the file's start or end to be located, and their chains
 
     @property
     def time_us(self) -> np.ndarray:
@@ -238,7 +239,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     is_wav = sniff(path) == "wav"
     gaps = read_gaps(path) if is_wav else None
     listed_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
-    attribution, lost, rate_hz, skipped_s, unplaced = None, None, 0.0, None, 0
+    attribution, lost, rate_hz, skipped_s, unplaced, at_file_ends = None, None, 0.0, None, 0, 0
     draws_from: CaptureEdges | None = None  # a template-located WAV: its template's error draws
     # the only long step: a WAV's edges; lost audio found from the data, listed or not (exact sources lose
     # none)
@@ -250,7 +251,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         located, edges, gaps, lost = located_without_lost_audio(path, method, sys.stderr.isatty(), channels,
                                                                 gaps, steps=False)
         raw, rate_hz, skipped_s = located.edges, located.info.samplerate_hz, located.skipped_s
-        unplaced = located.unplaced
+        unplaced, at_file_ends = located.unplaced, located.at_file_ends
         draws_from = located if located.method == "template" else None
     else:
         edges = raw = load_edges(path)
@@ -316,7 +317,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     draws = 0 if draws_from is None or draws_from.train is None else len(draws_from.train.draws)
     return Analysis(path, used, edges, clock, decode, run, missing, cal, table, table2, user, gaps,
                     lost_to_gaps, lost, kernel, micro, slow, attribution, skipped_s, unplaced, draws,
-                    None if rounding is None else (rounding.step_lsb, rounding.noise_lsb))
+                    None if rounding is None else (rounding.step_lsb, rounding.noise_lsb), at_file_ends)
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -363,6 +364,7 @@ def summary_json(a: Analysis) -> dict[str, Any]:
         "recording_gaps": _gaps_json(a),
         "skipped_before_train_s": None if a.skipped_s is None else list(a.skipped_s),
         "edges_unplaced": a.unplaced,
+        "edges_at_file_ends": a.at_file_ends,
         "template_error_draws": a.template_draws if a.method == "template" else None,
         "rounding_in_ci": None if a.rounding_lsb is None else {
             "step_lsb": a.rounding_lsb[0], "analog_noise_lsb": a.rounding_lsb[1], "draws": ROUNDING_DRAWS},

@@ -19,7 +19,7 @@ from pintime.files import refuse_overwrite, write_text
 from pintime.frame_timing import DetectedGap
 from pintime.frames import PROGRAMS
 from pintime.ladder import format_attribution
-from pintime.locate.methods import METHODS
+from pintime.locate.methods import METHODS, SIMPLE_HALF
 from pintime.lost_audio import LostAudio
 from pintime.pipeline import Analysis, analyze, refuse_unused_elf, summary_json, table2_inputs
 
@@ -44,7 +44,8 @@ def format_summary(a: Analysis) -> str:
               + _found_text(a)
               + ("; measurement polarity was inverted (undone)" if d.inverted else "")
               + ("" if a.skipped_s is None else f"; {skipped_text(a.skipped_s)}")
-              + ("" if not a.unplaced else f"; {unplaced_text(a.unplaced, a.method)}"))
+              + ("" if not a.unplaced else f"; {unplaced_text(a.unplaced, a.method)}")
+              + ("" if not a.at_file_ends else f"; {at_file_ends_text(a.at_file_ends)}"))
     run = (f"{a.path}: program {PROGRAMS[a.run['program']]}, F_CPU {a.run['f_cpu_hz']} Hz, "
            f"firmware {a.run['revision']:08x}")
     if a.table2 is None:
@@ -99,6 +100,14 @@ def unplaced_text(count: int, method: str) -> str:
     """The sentence reporting edges the method could not place (:class:`pintime.locate.store.EdgeStore`)."""
     return (f"{count} edge(s) detected that the {method} method could not place (no crossing of the middle "
             "near the detection) left out: frames holding them are not decoded")
+
+
+def at_file_ends_text(count: int) -> str:
+    """The sentence reporting edges left out at the file's ends (:class:`pintime.locate.capture_edges.
+    CaptureEdges`)."""
+    return (f"{count} edge(s) at the file's start or end left out: detected within {SIMPLE_HALF} samples of "
+            "it, too near to be located, or in a chain of close edges with such an edge, whose fits would "
+            "take its response for theirs")
 
 
 def _found_text(a: Analysis) -> str:

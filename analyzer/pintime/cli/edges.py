@@ -10,14 +10,21 @@ import numpy as np
 
 from pintime.capture.gaps import read_gaps
 from pintime.capture.vcd import vcd_text
-from pintime.cli.analyze import SHOWN_GAPS, gap_text, gaps_text, skipped_text, unplaced_text
+from pintime.cli.analyze import (
+    SHOWN_GAPS,
+    at_file_ends_text,
+    gap_text,
+    gaps_text,
+    skipped_text,
+    unplaced_text,
+)
 from pintime.cli.args import add_channel_arguments, channels
 from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, version, write_text
 from pintime.frame_timing import DetectedGap
 from pintime.ladder import PIN_NAMES, format_attribution
 from pintime.locate.fit import TemplateTable
-from pintime.locate.methods import METHODS, SIMPLE_HALF, near_neighbours
+from pintime.locate.methods import METHODS, near_neighbours
 from pintime.locate.periodic import Periodic
 from pintime.locate.template import Template
 from pintime.lost_audio import LostAudio, periodic_jumps
@@ -75,8 +82,7 @@ def run(args: argparse.Namespace) -> int:
         if result.unplaced:
             print(unplaced_text(result.unplaced, result.method), file=sys.stderr)
         if result.at_file_ends:
-            print(f"{result.at_file_ends} edge(s) detected within {SIMPLE_HALF} samples of the file's start "
-                  "or end left out: too near it to be located", file=sys.stderr)
+            print(at_file_ends_text(result.at_file_ends), file=sys.stderr)
         if result.method != "template" and isinstance(result.template, Template):
             table, rate_hz = TemplateTable.build(result.template), result.info.samplerate_hz
             near, reach = near_neighbours(table, edges, rate_hz)

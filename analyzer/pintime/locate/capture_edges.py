@@ -43,6 +43,7 @@ from pintime.locate.methods import (
     chunk_swings,
     locate_single,
     method_error,
+    neighbour_reach,
     seed_phases,
     step_heights,
 )
@@ -86,7 +87,9 @@ class CaptureEdges:
     learn_span_s: tuple[float, float] = (0.0, LEARN_MAX_S)  # the seconds the edge shape was learned from
     skipped_s: tuple[float, float] | None = None  # a stretch with edges left out: an earlier run's end
     unplaced: int = 0  # edges detected that the method could not place (left out, frames with them lost)
-    at_file_ends: int = 0  # edges detected too near the file's start or end to be located (left out)
+    # edges detected too near the file's start or end to be located, and those in a chain of close edges
+    # with one (left out)
+    at_file_ends: int = 0
 
     @property
     def crlb_s(self) -> np.ndarray:
@@ -112,7 +115,10 @@ class _Detector:
         self.swing: list[float | None] = [None] * columns
         # below 1 (a resistor ladder): every column detects steps down to this fraction of column 0's swing
         self.smallest_step = smallest_step
-        self.at_file_ends = 0  # edges found within SIMPLE_HALF samples of the file's start or end
+        self.at_file_ends = 0  # edges found within SIMPLE_HALF samples of the file's start or end …
+        # … and the edges less than this many samples apart in a chain with one (0: none), whose locations
+        # would take its response for theirs (set by locate_capture; `laptop-48k`: 10-15σ off)
+        self.reach = 0.0
 
     def steps(self, block: Block, channel: int) -> tuple[np.ndarray, np.ndarray]:
         """Absolute sample index and sign of the edges in the block's trusted part."""
@@ -130,9 +136,12 @@ class _Detector:
         # edges are its own (trimming MARGIN there lost every edge in the last 0.6 ms of a capture)
         last = block.first + len(x) < block.own_hi + PAD_FRAMES
         hi = len(x) - (SIMPLE_HALF if last else MARGIN)
-        keep = (pos >= lo) & (pos < hi)
-        self.at_file_ends += int(np.count_nonzero(pos < lo) if block.first == 0 else 0) + \
-            int(np.count_nonzero(pos >= hi) if last else 0)
+        at_ends = ((pos < lo) & (block.first == 0)) | ((pos >= hi) & last)
+        if self.reach and at_ends.any():
+            group = np.concatenate([[0], np.cumsum(np.diff(pos) >= self.reach)])
+            at_ends = np.isin(group, group[at_ends])
+        keep = (pos >= lo) & (pos < hi) & ~at_ends
+        self.at_file_ends += int(np.count_nonzero(at_ends))
         return pos[keep] + block.first, np.sign(strength[keep])
 
 
@@ -403,6 +412,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     rms, own_sigma = (method_error(method, table, noise[0], train_data, knot_every)
                       if train_data and (train_fit is not None or method != "template") else (None, 0.0))
     det = _Detector(len(info.columns), smallest_step)
+    if isinstance(table, TemplateTable):  # the reach of a neighbour's response into an edge's window
+        det.reach = neighbour_reach(table, method)
     # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
     results = EdgeStore(noise, None if method == "count" else rms, own_sigma, info.samplerate_hz, steps,
                         template.sigma_scale if isinstance(template, Template) else 1.0)
