@@ -106,8 +106,8 @@ def at_file_ends_text(count: int) -> str:
     """The sentence reporting edges left out at the file's ends (:class:`pintime.locate.capture_edges.
     CaptureEdges`)."""
     return (f"{count} edge(s) at the file's start or end left out: detected within {SIMPLE_HALF} samples of "
-            "it, too near to be located, or in a chain of close edges with such an edge, whose fits would "
-            "take its response for theirs")
+            "it, too near to be located, or near such an edge, whose response their locations would take for "
+            "theirs")
 
 
 def _found_text(a: Analysis) -> str:

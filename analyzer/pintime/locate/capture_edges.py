@@ -87,8 +87,8 @@ class CaptureEdges:
     learn_span_s: tuple[float, float] = (0.0, LEARN_MAX_S)  # the seconds the edge shape was learned from
     skipped_s: tuple[float, float] | None = None  # a stretch with edges left out: an earlier run's end
     unplaced: int = 0  # edges detected that the method could not place (left out, frames with them lost)
-    # edges detected too near the file's start or end to be located, and those in a chain of close edges
-    # with one (left out)
+    # edges detected too near the file's start or end to be located, and those within reach of one (left
+    # out)
     at_file_ends: int = 0
 
     @property
@@ -116,9 +116,11 @@ class _Detector:
         # below 1 (a resistor ladder): every column detects steps down to this fraction of column 0's swing
         self.smallest_step = smallest_step
         self.at_file_ends = 0  # edges found within SIMPLE_HALF samples of the file's start or end …
-        # … and the edges less than this many samples apart in a chain with one (0: none), whose locations
-        # would take its response for theirs (set by locate_capture; `laptop-48k`: 10-15σ off)
+        # … and the edges less than this many samples from one (0: none), whose locations take its response
+        # for theirs (set by locate_capture; `laptop-48k`: 10-50σ off): located, as their neighbours' fits
+        # need them, but not kept (``unkept``: those of the last call, absolute sample indices)
         self.reach = 0.0
+        self.unkept = np.zeros(0, np.int64)
 
     def steps(self, block: Block, channel: int) -> tuple[np.ndarray, np.ndarray]:
         """Absolute sample index and sign of the edges in the block's trusted part."""
@@ -137,11 +139,13 @@ class _Detector:
         last = block.first + len(x) < block.own_hi + PAD_FRAMES
         hi = len(x) - (SIMPLE_HALF if last else MARGIN)
         at_ends = ((pos < lo) & (block.first == 0)) | ((pos >= hi) & last)
-        if self.reach and at_ends.any():
-            group = np.concatenate([[0], np.cumsum(np.diff(pos) >= self.reach)])
-            at_ends = np.isin(group, group[at_ends])
         keep = (pos >= lo) & (pos < hi) & ~at_ends
-        self.at_file_ends += int(np.count_nonzero(at_ends))
+        near = np.zeros(len(pos), bool)
+        if self.reach and at_ends.any():
+            near = keep & (np.min(np.abs(pos[:, None] - pos[at_ends]), axis=1) < self.reach)
+        self.unkept = pos[near] + block.first
+        owned = (pos >= block.own_lo - block.first) & (pos < block.own_hi - block.first)
+        self.at_file_ends += int(np.count_nonzero(at_ends) + np.count_nonzero(near & owned))
         return pos[keep] + block.first, np.sign(strength[keep])
 
 
@@ -336,7 +340,7 @@ def _locate_block(method: str, table: TemplateTable | Periodic, det: _Detector, 
     out = []
     for ch in range(len(info.columns)):
         pos, sign = det.steps(block, ch)
-        own = (pos >= block.own_lo) & (pos < block.own_hi)
+        own = (pos >= block.own_lo) & (pos < block.own_hi) & ~np.isin(pos, det.unkept)
         if method != "template" or isinstance(table, Periodic):
             pos, sign = pos[own], sign[own]
         if not own.any():
