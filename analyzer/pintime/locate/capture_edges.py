@@ -118,18 +118,18 @@ class _Detector:
         self.at_file_ends = 0  # edges found within SIMPLE_HALF samples of the file's start or end …
         # … and the edges less than this many samples from one (0: none), whose locations take its response
         # for theirs (set by locate_capture; `laptop-48k`: 10-50σ off): located, as their neighbours' fits
-        # need them, but not kept (``unkept``: those of the last call, absolute sample indices)
+        # need them, but not kept
         self.reach = 0.0
-        self.unkept = np.zeros(0, np.int64)
 
-    def steps(self, block: Block, channel: int) -> tuple[np.ndarray, np.ndarray]:
-        """Absolute sample index and sign of the edges in the block's trusted part."""
+    def steps(self, block: Block, channel: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Absolute sample index and sign of the edges in the block's trusted part, and which of them to
+        keep once located (not those within ``reach`` of an edge too near a file end)."""
         x = block.data[:, channel]
         shared = self.smallest_step < 1 and self.swing[0] is not None
         threshold = detect.edge_threshold(x, self.swing[0] * self.smallest_step if shared  # type: ignore[operator]
                                           else self.swing[channel])
         if threshold is None:
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
+            return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, bool)
         pos, strength = detect.find_steps(x, threshold)
         if self.swing[channel] is None and pos.size:
             self.swing[channel] = float(np.median(np.abs(strength)))
@@ -143,10 +143,9 @@ class _Detector:
         near = np.zeros(len(pos), bool)
         if self.reach and at_ends.any():
             near = keep & (np.min(np.abs(pos[:, None] - pos[at_ends]), axis=1) < self.reach)
-        self.unkept = pos[near] + block.first
         owned = (pos >= block.own_lo - block.first) & (pos < block.own_hi - block.first)
         self.at_file_ends += int(np.count_nonzero(at_ends) + np.count_nonzero(near & owned))
-        return pos[keep] + block.first, np.sign(strength[keep])
+        return pos[keep] + block.first, np.sign(strength[keep]), ~near[keep]
 
 
 def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int]:
@@ -166,7 +165,7 @@ def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int
     pos, sign = np.zeros(0, np.int64), np.zeros(0)  # the edges of the last LEARN_MAX_S scanned
     count, enough = 0, None  # edges from the first block with one; the frame after the LEARN_MIN_EDGES-th
     for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES):
-        p, g = det.steps(block, 0)
+        p, g, _ = det.steps(block, 0)
         own = (p >= block.own_lo) & (p < block.own_hi)
         if first is None and own.any():
             first = block.own_lo
@@ -220,9 +219,9 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         # the file's ends count as edges: one within a few samples of them is not detected, and its ringing
         # in a quiet chunk had made the noise 5× too large (a capture cut 10 samples after one); so does
         # every channel's: crosstalk makes its steps on the others too (highpass.learn_highpass)
-        near = np.concatenate([p for p, _ in found] + [[0, info.frames]]) - block.own_lo
+        near = np.concatenate([p for p, *_ in found] + [[0, info.frames]]) - block.own_lo
         for ch in columns:
-            pos, sign = found[ch]
+            pos, sign, _ = found[ch]
             own = (pos >= block.own_lo) & (pos < block.own_hi)
             lo, hi = block.own_lo - block.first, block.own_hi - block.first
             noise_parts[ch].append(quiet_noise_rms(block.data[lo:hi, ch], near, MARGIN))
@@ -339,8 +338,8 @@ def _locate_block(method: str, table: TemplateTable | Periodic, det: _Detector, 
     fit_off = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
     out = []
     for ch in range(len(info.columns)):
-        pos, sign = det.steps(block, ch)
-        own = (pos >= block.own_lo) & (pos < block.own_hi) & ~np.isin(pos, det.unkept)
+        pos, sign, kept = det.steps(block, ch)
+        own = (pos >= block.own_lo) & (pos < block.own_hi) & kept
         if method != "template" or isinstance(table, Periodic):
             pos, sign = pos[own], sign[own]
         if not own.any():
@@ -417,7 +416,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
                       if train_data and (train_fit is not None or method != "template") else (None, 0.0))
     det = _Detector(len(info.columns), smallest_step)
     if isinstance(table, TemplateTable):  # the reach of a neighbour's response into an edge's window
-        det.reach = neighbour_reach(table, method)
+        det.reach = neighbour_reach(table, method == "template")
     # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
     results = EdgeStore(noise, None if method == "count" else rms, own_sigma, info.samplerate_hz, steps,
                         template.sigma_scale if isinstance(template, Template) else 1.0)

@@ -95,10 +95,10 @@ def locate_single(method: str, table: TemplateTable | Periodic, noise: float, y_
     return fit.phase, fit.sigma, fit.amp
 
 
-def neighbour_reach(table: TemplateTable, method: str) -> float:
+def neighbour_reach(table: TemplateTable, template: bool) -> float:
     """How far (samples, centre to centre) a neighbour's response reaches into an edge's window: the
-    template's fit window, or the other methods' ±SIMPLE_HALF."""
-    return table.reach_samples + (0 if method == "template" else SIMPLE_HALF - FIT_HALF_SAMPLES)
+    template method's fit window, or the other methods' ±SIMPLE_HALF."""
+    return table.reach_samples + (0 if template else SIMPLE_HALF - FIT_HALF_SAMPLES)
 
 
 def near_neighbours(table: TemplateTable, edges: Edges, rate_hz: float) -> tuple[int, float]:
@@ -106,7 +106,7 @@ def near_neighbours(table: TemplateTable, edges: Edges, rate_hz: float) -> tuple
     (the template's ringing beyond it: ``table``'s reach less its own fit window), and that reach
     (samples). The other methods read such an edge with the neighbour's pull in it, which their σ (from
     the train's isolated edges) leaves out; the template method fits them together."""
-    reach = neighbour_reach(table, "threshold")
+    reach = neighbour_reach(table, template=False)
     count = 0
     for ch in np.unique(edges.channel).tolist():
         close = np.diff(edges.on(ch).time) * rate_hz < reach
