@@ -40,6 +40,7 @@ from bench_edges import SIM, capture, decode_s, short_edges  # noqa: E402
 from figures import finish  # noqa: E402
 from pintime import clock, pipeline  # noqa: E402
 from pintime.capture import wav as wav_reader  # noqa: E402
+from pintime.locate import blockdetect  # noqa: E402
 from pintime.locate import capture_edges as locate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +50,7 @@ TARGET_X_REAL_TIME = 100.0
 STAGES: dict[str, tuple[Any, str]] = {
     "decode": (wav_reader._PcmFile, "read"),  # the captures are 24-bit PCM
     "learn": (locate, "learn_capture"),
-    "detect": (locate._Detector, "steps"),
+    "detect": (blockdetect.BlockDetector, "steps"),
     "locate": (locate, "_locate_block"),
     "clock": (clock, "calibrate"),
     "frames": (pipeline, "decode_between_gaps"),

@@ -80,6 +80,8 @@ class Analysis:
     # one LSB: locate/quantization.py), None where it is not (noise enough, float samples, no train)
     rounding_lsb: tuple[float, float] | None = None
     at_file_ends: int = 0  # WAVs: edges too near the file's start or end to be located, and their chains
+    # WAVs: where the recording's level changed (CaptureEdges.level_changes): time (s), channel, level
+    level_changes: tuple[tuple[float, int, float], ...] = ()
 
     @property
     def time_us(self) -> np.ndarray:
@@ -240,6 +242,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     gaps = read_gaps(path) if is_wav else None
     listed_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
     attribution, lost, rate_hz, skipped_s, unplaced, at_file_ends = None, None, 0.0, None, 0, 0
+    level_changes: tuple[tuple[float, int, float], ...] = ()
     draws_from: CaptureEdges | None = None  # a template-located WAV: its template's error draws
     # the only long step: a WAV's edges; lost audio found from the data, listed or not (exact sources lose
     # none)
@@ -251,7 +254,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         located, edges, gaps, lost = located_without_lost_audio(path, method, sys.stderr.isatty(), channels,
                                                                 gaps, steps=False)
         raw, rate_hz, skipped_s = located.edges, located.info.samplerate_hz, located.skipped_s
-        unplaced, at_file_ends = located.unplaced, located.at_file_ends
+        unplaced, at_file_ends, level_changes = located.unplaced, located.at_file_ends, located.level_changes
         draws_from = located if located.method == "template" else None
     else:
         edges = raw = load_edges(path)
@@ -317,7 +320,8 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     draws = 0 if draws_from is None or draws_from.train is None else len(draws_from.train.draws)
     return Analysis(path, used, edges, clock, decode, run, missing, cal, table, table2, user, gaps,
                     lost_to_gaps, lost, kernel, micro, slow, attribution, skipped_s, unplaced, draws,
-                    None if rounding is None else (rounding.step_lsb, rounding.noise_lsb), at_file_ends)
+                    None if rounding is None else (rounding.step_lsb, rounding.noise_lsb), at_file_ends,
+                    level_changes)
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -365,6 +369,8 @@ def summary_json(a: Analysis) -> dict[str, Any]:
         "skipped_before_train_s": None if a.skipped_s is None else list(a.skipped_s),
         "edges_unplaced": a.unplaced,
         "edges_at_file_ends": a.at_file_ends,
+        "level_changes": [{"time_s": t, "channel": ("measurement", "reference")[c], "level": level}
+                          for t, c, level in a.level_changes],
         "template_error_draws": a.template_draws if a.method == "template" else None,
         "rounding_in_ci": None if a.rounding_lsb is None else {
             "step_lsb": a.rounding_lsb[0], "analog_noise_lsb": a.rounding_lsb[1], "draws": ROUNDING_DRAWS},

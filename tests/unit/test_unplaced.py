@@ -37,3 +37,22 @@ def test_the_store_counts_edges_without_a_position_and_keeps_the_others():
     time_s, channel, sign, sigma_s, _ = store.arrays()
     assert store.unplaced == 1
     assert np.allclose(time_s * 48_000, [10.2, 30.7]) and sign.tolist() == [1, -1]
+
+
+def test_the_store_keeps_each_channels_edges_in_time_order():
+    """A fit can move an edge past the first of the next block (a detection split in two by noise at a
+    level that fell to the threshold): each channel's edges still come out in time order, their fields
+    with them, as everything downstream takes them (the frame decoder had raised)."""
+    store = EdgeStore((1e-4, 1e-4), None, 0.0, 48_000)
+
+    def block(pos: list[float], channel: int) -> np.ndarray:
+        n = len(pos)
+        return np.array([pos, np.arange(1, n + 1) * 0.01, [0.5] * n, [channel] * n, [1, -1, 1][:n]])
+    store.add([block([10.0, 90.0], 0), block([12.0], 1)])
+    store.add([block([80.0, 120.0, 130.0], 0), block([11.0], 1)])
+    time_s, channel, sign, sigma_s, amp = store.arrays()
+    assert np.allclose(time_s * 48_000, [10, 80, 90, 120, 130, 11, 12])
+    assert channel.tolist() == [0, 0, 0, 0, 0, 1, 1]
+    assert sign.tolist() == [1, 1, -1, -1, 1, 1, 1]
+    assert np.allclose(sigma_s * 48_000, [0.01, 0.01, 0.02, 0.02, 0.03, 0.01, 0.01], rtol=1e-6)
+    assert len(amp) == 7

@@ -45,7 +45,8 @@ def format_summary(a: Analysis) -> str:
               + ("; measurement polarity was inverted (undone)" if d.inverted else "")
               + ("" if a.skipped_s is None else f"; {skipped_text(a.skipped_s)}")
               + ("" if not a.unplaced else f"; {unplaced_text(a.unplaced, a.method)}")
-              + ("" if not a.at_file_ends else f"; {at_file_ends_text(a.at_file_ends)}"))
+              + ("" if not a.at_file_ends else f"; {at_file_ends_text(a.at_file_ends)}")
+              + ("" if not a.level_changes else f"; {level_changes_text(a.level_changes)}"))
     run = (f"{a.path}: program {PROGRAMS[a.run['program']]}, F_CPU {a.run['f_cpu_hz']} Hz, "
            f"firmware {a.run['revision']:08x}")
     if a.table2 is None:
@@ -108,6 +109,16 @@ def at_file_ends_text(count: int) -> str:
     return (f"{count} edge(s) at the file's start or end left out: detected within {SIMPLE_HALF} samples of "
             "it, too near to be located, or near such an edge, whose response their locations would take for "
             "theirs")
+
+
+def level_changes_text(changes: tuple[tuple[float, int, float], ...], shown: int = 3) -> str:
+    """The sentence reporting where the recording's level changed (:class:`pintime.locate.blockdetect.
+    BlockDetector`): the first ``shown`` changes, and how many more."""
+    listed = ", ".join(f"{('measurement', 'reference')[channel]} channel at {time_s:.2f} s: {level:.3g}× its "
+                       "first edges' step" for time_s, channel, level in changes[:shown])
+    more = f" and {len(changes) - shown} more" if len(changes) > shown else ""
+    return (f"the recording's level changed ({listed}{more}; the input's gain was moved, or the card applies "
+            "automatic gain control): edge detection followed it")
 
 
 def _found_text(a: Analysis) -> str:

@@ -15,6 +15,7 @@ from pintime.cli.analyze import (
     at_file_ends_text,
     gap_text,
     gaps_text,
+    level_changes_text,
     skipped_text,
     unplaced_text,
 )
@@ -83,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
             print(unplaced_text(result.unplaced, result.method), file=sys.stderr)
         if result.at_file_ends:
             print(at_file_ends_text(result.at_file_ends), file=sys.stderr)
+        if result.level_changes:
+            print(level_changes_text(result.level_changes), file=sys.stderr)
         if result.method != "template" and isinstance(result.template, Template):
             table, rate_hz = TemplateTable.build(result.template), result.info.samplerate_hz
             near, reach = near_neighbours(table, edges, rate_hz)

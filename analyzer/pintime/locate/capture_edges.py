@@ -34,6 +34,7 @@ from pintime.errors import PintimeError
 from pintime.locate import detect, train
 from pintime.locate.ahead import ahead
 from pintime.locate.blind import isolated_edges, learn_blind
+from pintime.locate.blockdetect import BlockDetector
 from pintime.locate.crlb import FIT_DEGREE, quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
 from pintime.locate.highpass import Highpass, check_restored, learn_highpass, restore_block
@@ -90,6 +91,9 @@ class CaptureEdges:
     # edges detected too near the file's start or end to be located, and those within reach of one (left
     # out)
     at_file_ends: int = 0
+    # where the recording's level changed (BlockDetector.level_changes: the threshold followed it): time
+    # (s, the start of the block it was seen in), channel, level against the first edges'
+    level_changes: tuple[tuple[float, int, float], ...] = ()
 
     @property
     def crlb_s(self) -> np.ndarray:
@@ -107,47 +111,6 @@ def gap_guard_s(samplerate_hz: float) -> float:
     return GAP_GUARD_SAMPLES / samplerate_hz
 
 
-class _Detector:
-    """Edge detection per block column (:attr:`pintime.capture.wav.WavInfo.columns`), with the typical
-    edge strength remembered from block to block."""
-
-    def __init__(self, columns: int, smallest_step: float = 1.0) -> None:
-        self.swing: list[float | None] = [None] * columns
-        # below 1 (a resistor ladder): every column detects steps down to this fraction of column 0's swing
-        self.smallest_step = smallest_step
-        self.at_file_ends = 0  # edges found within SIMPLE_HALF samples of the file's start or end …
-        # … and the edges less than this many samples from one (0: none), whose locations take its response
-        # for theirs (set by locate_capture; `laptop-48k`: 10-50σ off): located, as their neighbours' fits
-        # need them, but not kept
-        self.reach = 0.0
-
-    def steps(self, block: Block, channel: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Absolute sample index and sign of the edges in the block's trusted part, and which of them to
-        keep once located (not those within ``reach`` of an edge too near a file end)."""
-        x = block.data[:, channel]
-        shared = self.smallest_step < 1 and self.swing[0] is not None
-        threshold = detect.edge_threshold(x, self.swing[0] * self.smallest_step if shared  # type: ignore[operator]
-                                          else self.swing[channel])
-        if threshold is None:
-            return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, bool)
-        pos, strength = detect.find_steps(x, threshold)
-        if self.swing[channel] is None and pos.size:
-            self.swing[channel] = float(np.median(np.abs(strength)))
-        lo = MARGIN if block.first > 0 else SIMPLE_HALF
-        # the file's last block has no look-ahead: its data ends where the file does, and the file's last
-        # edges are its own (trimming MARGIN there lost every edge in the last 0.6 ms of a capture)
-        last = block.first + len(x) < block.own_hi + PAD_FRAMES
-        hi = len(x) - (SIMPLE_HALF if last else MARGIN)
-        at_ends = ((pos < lo) & (block.first == 0)) | ((pos >= hi) & last)
-        keep = (pos >= lo) & (pos < hi) & ~at_ends
-        near = np.zeros(len(pos), bool)
-        if self.reach and at_ends.any():
-            near = keep & (np.min(np.abs(pos[:, None] - pos[at_ends]), axis=1) < self.reach)
-        owned = (pos >= block.own_lo - block.first) & (pos < block.own_hi - block.first)
-        self.at_file_ends += int(np.count_nonzero(at_ends) + np.count_nonzero(near & owned))
-        return pos[keep] + block.first, np.sign(strength[keep]), ~near[keep]
-
-
 def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int]:
     """The frames the edge shape, the noise and the AC coupling are learned from, and the first frame of the
     first block whose measurement channel holds an edge.
@@ -160,7 +123,7 @@ def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int
     slow signal, such as a PPS output) goes on until it holds that many, within LEARN_SEARCH_S. The first
     LEARN_MAX_S when no block holds an edge."""
     rate = info.samplerate_hz
-    det = _Detector(1, smallest_step)
+    det = BlockDetector(1, smallest_step, MARGIN, PAD_FRAMES)
     first = None
     pos, sign = np.zeros(0, np.int64), np.zeros(0)  # the edges of the last LEARN_MAX_S scanned
     count, enough = 0, None  # edges from the first block with one; the frame after the LEARN_MIN_EDGES-th
@@ -208,7 +171,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     if highpass is None:
         highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, start, stop)
     columns = range(len(info.columns))
-    det = _Detector(len(columns), smallest_step)
+    det = BlockDetector(len(columns), smallest_step, MARGIN, PAD_FRAMES)
     pos_all, sign_all, wins, simple, swings = [], [], [], [], []
     noise_parts: list[list[tuple[float, int]]] = [[] for _ in columns]
     recorded_parts: list[list[tuple[float, int]]] = [[] for _ in columns]  # the same, before restoring
@@ -326,8 +289,8 @@ def _pool(parts: list[tuple[float, int]]) -> float:
     return float(np.sqrt(var / n)) if n else float("nan")
 
 
-def _locate_block(method: str, table: TemplateTable | Periodic, det: _Detector, block: Block, info: WavInfo,
-                  noise: tuple[float, ...]) -> list[np.ndarray]:
+def _locate_block(method: str, table: TemplateTable | Periodic, det: BlockDetector, block: Block,
+                  info: WavInfo, noise: tuple[float, ...]) -> list[np.ndarray]:
     """Located edges owned by one block: position (samples), sigma, amplitude, channel, signal sign.
 
     Template method: edges with a neighbour within reach are fitted together with all their neighbours,
@@ -336,6 +299,7 @@ def _locate_block(method: str, table: TemplateTable | Periodic, det: _Detector, 
     """
     simple_off = np.arange(-SIMPLE_HALF, SIMPLE_HALF + 1)
     fit_off = np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
+    noise = tuple(n * scale for n, scale in zip(noise, det.noise_scale, strict=True))  # the level followed
     out = []
     for ch in range(len(info.columns)):
         pos, sign, kept = det.steps(block, ch)
@@ -414,9 +378,10 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
                   if isinstance(template, Periodic) else 0)
     rms, own_sigma = (method_error(method, table, noise[0], train_data, knot_every)
                       if train_data and (train_fit is not None or method != "template") else (None, 0.0))
-    det = _Detector(len(info.columns), smallest_step)
+    det = BlockDetector(len(info.columns), smallest_step, MARGIN, PAD_FRAMES)
     if isinstance(table, TemplateTable):  # the reach of a neighbour's response into an edge's window
         det.reach = neighbour_reach(table, method == "template")
+    det.steps_fitted = method == "template"
     # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
     results = EdgeStore(noise, None if method == "count" else rms, own_sigma, info.samplerate_hz, steps,
                         template.sigma_scale if isinstance(template, Template) else 1.0)
@@ -426,8 +391,25 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
         from tqdm import tqdm  # only for long runs on a terminal
 
         blocks = tqdm(blocks, total=-(-(info.frames - span[0]) // BLOCK_FRAMES), unit="block", desc="edges")
+    previous = None  # the last block, its edges and the count of edges at the file's ends before it
     for block in blocks:
-        results.add(_locate_block(method, table, det, block, info, noise))
+        counted = det.at_file_ends
+        located = _locate_block(method, table, det, block, info, noise)
+        moved, fell = det.track(located, block.own_lo)
+        if moved:  # the recording's level moved: this block again, and the one before after a fall
+            det.at_file_ends = counted
+            if fell and previous is not None:
+                det.at_file_ends = previous[2]
+                again = _locate_block(method, table, det, previous[0], info, noise)
+                previous = (previous[0], again, previous[2])
+                counted = det.at_file_ends
+            located = _locate_block(method, table, det, block, info, noise)
+            det.settle(located, block.own_lo)
+        if previous is not None:
+            results.add(previous[1])
+        previous = (block, located, counted)
+    if previous is not None:
+        results.add(previous[1])
     time_s, channel, sign, sigma_s, amp = results.arrays()
     release_free_memory()
     if isinstance(template, Periodic) and len(amp):  # each edge's gain against the period's: steady
@@ -444,4 +426,5 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
                         highpass, amp, (span[0] / info.samplerate_hz, span[1] / info.samplerate_hz),
                         None if first_edge == span[0] else (first_edge / info.samplerate_hz,
                                                             span[0] / info.samplerate_hz), results.unplaced,
-                        det.at_file_ends)
+                        det.at_file_ends, tuple((frame / info.samplerate_hz, channel, gain)
+                                                for frame, channel, gain in det.level_changes))

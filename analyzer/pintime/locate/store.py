@@ -87,9 +87,15 @@ class EdgeStore:
                 out[at:at + counts[c]] = self.columns[c][k].final()
                 at += counts[c]
             fields.append(out)
-        counts = [c[0].count for c in self.columns]
-        channel = np.repeat(np.arange(len(counts), dtype=np.int8), counts)
         time_s, sign, sigma_s, amp = fields
+        counts = [column[0].count for column in self.columns]
+        for at, count in zip(np.cumsum([0, *counts[:-1]]), counts, strict=True):
+            part = slice(at, at + count)  # a fit that moved an edge past the next block's first: sorted
+            if np.any(time_s[part][1:] < time_s[part][:-1]):
+                order = np.argsort(time_s[part], kind="stable")
+                for values in (time_s, sign, sigma_s) + ((amp,) if len(amp) else ()):
+                    values[part] = values[part][order]
+        channel = np.repeat(np.arange(len(counts), dtype=np.int8), counts)
         return time_s, channel, sign, sigma_s, amp
 
 

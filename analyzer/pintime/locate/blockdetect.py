@@ -1,0 +1,163 @@
+"""Edge detection block by block (:mod:`pintime.locate.detect` on each block column), with each channel's
+typical edge strength remembered from block to block and its threshold following the recording's level.
+
+The threshold is half the first edges' strength. A recording whose level changes later (the input's gain
+moved during the take, a card's automatic gain control) would leave it behind: at 0.55× the first level
+its edges' strength stood at the threshold, runs split and located twice (189 of 281 frames rejected);
+below half the level no edge was detected and the rest of the capture was silently left out. So the
+detector follows the level: from the steps located in each block (:meth:`BlockDetector.track`, their
+median against the first block's), and, where a block holds few steps at the threshold, from the block's
+own strongest steps when they are a pin's, many and alternating in sign (:meth:`BlockDetector.steps`).
+Every change is kept (:attr:`BlockDetector.level_changes`) for the report.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pintime.capture.wav import Block
+from pintime.locate import detect
+from pintime.locate.methods import SIMPLE_HALF
+
+TRACK_EDGES = 16  # a block's level is judged from this many located edges at least …
+TRACK_PARTS = 4  # … in each of up to this many stretches of it, in order
+# the threshold follows the level when a block's median step moves this far (relative) from the level the
+# threshold was set for: an edge's step is known to 0.1 % at README's level (a steady recording's blocks
+# agree to 0.05 %), and a threshold at 0.45-0.55 of the strength detects as well as one at half
+TRACK_TOLERANCE = 0.1
+
+
+class BlockDetector:
+    """Edge detection per block column (:attr:`pintime.capture.wav.WavInfo.columns`), with the typical
+    edge strength remembered from block to block and the recording's level followed."""
+
+    def __init__(self, columns: int, smallest_step: float = 1.0, margin: int = 0, pad_frames: int = 0
+                 ) -> None:
+        self.swing: list[float | None] = [None] * columns
+        # below 1 (a resistor ladder): every column detects steps down to this fraction of column 0's swing
+        # (a ladder's steps are of several heights: its level is not followed)
+        self.smallest_step = smallest_step
+        self.margin, self.pad_frames = margin, pad_frames  # detection is trusted this far inside a block
+        self.at_file_ends = 0  # edges found within SIMPLE_HALF samples of the file's start or end …
+        # … and the edges less than this many samples from one (0: none), whose locations take its response
+        # for theirs (`laptop-48k`: 10-50σ off): located, as their neighbours' fits need them, but not kept
+        self.reach = 0.0
+        # each edge's step is fitted with its neighbours (the template method), else read from its window,
+        # which holds a close neighbour's step too: the level is then followed on isolated edges alone
+        self.steps_fitted = True
+        self.gain = [1.0] * columns  # the level the threshold is set for, against the first edges'
+        # the noise, learned at the first level, times this: a gain moved before the card's converter scales
+        # its analog noise with the step (1.6× the level left 8σ errors), one after it does not: the larger
+        # of the block's levels and 1, an uncertainty never too small
+        self.noise_scale = [1.0] * columns
+        self._level: list[float | None] = [None] * columns  # the first block's median located step
+        self._moved: set[int] = set()  # channels whose threshold moved: their block is located again
+        self._reported = [1.0] * columns  # the last level change kept, per channel
+        self.level_changes: list[tuple[int, int, float]] = []  # (first frame of its block, channel, gain)
+
+    def steps(self, block: Block, channel: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Absolute sample index and sign of the edges in the block's trusted part, and which of them to
+        keep once located (not those within ``reach`` of an edge too near a file end)."""
+        x = block.data[:, channel]
+        shared = self.smallest_step < 1 and self.swing[0] is not None
+        swing = self.swing[0] * self.smallest_step if shared else self.swing[channel]  # type: ignore[operator]
+        threshold = detect.edge_threshold(x, None if swing is None else swing * self.gain[channel])
+        if threshold is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, bool)
+        pos, strength = detect.find_steps(x, threshold)
+        if self.swing[channel] is None and pos.size:
+            self.swing[channel] = float(np.median(np.abs(strength)))
+        elif len(pos) < TRACK_EDGES and self.smallest_step == 1.0:
+            pos, strength = self._fallen(x, threshold, pos, strength, channel)
+        lo = self.margin if block.first > 0 else SIMPLE_HALF
+        # the file's last block has no look-ahead: its data ends where the file does, and the file's last
+        # edges are its own (trimming the margin there lost every edge in the last 0.6 ms of a capture)
+        last = block.first + len(x) < block.own_hi + self.pad_frames
+        hi = len(x) - (SIMPLE_HALF if last else self.margin)
+        at_ends = ((pos < lo) & (block.first == 0)) | ((pos >= hi) & last)
+        keep = (pos >= lo) & (pos < hi) & ~at_ends
+        near = np.zeros(len(pos), bool)
+        if self.reach and at_ends.any():
+            near = keep & (np.min(np.abs(pos[:, None] - pos[at_ends]), axis=1) < self.reach)
+        owned = (pos >= block.own_lo - block.first) & (pos < block.own_hi - block.first)
+        self.at_file_ends += int(np.count_nonzero(at_ends) + np.count_nonzero(near & owned))
+        return pos[keep] + block.first, np.sign(strength[keep]), ~near[keep]
+
+    def _fallen(self, x: np.ndarray, threshold: float, pos: np.ndarray, strength: np.ndarray, channel: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """A block with few steps at ``threshold``: its steps at half its own strongest instead, when that
+        is below half the threshold and finds TRACK_EDGES steps or more, alternating in sign as one pin's
+        do (crosstalk of a 1 Hz reference makes two a second; noise's alternate half the time) — the level
+        fell below half what the threshold was set for. The threshold then follows it."""
+        probe = detect.edge_threshold(x, None)
+        if probe is None or probe >= 0.5 * threshold:
+            return pos, strength
+        low_pos, low_strength = detect.find_steps(x, probe)
+        sign = np.sign(low_strength)
+        if len(low_pos) < TRACK_EDGES or np.mean(sign[1:] != sign[:-1]) < detect.DENSE_ALTERNATING:
+            return pos, strength
+        self.gain[channel] *= probe / threshold
+        return low_pos, low_strength
+
+    def track(self, located: list[np.ndarray], first_frame: int) -> tuple[bool, bool]:
+        """Follow the level from one block's ``located`` edges (rows: position, sigma, step, channel, sign;
+        one array per channel): their median step against the first block's, stretch by stretch. Whether a
+        channel's level moved beyond TRACK_TOLERANCE from the one its threshold was set for, and whether it
+        fell: the block is then to be located again, at the lower of the old and new levels so that the
+        edges on either side of the change are detected, and :meth:`settle` called with what that finds; a
+        fall, below half, also hid the previous block's last edges (detected in a few places, where noise
+        lifted them over the threshold, and located without their neighbours, µs off): that block too."""
+        fell = False
+        for rows in located:
+            levels = self._levels(rows)
+            if levels is None:
+                continue
+            channel, gains = levels
+            if np.any(np.abs(gains / self.gain[channel] - 1) > TRACK_TOLERANCE):
+                fell |= float(gains.min()) < self.gain[channel]
+                self.noise_scale[channel] = max(1.0, float(gains.max()), self.gain[channel])
+                self.gain[channel] = min(float(gains.min()), self.gain[channel])
+                self._moved.add(channel)
+            else:
+                self._report(channel, float(gains[-1]), first_frame)
+        return bool(self._moved), fell
+
+    def settle(self, located: list[np.ndarray], first_frame: int) -> None:
+        """The thresholds of the channels :meth:`track` moved at the level of the last stretch of their
+        block located again (``located``): the level from there on."""
+        for rows in located:
+            levels = self._levels(rows)
+            if levels is not None and levels[0] in self._moved:
+                channel, gains = levels
+                self.gain[channel] = float(gains[-1])
+                self.noise_scale[channel] = max(1.0, self.gain[channel])
+                self._report(channel, self.gain[channel], first_frame)
+        self._moved.clear()
+
+    def _levels(self, rows: np.ndarray) -> tuple[int, np.ndarray] | None:
+        """The channel of one block's located edges and the median step of each of up to TRACK_PARTS
+        stretches of them against the first block's (isolated edges only unless ``steps_fitted``; at 48 kHz
+        a block of the table1 run holds 13-21 of its 20 000), None with too few (or for the first block,
+        whose median it keeps) or on a ladder."""
+        if rows.shape[1] < TRACK_EDGES or self.smallest_step != 1.0:
+            return None
+        channel, step = int(rows[3, 0]), np.abs(rows[2])
+        if not self.steps_fitted:
+            gap = np.diff(rows[0])
+            alone = np.concatenate([[True], gap >= self.reach]) & np.concatenate([gap >= self.reach, [True]])
+            step = step[alone]
+        step = step[np.isfinite(step)]
+        first = self._level[channel]
+        if len(step) < TRACK_EDGES or first is None:
+            if len(step) >= TRACK_EDGES:
+                self._level[channel] = float(np.median(step))
+            return None
+        parts = np.array_split(step, min(TRACK_PARTS, len(step) // TRACK_EDGES))
+        return channel, np.array([np.median(part) for part in parts]) / first
+
+    def _report(self, channel: int, gain: float, first_frame: int) -> None:
+        """Keep a level ``gain`` seen in the block from ``first_frame`` on when it differs by more than
+        TRACK_TOLERANCE from the last kept."""
+        if abs(gain / self._reported[channel] - 1) > TRACK_TOLERANCE:
+            self._reported[channel] = gain
+            self.level_changes.append((first_frame, channel, gain))

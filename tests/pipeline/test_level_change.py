@@ -1,0 +1,73 @@
+"""A recording whose level changes during the take (the input's gain moved, a card's automatic gain
+control): the edge detector's threshold follows it (pintime.locate.blockdetect), every edge on either side
+is located against simavr truth, and the change is reported.
+
+Before: the threshold stayed at half the first edges' strength. At 0.55× the level the edges' strength
+stood at the threshold: runs split, edges located twice, 189 of 281 frames rejected; below half no edge
+was detected after the change, and the analysis used the first 15 s alone, exit 0, saying nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from pintime.capture.edgelist import read_edge_list
+from pintime.cli import main
+from pintime.locate.capture_edges import locate_capture
+from pintime.soundcard import model as sc
+from pintime.soundcard.formats import README_LEVEL, with_format, with_level
+from pintime.soundcard.synth import synthesize
+from pintime.validate.edgematch import match_stretches
+from support import SIM
+
+RUN_CYCLES = 15_000_000  # the first 15 s of the table1 run at 1 MHz: three 5.5 s blocks at 48 kHz
+CHANGE_S = 10.0  # inside the second block, after the calibration train the edge shape is learned from
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, make_sim) -> tuple[Path, Path]:
+    """The run's edge list and its render: `laptop-48k` at 48 kHz 16-bit mono, README's level."""
+    directory = tmp_path_factory.mktemp("level")
+    lines = (make_sim / "table1.edges.csv").read_text().splitlines()
+    csv = directory / "table1.edges.csv"
+    csv.write_text("\n".join([lines[0]] + [r for r in lines[1:] if int(r.split(",")[0]) < RUN_CYCLES]) + "\n")
+    (directory / "table1.json").write_text((SIM / "table1.json").read_text())
+    card = replace(with_level(with_format(sc.PROFILES["laptop-48k"], 48000, 16, 1), README_LEVEL),
+                   wander_adev_1s=0.0)
+    return csv, synthesize(csv, directory / "steady.wav", card, seed=3).wav_path
+
+
+@pytest.mark.parametrize("gain", [1.0, 0.55, 0.45, 1.6])
+def test_edge_detection_follows_a_change_of_the_recordings_level(run, tmp_path, capsys, gain):
+    csv, steady = run
+    x, rate = sf.read(steady, dtype="float64")
+    x[int(CHANGE_S * rate):] *= gain
+    wav = tmp_path / "changed.wav"
+    sf.write(wav, x, rate, subtype="PCM_16")
+    result = locate_capture(wav)
+    if gain == 1.0:
+        assert result.level_changes == ()
+    else:
+        assert len(result.level_changes) == 1
+        at_s, channel, level = result.level_changes[0]
+        assert channel == 0 and level == pytest.approx(gain, rel=0.02)
+        assert CHANGE_S - 5.5 < at_s < CHANGE_S + 5.5  # the start of the block it shows in
+    truth = replace(read_edge_list(csv), unit_s=1e-6)  # mono: no reference, cycles at 1 MHz
+    m = match_stretches(result.edges, truth, None)
+    assert np.max(np.abs(m.err - np.mean(m.err)) / result.edges.sigma[m.idx]) <= 6
+    found = np.zeros(len(truth.time), bool)
+    found[m.jdx] = True
+    beside = np.abs(truth.time * truth.unit_s - CHANGE_S) < 0.01  # an edge the change cuts in two
+    learned = truth.time * truth.unit_s > result.learn_span_s[0]
+    assert np.all(found[learned & ~beside & (truth.channel == 0)])
+    assert main(["analyze", str(wav), "--json", str(tmp_path / "summary.json")]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert [c["level"] for c in summary["level_changes"]] == [c[2] for c in result.level_changes]
+    assert ("the recording's level changed" in capsys.readouterr().out) == (gain != 1.0)
+    if gain >= 0.5:
+        assert summary["frames"]["rejected"] == 0
