@@ -116,3 +116,26 @@ def test_a_minimum_phase_filters_ringing_is_no_corner(corners_hz):
     h = learn(y, edges)
     assert len(h.coef) == len(corners_hz)
     np.testing.assert_allclose(sorted(h.corners_hz()), sorted(corners_hz), rtol=0.01)
+
+
+@pytest.mark.parametrize("corners_hz", [(300.0, 100.0), (20.0,), (200.0,), (120.0,)])
+def test_a_channel_with_few_decays_takes_the_other_channels_poles_only_where_they_fit(corners_hz):
+    """A 1 Hz reference beside the measurement pin on a card coupled at 100 and 300 Hz: its one decay in the
+    first seconds, at a step 1000× the noise, determines one corner only (34 Hz: its edges 1.4 µs early at
+    README's level). The measurement channel's poles, learned from hundreds of decays, fit its samples
+    better, and are taken; a channel coupled otherwise keeps its own single corner."""
+    pin = learn(*coupled((300.0, 100.0), 3e-5))
+    y, edges = coupled(corners_hz, 1e-4, seed=2, spacing=(48000, 48001), count=2)
+    learner = HighpassLearner(FS)
+    learner.add(y, edges, edges, 0, len(y))
+    own = learner.result()
+    assert len(own.coef) == 1  # what the test is about: its own decay gives one corner
+    shared = learner.with_poles(pin)
+    if len(corners_hz) == 2:
+        assert shared is not None
+        np.testing.assert_allclose(sorted(shared.corners_hz()), sorted(pin.corners_hz()))
+        step = shared.restore(y)[edges[0] + 20] - shared.restore(y)[edges[0] - 20]
+        assert step == pytest.approx(0.1, rel=0.05)  # the pin's step, restored (its own corner: 0.034)
+    else:
+        assert shared is None
+        np.testing.assert_allclose(own.corners_hz(), corners_hz, rtol=0.03)
