@@ -189,6 +189,19 @@ def test_a_recording_with_automatic_gain_control_is_refused_naming_it(tmp_path, 
     assert proc.returncode == 0, proc.stderr.decode()
 
 
+def test_pin_edges_too_small_for_the_cards_noise_are_not_blamed_on_gain_control(tmp_path, make_sim):
+    """`laptop-48k` at 0.001 FS (23× its noise): the pin's edges are below what detection finds (30× the
+    step strength's noise); the steps it found were noise, 1.6× the noise high and anything but steady, and
+    the refusal named automatic gain control. It now says what they are and what to do."""
+    wav = tmp_path / "faint.wav"
+    assert _pintime("synth", str(make_sim / "table1.edges.csv"), "-o", str(wav), "--profile", "laptop-48k",
+                    "--bits", "16", "--channels", "1", "--seed", "3", "--duration-s", "10",
+                    "--level", "0.001", cwd=tmp_path).returncode == 0
+    proc = _pintime("analyze", str(wav), cwd=tmp_path)
+    _one_error_line(proc, "noise, not a pin's edges", "raise the recording level")
+    assert "automatic gain control" not in proc.stderr.decode()
+
+
 def _square_wave_under_agc(tmp_path: Path, cycles: np.ndarray, depth: float) -> tuple[Path, Path]:
     """A square wave toggling at ``cycles`` (1 MHz) rendered by the `default` card at 48 kHz 16-bit mono,
     steady clock, and the same with its gain swinging ±``depth`` at 1 Hz: the two WAVs."""

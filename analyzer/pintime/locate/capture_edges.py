@@ -67,6 +67,10 @@ TRAIN_SPAN_S = 3.0  # a calibration train lasts 2.78 s (FORMAT.md §6)
 TRAIN_LEAD_S = 0.1  # a learning span that starts at a train starts this much before it (its frame header)
 CAL_PERIOD_S = 2777e-6  # a pintime calibration train's edge spacing (FORMAT.md §6), within 1 %
 MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this far inside a block's data
+# a step is detected at 30× the strength's noise (detect.NOISE_FLOOR), ≥ 20× the samples': isolated steps
+# whose median stands below this many times the noise are noise (at 0.001 FS on `laptop-48k`, 23× its
+# noise, the steps found stood 1.6× it, and were refused as automatic gain control)
+MIN_STEP_NOISE = 10.0
 
 
 @dataclass(frozen=True)
@@ -253,8 +257,13 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
             located_noise = (fit.residual_rms, *located_noise[1:])
         return fit.template, fit, located_noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
     alone = isolated_edges(pos)  # what checks the other methods, against the template's fit
-    train.check_gain(step_heights(y[alone]), sign[alone] < 0, f"{info.path}", span_s,
-                     "the edges' step height")
+    heights = step_heights(y[alone])
+    if len(heights) and np.median(np.abs(heights)) < MIN_STEP_NOISE * noise[0]:
+        raise PintimeError(f"{info.path}: the steps found on the measurement ({info.channel_name(0)}) "
+                           f"channel stand {np.median(np.abs(heights)) / noise[0]:.2g}× its noise "
+                           f"({noise[0]:.2g} FS RMS): noise, not a pin's edges, which are too small to be "
+                           "found, if there are any: raise the recording level (README, wiring)")
+    train.check_gain(heights, sign[alone] < 0, f"{info.path}", span_s, "the edges' step height")
     try:
         return (learn_blind(pos, sign, y, seeds, span_s, noise[0]), None, located_noise,
                 [pos[alone], sign[alone], y_simple[alone], y[alone]], refused)
