@@ -6,9 +6,8 @@ the format is far wider than any clock error), skips to the first QUIET followed
 every valid frame with the indices of its group's edges. Frames that break any rule of FORMAT.md §3 are
 counted (by reason) and none of their edges is attributed.
 
-Polarity: the edge source is expected to give pin polarity (``Edges.polarity`` is defined "after any
-inversion is undone"). As a safety net, when no frame decodes with the given polarity but frames decode
-with the opposite one, the decoder uses the opposite one and says so in ``FrameDecode.inverted``.
+Polarity: the source gives pin polarity (``Edges.polarity``, "after any inversion is undone"); should no
+frame decode with it but some with the opposite, the decoder takes that (``FrameDecode.inverted``).
 """
 
 from __future__ import annotations
@@ -68,6 +67,11 @@ class Frame:
         """The int64 indices of the group's edges (made on each use: a long capture's frames keep two
         integers each, not an index per edge)."""
         return np.arange(self.group_lo, self.group_hi)
+
+    @property
+    def pulses(self) -> int:
+        """How many pulses the group holds (a rise and a fall each)."""
+        return (self.group_hi - self.group_lo) // 2
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,7 @@ def build_table1(frames: list[Frame], time: np.ndarray, us_per_unit: float) -> T
         """(repetitions, pulses) µs of one technique and size: made one at a time, so that a long capture's
         are never all held at once."""
         first = of_key[key][0]
-        out = np.empty((len(of_key[key]), (first.group_hi - first.group_lo) // 2))
+        out = np.empty((len(of_key[key]), first.pulses))
         for r, frame in enumerate(of_key[key]):
             out[r] = pulse_widths_us(time, frame.group, us_per_unit)
         return out

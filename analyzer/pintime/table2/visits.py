@@ -287,7 +287,7 @@ def match(sim: SimRounds, frames: list[Frame], time: np.ndarray, us_per_unit: fl
     """The capture's TABLE2 pulses (widths in MCU µs) joined with the simulated rounds of the same labels."""
     measurement, keys = [], []
     for frame in (f for f in frames if f.kind == "table2"):
-        n = (frame.group_hi - frame.group_lo) // 2
+        n = frame.pulses
         m, first = frame.fields["measurement"], frame.fields["first_round"]
         measurement.append(np.full(n, m))
         keys.append(_key(np.full(n, m), first + np.arange(n)))
@@ -326,7 +326,7 @@ def _match_cuts(sim: SimRounds, frames: list[Frame]) -> CutRuns | None:
         return None
     keys = [np.zeros(0, dtype=np.int64)]
     for frame in (f for f in frames if f.kind == "table2cut"):
-        n = (frame.group_hi - frame.group_lo) // 2
+        n = frame.pulses
         keys.append(_key(np.full(n, frame.fields["measurement"]), np.arange(n)))
     key = np.concatenate(keys)
     if len(np.unique(key)) != len(key):
