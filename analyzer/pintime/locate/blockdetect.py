@@ -20,7 +20,7 @@ from pintime.locate import detect
 from pintime.locate.methods import SIMPLE_HALF
 
 TRACK_EDGES = 16  # a block's level is judged from this many located edges at least …
-TRACK_PARTS = 4  # … in each of up to this many stretches of it, in order
+TRACK_PARTS = 16  # … in each of up to this many stretches of it, in order (0.3 s of table1 at 48 kHz)
 # the threshold follows the level when a block's median step moves this far (relative) from the level the
 # threshold was set for: an edge's step is known to 0.1 % at README's level (a steady recording's blocks
 # agree to 0.05 %), and a threshold at 0.45-0.55 of the strength detects as well as one at half
@@ -53,7 +53,9 @@ class BlockDetector:
         self._level: list[float | None] = [None] * columns  # the first block's median located step
         self._moved: set[int] = set()  # channels whose threshold moved: their block is located again
         self._reported = [1.0] * columns  # the last level change kept, per channel
-        self.level_changes: list[tuple[int, int, float]] = []  # (first frame of its block, channel, gain)
+        self._last_middle = [0.0] * columns  # the middle edge of the last stretch seen, per channel
+        # (the sample after which the level changed, channel, the level against the first edges')
+        self.level_changes: list[tuple[float, int, float]] = []
 
     def steps(self, block: Block, channel: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Absolute sample index and sign of the edges in the block's trusted part, and which of them to
@@ -99,65 +101,73 @@ class BlockDetector:
         self.gain[channel] *= probe / threshold
         return low_pos, low_strength
 
-    def track(self, located: list[np.ndarray], first_frame: int) -> tuple[bool, bool]:
+    def track(self, located: list[np.ndarray]) -> tuple[bool, bool]:
         """Follow the level from one block's ``located`` edges (rows: position, sigma, step, channel, sign;
-        one array per channel): their median step against the first block's, stretch by stretch. Whether a
-        channel's level moved beyond TRACK_TOLERANCE from the one its threshold was set for, and whether it
-        fell: the block is then to be located again, at the lower of the old and new levels so that the
-        edges on either side of the change are detected, and :meth:`settle` called with what that finds; a
-        fall, below half, also hid the previous block's last edges (detected in a few places, where noise
-        lifted them over the threshold, and located without their neighbours, µs off): that block too."""
+        one array per channel): their median step against the first stretch of the first block's, stretch
+        by stretch. Whether a channel's level moved beyond TRACK_TOLERANCE from the one its threshold was
+        set for, and whether it fell: the block is then to be located again, at the lower of the old and
+        new levels so that the edges on either side of the change are detected, and :meth:`settle` called
+        with what that finds; a fall, below half, also hid the previous block's last edges (detected in a
+        few places, where noise lifted them over the threshold, and located without their neighbours, µs
+        off): that block too."""
         fell = False
         for rows in located:
             levels = self._levels(rows)
             if levels is None:
                 continue
-            channel, gains = levels
+            channel, gains, starts = levels
             if np.any(np.abs(gains / self.gain[channel] - 1) > TRACK_TOLERANCE):
                 fell |= float(gains.min()) < self.gain[channel]
                 self.noise_scale[channel] = max(1.0, float(gains.max()), self.gain[channel])
                 self.gain[channel] = min(float(gains.min()), self.gain[channel])
                 self._moved.add(channel)
             else:
-                self._report(channel, float(gains[-1]), first_frame)
+                self._report(channel, gains, starts)
         return bool(self._moved), fell
 
-    def settle(self, located: list[np.ndarray], first_frame: int) -> None:
+    def settle(self, located: list[np.ndarray]) -> None:
         """The thresholds of the channels :meth:`track` moved at the level of the last stretch of their
         block located again (``located``): the level from there on."""
         for rows in located:
             levels = self._levels(rows)
             if levels is not None and levels[0] in self._moved:
-                channel, gains = levels
+                channel, gains, starts = levels
                 self.gain[channel] = float(gains[-1])
                 self.noise_scale[channel] = max(1.0, self.gain[channel])
-                self._report(channel, self.gain[channel], first_frame)
+                self._report(channel, gains, starts)
         self._moved.clear()
 
-    def _levels(self, rows: np.ndarray) -> tuple[int, np.ndarray] | None:
-        """The channel of one block's located edges and the median step of each of up to TRACK_PARTS
-        stretches of them against the first block's (isolated edges only unless ``steps_fitted``; at 48 kHz
-        a block of the table1 run holds 13-21 of its 20 000), None with too few (or for the first block,
-        whose median it keeps) or on a ladder."""
+    def _levels(self, rows: np.ndarray) -> tuple[int, np.ndarray, np.ndarray] | None:
+        """The channel of one block's located edges, the median step of each of up to TRACK_PARTS
+        stretches of them against the first block's first stretch (isolated edges only unless
+        ``steps_fitted``; at 48 kHz a block of the table1 run holds 13-21 of its 20 000), and the
+        middle position of the last stretch seen before and of each; None with too few or on a ladder."""
         if rows.shape[1] < TRACK_EDGES or self.smallest_step != 1.0:
             return None
-        channel, step = int(rows[3, 0]), np.abs(rows[2])
+        channel, step, pos = int(rows[3, 0]), np.abs(rows[2]), rows[0]
         if not self.steps_fitted:
-            gap = np.diff(rows[0])
+            gap = np.diff(pos)
             alone = np.concatenate([[True], gap >= self.reach]) & np.concatenate([gap >= self.reach, [True]])
-            step = step[alone]
-        step = step[np.isfinite(step)]
-        first = self._level[channel]
-        if len(step) < TRACK_EDGES or first is None:
-            if len(step) >= TRACK_EDGES:
-                self._level[channel] = float(np.median(step))
+            step, pos = step[alone], pos[alone]
+        finite = np.isfinite(step)
+        step, pos = step[finite], pos[finite]
+        if len(step) < TRACK_EDGES:
             return None
-        parts = np.array_split(step, min(TRACK_PARTS, len(step) // TRACK_EDGES))
-        return channel, np.array([np.median(part) for part in parts]) / first
+        parts = np.array_split(np.arange(len(step)), min(TRACK_PARTS, len(step) // TRACK_EDGES))
+        medians = np.array([np.median(step[part]) for part in parts])
+        if self._level[channel] is None:  # where the swing and the edge shape were learned
+            self._level[channel] = float(medians[0])
+        middle = np.array([self._last_middle[channel]] + [pos[part[len(part) // 2]] for part in parts])
+        return channel, medians / self._level[channel], middle
 
-    def _report(self, channel: int, gain: float, first_frame: int) -> None:
-        """Keep a level ``gain`` seen in the block from ``first_frame`` on when it differs by more than
-        TRACK_TOLERANCE from the last kept."""
-        if abs(gain / self._reported[channel] - 1) > TRACK_TOLERANCE:
-            self._reported[channel] = gain
-            self.level_changes.append((first_frame, channel, gain))
+    def _report(self, channel: int, gains: np.ndarray, starts: np.ndarray) -> None:
+        """Keep the level of a block's last stretch when it differs by more than TRACK_TOLERANCE from the
+        last kept, with where the change began: after the middle edge of the stretch before the first that
+        differs (``starts``: each stretch's middle position, after that of the last stretch seen before the
+        block), most of whose edges are at the old level."""
+        moved = np.abs(gains / self._reported[channel] - 1) > TRACK_TOLERANCE
+        self._last_middle[channel] = float(starts[-1])
+        if moved[-1]:
+            first = int(np.argmax(moved))
+            self._reported[channel] = float(gains[-1])
+            self.level_changes.append((float(starts[first]), channel, float(gains[-1])))

@@ -345,7 +345,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
                    measurement_channel: int = 0,
                    reference_channel: int | None | Literal["default"] = DEFAULT_REFERENCE,
                    cuts_s: np.ndarray | None = None, smallest_step: float = 1.0,
-                   steps: bool = True) -> CaptureEdges:
+                   steps: bool = True, learn_before_s: float | None = None) -> CaptureEdges:
     """Locate every edge of the WAV capture ``path`` with ``method`` (default: template).
 
     ``measurement_channel`` and ``reference_channel`` are the file's channels (0-based) of the measurement
@@ -355,7 +355,10 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     shows lost or inserted audio the sidecar does not list, kept out of learning (:func:`learn_capture`).
     ``smallest_step`` below 1 (a resistor ladder, :mod:`pintime.ladder`) detects steps down to that
     fraction of the measurement channel's typical edge on every channel. ``steps``: keep each edge's
-    step (``amp``; without it, 4 bytes an edge fewer, and no ``crlb_s``).
+    step (``amp``; without it, 4 bytes an edge fewer, and no ``crlb_s``). ``learn_before_s``: the edge
+    shape, the noise and the coupling are learned before this (where the recording's level changed inside
+    the learning span, which is then located again: learned across a change at 3.5-7 s of a 48 kHz
+    capture, 0.4× or 2×, they were refused for misleading reasons or read Differential 1000× 6 ns off).
 
     Raises
     ------
@@ -367,7 +370,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
         raise PintimeError(f"unknown edge method '{method}' (valid: {', '.join(METHODS)})")
     info = open_wav(path, measurement_channel, reference_channel)
     start, stop, first_edge = learn_span(info, smallest_step)
-    span = (start, stop)
+    span = (start, stop if learn_before_s is None else min(stop, int(learn_before_s * info.samplerate_hz)))
     highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, *span)
     template, train_fit, noise, train_data, refused = learn_capture(info, cuts_s, highpass, smallest_step,
                                                                     span)
@@ -404,7 +407,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     for block in blocks:
         counted = det.at_file_ends
         located = _locate_block(method, table, det, block, info, noise)
-        moved, fell = det.track(located, block.own_lo)
+        moved, fell = det.track(located)
         if moved:  # the recording's level moved: this block again, and the one before after a fall
             det.at_file_ends = counted
             if fell and previous is not None:
@@ -413,12 +416,16 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
                 previous = (previous[0], again, previous[2])
                 counted = det.at_file_ends
             located = _locate_block(method, table, det, block, info, noise)
-            det.settle(located, block.own_lo)
+            det.settle(located)
         if previous is not None:
             results.add(previous[1])
         previous = (block, located, counted)
     if previous is not None:
         results.add(previous[1])
+    early = [at for at, *_ in det.level_changes if at < span[1]]
+    if early and learn_before_s is None:
+        return locate_capture(path, method, progress, measurement_channel, reference_channel, cuts_s,
+                              smallest_step, steps, min(early) / info.samplerate_hz)
     time_s, channel, sign, sigma_s, amp = results.arrays()
     release_free_memory()
     if isinstance(template, Periodic) and len(amp):  # each edge's gain against the period's: steady
