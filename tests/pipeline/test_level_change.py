@@ -41,8 +41,8 @@ def run(tmp_path_factory, make_sim) -> tuple[Path, Path]:
     return csv, synthesize(csv, directory / "steady.wav", card, seed=3).wav_path
 
 
-@pytest.mark.parametrize(("change_s", "gain"), [(10.0, 1.0), (10.0, 0.55), (10.0, 0.45), (10.0, 1.6),
-                                                (6.0, 0.7), (4.0, 1.3)])
+@pytest.mark.parametrize(("change_s", "gain"), [(10.0, 1.0), (10.0, 0.55), (10.0, 0.45), (10.0, 0.3),
+                                                (10.0, 1.6), (6.0, 0.7), (4.0, 1.3)])
 def test_edge_detection_follows_a_change_of_the_recordings_level(run, tmp_path, capsys, change_s, gain):
     """At 4 and 6 s the change falls inside the span the edge shape, the noise and the coupling are learned
     from (the first 8 s): they are learned again before it (learned across 0.4× at 5 s, Differential 1000×
@@ -79,3 +79,33 @@ def test_edge_detection_follows_a_change_of_the_recordings_level(run, tmp_path, 
     assert ("the recording's level changed" in capsys.readouterr().out) == (gain != 1.0)
     if gain >= 0.5:
         assert summary["frames"]["rejected"] == 0
+
+
+def test_a_level_that_fell_during_a_pause_is_found_from_the_next_edges(run, tmp_path):
+    """The gain lowered to 0.3× while the pin was quiet (no edge from 8 to 11 s): the first block after
+    the pause holds no step at the old threshold, and nothing located to follow the level from. Its own
+    strongest steps, many and alternating in sign, set the threshold (BlockDetector._fallen)."""
+    csv, _ = run
+    rows = csv.read_text().splitlines()
+    kept, level = [rows[0]], None
+    for row in rows[1:]:
+        cycle, channel, after = row.split(",")
+        if channel == "0" and (8_000_000 <= int(cycle) < 11_000_000 or after == level):
+            continue  # the pause, and the edge after it that would repeat the pin's level
+        level = after if channel == "0" else level
+        kept.append(row)
+    paused = tmp_path / "table1.edges.csv"
+    paused.write_text("\n".join(kept) + "\n")
+    (tmp_path / "table1.json").write_text((SIM / "table1.json").read_text())
+    card = replace(with_level(with_format(sc.PROFILES["laptop-48k"], 48000, 16, 1), README_LEVEL),
+                   wander_adev_1s=0.0)
+    x, rate = sf.read(synthesize(paused, tmp_path / "paused.wav", card, seed=3).wav_path, dtype="float64")
+    x[int(9.5 * rate):] *= 0.3
+    sf.write(tmp_path / "fell.wav", x, rate, subtype="PCM_16")
+    result = locate_capture(tmp_path / "fell.wav")
+    assert [round(level, 2) for *_, level in result.level_changes] == [0.3]
+    truth = replace(read_edge_list(paused), unit_s=1e-6)
+    m = match_stretches(result.edges, truth, None)
+    assert np.max(np.abs(m.err - np.mean(m.err)) / result.edges.sigma[m.idx]) <= 6
+    pin = truth.channel == 0
+    assert len(m.jdx) == np.count_nonzero(pin & (truth.time * truth.unit_s > result.learn_span_s[0]))

@@ -50,7 +50,7 @@ class BlockDetector:
         # its analog noise with the step (1.6× the level left 8σ errors), one after it does not: the larger
         # of the block's levels and 1, an uncertainty never too small
         self.noise_scale = [1.0] * columns
-        self._level: list[float | None] = [None] * columns  # the first block's median located step
+        self._level: list[float | None] = [None] * columns  # the first stretch's median located step
         self._moved: set[int] = set()  # channels whose threshold moved: their block is located again
         self._reported = [1.0] * columns  # the last level change kept, per channel
         self._last_middle = [0.0] * columns  # the middle edge of the last stretch seen, per channel
