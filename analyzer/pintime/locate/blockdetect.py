@@ -25,6 +25,7 @@ TRACK_PARTS = 16  # … in each of up to this many stretches of it, in order (0.
 # threshold was set for: an edge's step is known to 0.1 % at README's level (a steady recording's blocks
 # agree to 0.05 %), and a threshold at 0.45-0.55 of the strength detects as well as one at half
 TRACK_TOLERANCE = 0.1
+PIN_STEP = 0.25  # a block located again keeps the steps of at least this fraction of its lower level
 
 
 class BlockDetector:
@@ -106,17 +107,18 @@ class BlockDetector:
         one array per channel): their median step against the first stretch of the first block's, stretch
         by stretch. Whether a channel's level moved beyond TRACK_TOLERANCE from the one its threshold was
         set for, and whether it fell: the block is then to be located again, at the lower of the old and
-        new levels so that the edges on either side of the change are detected, and :meth:`settle` called
-        with what that finds; a fall, below half, also hid the previous block's last edges (detected in a
-        few places, where noise lifted them over the threshold, and located without their neighbours, µs
-        off): that block too."""
+        new levels so that the edges on either side of the change are detected (:meth:`pin_steps` keeps
+        those of a pin's step), and :meth:`settle` called with what that finds; a fall, below half, also
+        hid the previous block's last edges (detected in a few places, where noise lifted them over the
+        threshold, and located without their neighbours, µs off): that block too."""
         fell = False
         for rows in located:
             levels = self._levels(rows)
             if levels is None:
                 continue
             channel, gains, starts = levels
-            if np.any(np.abs(gains / self.gain[channel] - 1) > TRACK_TOLERANCE):
+            moved = np.abs(gains / self.gain[channel] - 1) > TRACK_TOLERANCE
+            if moved.any():
                 fell |= float(gains.min()) < self.gain[channel]
                 self.noise_scale[channel] = max(1.0, float(gains.max()), self.gain[channel])
                 self.gain[channel] = min(float(gains.min()), self.gain[channel])
@@ -124,6 +126,22 @@ class BlockDetector:
             else:
                 self._report(channel, gains, starts)
         return bool(self._moved), fell
+
+    def pin_steps(self, located: list[np.ndarray]) -> list[np.ndarray]:
+        """A block located again after a change (``located``: rows as :meth:`track` takes them) without the
+        steps of the channels that moved far below both levels, less than PIN_STEP of the lower: at 0.3× the
+        old threshold, steps of 10⁻⁴ of the swing were found beside a full level's edges (the ringing
+        between close ones), which broke its frames. Only fitted steps tell (``steps_fitted``)."""
+        if not self.steps_fitted:
+            return located
+        out = []
+        for rows in located:
+            channel = int(rows[3, 0])
+            level = self._level[channel]
+            if channel in self._moved and level is not None:
+                rows = rows[:, ~(np.abs(rows[2]) < PIN_STEP * self.gain[channel] * level)]
+            out.append(rows)
+        return out
 
     def settle(self, located: list[np.ndarray]) -> None:
         """The thresholds of the channels :meth:`track` moved at the level of the last stretch of their
@@ -171,3 +189,4 @@ class BlockDetector:
             first = int(np.argmax(moved))
             self._reported[channel] = float(gains[-1])
             self.level_changes.append((float(starts[first]), channel, float(gains[-1])))
+

@@ -413,9 +413,9 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
             if fell and previous is not None:
                 det.at_file_ends = previous[2]
                 again = _locate_block(method, table, det, previous[0], info, noise)
-                previous = (previous[0], again, previous[2])
+                previous = (previous[0], det.pin_steps(again), previous[2])
                 counted = det.at_file_ends
-            located = _locate_block(method, table, det, block, info, noise)
+            located = det.pin_steps(_locate_block(method, table, det, block, info, noise))
             det.settle(located)
         if previous is not None:
             results.add(previous[1])
