@@ -70,7 +70,7 @@ class BlockDetector:
         pos, strength = detect.find_steps(x, threshold)
         if self.swing[channel] is None and pos.size:
             self.swing[channel] = float(np.median(np.abs(strength)))
-        elif len(pos) < TRACK_EDGES and self.smallest_step == 1.0:
+        elif len(pos) < TRACK_EDGES and self._level[channel] is not None:  # a channel with many edges
             pos, strength = self._fallen(x, threshold, pos, strength, channel)
         lo = self.margin if block.first > 0 else SIMPLE_HALF
         # the file's last block has no look-ahead: its data ends where the file does, and the file's last
@@ -91,7 +91,9 @@ class BlockDetector:
         """A block with few steps at ``threshold``: its steps at half its own strongest instead, when that
         is below half the threshold and finds TRACK_EDGES steps or more, alternating in sign as one pin's
         do (crosstalk of a 1 Hz reference makes two a second; noise's alternate half the time) — the level
-        fell below half what the threshold was set for. The threshold then follows it."""
+        fell below half what the threshold was set for. The threshold then follows it. Only on a channel
+        whose level is followed (:meth:`track`): a 1 Hz reference's every block has few steps, and looking
+        at each made `pintime analyze` of a 176 s capture 1.5 s slower."""
         probe = detect.edge_threshold(x, None)
         if probe is None or probe >= 0.5 * threshold:
             return pos, strength
