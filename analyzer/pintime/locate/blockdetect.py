@@ -5,10 +5,12 @@ The threshold is half the first edges' strength. A recording whose level changes
 moved during the take, a card's automatic gain control) would leave it behind: at 0.55× the first level
 its edges' strength stood at the threshold, runs split and located twice (189 of 281 frames rejected);
 below half the level no edge was detected and the rest of the capture was silently left out. So the
-detector follows the level: from the steps located in each block (:meth:`BlockDetector.track`, their
-median against the first block's), and, where a block holds few steps at the threshold, from the block's
-own strongest steps when they are a pin's, many and alternating in sign (:meth:`BlockDetector.steps`).
-Every change is kept (:attr:`BlockDetector.level_changes`) for the report.
+detector follows the level: from the steps located in each block (:meth:`BlockDetector.track`, the
+medians of its stretches against the first edges'), and, where a block holds few steps at the threshold,
+from the block's own strongest steps when they are a pin's, many and alternating in sign
+(:meth:`BlockDetector.steps`). Every change is kept (:attr:`BlockDetector.level_changes`) for the report;
+one inside the learning span has the capture located again (:func:`pintime.locate.capture_edges.
+locate_capture`).
 """
 
 from __future__ import annotations
