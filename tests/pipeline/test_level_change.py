@@ -41,9 +41,16 @@ def run(tmp_path_factory, make_sim) -> tuple[Path, Path]:
     return csv, synthesize(csv, directory / "steady.wav", card, seed=3).wav_path
 
 
+@pytest.fixture(scope="module")
+def steady_noise(run) -> float:
+    """The noise learned from the render as it is, at one level."""
+    return locate_capture(run[1]).noise_rms[0]
+
+
 @pytest.mark.parametrize(("change_s", "gain"), [(10.0, 1.0), (10.0, 0.55), (10.0, 0.45), (10.0, 0.3),
                                                 (10.0, 1.6), (6.0, 0.7), (4.0, 1.3)])
-def test_edge_detection_follows_a_change_of_the_recordings_level(run, tmp_path, capsys, change_s, gain):
+def test_edge_detection_follows_a_change_of_the_recordings_level(run, steady_noise, tmp_path, capsys,
+                                                                 change_s, gain):
     """At 4 and 6 s the change falls inside the span the edge shape, the noise and the coupling are learned
     from (the first 8 s): they are learned again before it (learned across 0.4× at 5 s, Differential 1000×
     read 6 ns off on a 40 s capture, 1.2× its CI)."""
@@ -61,7 +68,7 @@ def test_edge_detection_follows_a_change_of_the_recordings_level(run, tmp_path, 
         assert channel == 0 and level == pytest.approx(gain, rel=0.02)
         assert change_s - 0.5 < after_s < change_s  # the middle of the last stretch of edges before it
         assert result.learn_span_s[1] <= change_s
-    assert result.noise_rms[0] == pytest.approx(locate_capture(steady).noise_rms[0], rel=0.05)
+    assert result.noise_rms[0] == pytest.approx(steady_noise, rel=0.05)
     truth = replace(read_edge_list(csv), unit_s=1e-6)  # mono: no reference, cycles at 1 MHz
     m = match_stretches(result.edges, truth, None)
     # an edge whose window the change cuts, its samples at two gains, is no edge's shape (at 6 s, 4 samples

@@ -5,14 +5,14 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import TypeVar
 
 T = TypeVar("T")
 U = TypeVar("U")
 
 
-def ahead(items: Iterator[T], work: Callable[[T], U], depth: int = 2) -> Iterator[U]:
+def ahead(items: Iterator[T], work: Callable[[T], U], depth: int = 2) -> Generator[U, None, None]:
     """``work(item)`` of each item, made up to ``depth`` items ahead in a second thread: reading and
     restoring the next block (file reads and compiled kernels, which let go of the interpreter) overlap
     locating this one. The results and their order are those of ``map(work, items)``; an exception in the

@@ -95,8 +95,8 @@ class CaptureEdges:
     # edges detected too near the file's start or end to be located, and those within reach of one (left
     # out)
     at_file_ends: int = 0
-    # where the recording's level changed (BlockDetector.level_changes: the threshold followed it): time
-    # (s, the start of the block it was seen in), channel, level against the first edges'
+    # where the recording's level changed (BlockDetector.level_changes: the threshold followed it): the time
+    # after which it did (s), channel, level against the first edges'
     level_changes: tuple[tuple[float, int, float], ...] = ()
 
     @property
@@ -258,9 +258,10 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         return fit.template, fit, located_noise, [pos[idx], sign[idx], y_simple[idx], y[idx]], None
     alone = isolated_edges(pos)  # what checks the other methods, against the template's fit
     heights = step_heights(y[alone])
-    if len(heights) and np.median(np.abs(heights)) < MIN_STEP_NOISE * noise[0]:
+    height = float(np.median(np.abs(heights))) if len(heights) else np.inf
+    if height < MIN_STEP_NOISE * noise[0]:
         raise PintimeError(f"{info.path}: the steps found on the measurement ({info.channel_name(0)}) "
-                           f"channel stand {np.median(np.abs(heights)) / noise[0]:.2g}× its noise "
+                           f"channel stand {height / noise[0]:.2g}× its noise "
                            f"({noise[0]:.2g} FS RMS): noise, not a pin's edges, which are too small to be "
                            "found, if there are any: raise the recording level (README, wiring)")
     train.check_gain(heights, sign[alone] < 0, f"{info.path}", span_s, "the edges' step height")
@@ -398,7 +399,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     results = EdgeStore(noise, None if method == "count" else rms, own_sigma, info.samplerate_hz, steps,
                         template.sigma_scale if isinstance(template, Template) else 1.0)
     # nothing before the learning span: its start is the first block with an edge
-    blocks = ahead(iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, span[0]), lambda b: restore_block(b, highpass))
+    reader = ahead(iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, span[0]), lambda b: restore_block(b, highpass))
+    blocks = reader
     if progress:
         from tqdm import tqdm  # only for long runs on a terminal
 
@@ -420,12 +422,13 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
         if previous is not None:
             results.add(previous[1])
         previous = (block, located, counted)
+        early = [at for at, *_ in det.level_changes if at < span[1]]
+        if early and learn_before_s is None:  # learned across a change of level: all again, learned before it
+            reader.close()  # (the changes come in time order: no later block finds an earlier one)
+            return locate_capture(path, method, progress, measurement_channel, reference_channel, cuts_s,
+                                  smallest_step, steps, early[0] / info.samplerate_hz)
     if previous is not None:
         results.add(previous[1])
-    early = [at for at, *_ in det.level_changes if at < span[1]]
-    if early and learn_before_s is None:
-        return locate_capture(path, method, progress, measurement_channel, reference_channel, cuts_s,
-                              smallest_step, steps, min(early) / info.samplerate_hz)
     time_s, channel, sign, sigma_s, amp = results.arrays()
     release_free_memory()
     if isinstance(template, Periodic) and len(amp):  # each edge's gain against the period's: steady
