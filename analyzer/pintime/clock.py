@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges, nearest_index
+from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges, is_reference, nearest_index
 from pintime.errors import PintimeError
 from pintime.frames import ScaledTimes, cut_trains, decode_frames
 from pintime.lost_audio import near_spans
@@ -182,7 +182,7 @@ def calibrate(edges: Edges, gaps: np.ndarray | None = None) -> Clock:
     try:
         index = edge_indices(ref.time, ref.polarity, f"{edges.source}: reference channel", segment)
     except PintimeError as e:
-        if _copies_the_pin(edges):
+        if copies_the_pin(edges):
             raise PintimeError(f"{edges.source}: the reference channel holds the measurement pin's own edges "
                                "(a mono input recorded as two identical channels?): --reference none reads "
                                "the capture without a reference") from None
@@ -194,7 +194,7 @@ def calibrate(edges: Edges, gaps: np.ndarray | None = None) -> Clock:
                  unit_s=edges.unit_s)
 
 
-def _copies_the_pin(edges: Edges) -> bool:
+def copies_the_pin(edges: Edges) -> bool:
     """Whether nine in ten reference edges have a measurement edge within 1 µs, all of their polarity or all
     of the other (the same signal on both channels, maybe inverted); never for a time base of unknown
     unit."""
@@ -205,6 +205,17 @@ def _copies_the_pin(edges: Edges) -> bool:
     near = np.abs(ref.time - pin.time[k]) < 1e-6 / edges.unit_s
     same = ref.polarity == pin.polarity[k]
     return bool(max(np.count_nonzero(near & same), np.count_nonzero(near & ~same)) >= 0.9 * len(ref.time))
+
+
+def not_a_reference(edges: Edges, channel_name: str) -> str | None:
+    """Why the reference channel of ``edges`` (the file's ``channel_name`` one) is no 1 s clock reference;
+    None where it is one or holds no edge."""
+    ref = edges.on(REFERENCE_CHANNEL).time
+    if len(ref) == 0 or is_reference(ref):
+        return None
+    if copies_the_pin(edges):
+        return f"the {channel_name} channel repeats the measurement pin, as a mono input recorded as two does"
+    return f"the {channel_name} channel's {len(ref)} edges are no 1 s clock reference"
 
 
 def calibrate_from_train(edges: Edges, cuts_s: np.ndarray | None = None, guard_s: float = 0.0) -> Clock:

@@ -17,7 +17,7 @@ from pintime.capture.edgelist import read_edge_list
 from pintime.capture.gaps import RecordingGaps, drop_near_gaps, read_gaps
 from pintime.capture.sniff import sniff
 from pintime.capture.vcd import read_vcd
-from pintime.capture.wav import DEFAULT_CHANNELS, Channels, open_wav
+from pintime.capture.wav import DEFAULT_CHANNELS, DEFAULT_REFERENCE, Channels, open_wav
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.estimate.kernel import Kernel, build_kernel, kernel_json
@@ -82,6 +82,8 @@ class Analysis:
     at_file_ends: int = 0  # WAVs: edges too near the file's start or end to be located, and their chains
     # WAVs: where the recording's level changed (CaptureEdges.level_changes): time (s), channel, level
     level_changes: tuple[tuple[float, int, float], ...] = ()
+    # WAVs: why the channel taken for the 1 s clock reference by default is none (then read without it)
+    reference_ignored: str | None = None
 
     @property
     def time_us(self) -> np.ndarray:
@@ -243,6 +245,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     listed_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
     attribution, lost, rate_hz, skipped_s, unplaced, at_file_ends = None, None, 0.0, None, 0, 0
     level_changes: tuple[tuple[float, int, float], ...] = ()
+    reference_ignored: str | None = None  # why a WAV's channel 1, the reference by default, was not one
     draws_from: CaptureEdges | None = None  # a template-located WAV: its template's error draws
     # the only long step: a WAV's edges; lost audio found from the data, listed or not (exact sources lose
     # none)
@@ -251,8 +254,14 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         raw, rate_hz = attribution.edges, open_wav(path, *channels).samplerate_hz
         edges, gaps, lost = without_lost_audio(raw, gaps, rate_hz)
     elif is_wav:
-        located, edges, gaps, lost = located_without_lost_audio(path, method, sys.stderr.isatty(), channels,
+        located, edges, kept, lost = located_without_lost_audio(path, method, sys.stderr.isatty(), channels,
                                                                 gaps, steps=False)
+        by_default = channels[1] == DEFAULT_REFERENCE and located.info.reference_channel is not None
+        reference_ignored = clk.not_a_reference(edges, located.info.channel_name(1)) if by_default else None
+        if reference_ignored is not None:  # the channel taken by default is none: read as a mono capture
+            located, edges, kept, lost = located_without_lost_audio(path, method, False, (channels[0], None),
+                                                                    gaps, steps=False)
+        gaps = kept
         raw, rate_hz, skipped_s = located.edges, located.info.samplerate_hz, located.skipped_s
         unplaced, at_file_ends, level_changes = located.unplaced, located.at_file_ends, located.level_changes
         draws_from = located if located.method == "template" else None
@@ -321,7 +330,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     return Analysis(path, used, edges, clock, decode, run, missing, cal, table, table2, user, gaps,
                     lost_to_gaps, lost, kernel, micro, slow, attribution, skipped_s, unplaced, draws,
                     None if rounding is None else (rounding.step_lsb, rounding.noise_lsb), at_file_ends,
-                    level_changes)
+                    level_changes, reference_ignored)
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -355,7 +364,8 @@ def summary_json(a: Analysis) -> dict[str, Any]:
         "run": {"f_cpu_hz": a.run["f_cpu_hz"], "revision": f"{a.run['revision']:08x}",
                 "program": PROGRAMS[a.run["program"]]},
         "clock": {"ppm": c.rate_ppm, "ppm_sigma": c.rate_ppm_sigma,
-                  "source": c.source, "reference_edges": c.fit.n_edges if c.source == "reference" else 0,
+                  "source": c.source, "reference_ignored": a.reference_ignored,
+                  "reference_edges": c.fit.n_edges if c.source == "reference" else 0,
                   "fitted_edges": c.fit.n_edges, "residual_rms_us": c.residual_rms_us,
                   "fall_minus_rise_us": c.fit.fall_offset * c.us_per_unit,
                   "fall_minus_rise_sigma_us": c.fit.fall_offset_sigma * c.us_per_unit,

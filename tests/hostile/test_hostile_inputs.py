@@ -90,13 +90,36 @@ def test_swapped_channels_are_named(tmp_path):
 
 
 @pytest.mark.parametrize("sign", [1, -1])
-def test_a_pin_recorded_on_both_channels_is_named(tmp_path, sign):
-    """A mono input recorded as two identical channels (or one inverted): the "reference" holds the pin's
-    own edges; the message says so and how to read the capture without a reference."""
+def test_a_pin_recorded_on_both_channels_is_read_as_mono(tmp_path, sign):
+    """A mono input recorded as two identical channels (or one inverted): channel 1, the reference by
+    default, holds the pin's own edges. The capture is read without a reference, to the same results as its
+    left channel alone, and the clock line and the JSON say why. Named as the reference (``--reference 1``),
+    that channel is refused with the reason and how to read the capture without it."""
     x, rate = sf.read(EXAMPLE_WAV, dtype="float64")
     sf.write(tmp_path / "twice.wav", np.column_stack([x[:, 0], sign * x[:, 0]]), rate, subtype="PCM_24")
-    proc = _pintime("analyze", "twice.wav", cwd=tmp_path)
+    sf.write(tmp_path / "left.wav", x[:, 0], rate, subtype="PCM_24")
+    runs = {name: _pintime("analyze", f"{name}.wav", "--json", f"{name}.out.json", cwd=tmp_path)
+            for name in ("twice", "left")}
+    assert all(proc.returncode == 0 for proc in runs.values()), [p.stderr for p in runs.values()]
+    clock_line = runs["twice"].stdout.decode().splitlines()[1]
+    assert "(no reference channel: the right channel repeats the measurement pin" in clock_line
+    out = {name: json.loads((tmp_path / f"{name}.out.json").read_text()) for name in runs}
+    assert out["twice"]["clock"]["reference_ignored"].startswith("the right channel repeats")
+    assert out["left"]["clock"]["reference_ignored"] is None
+    for section in ("table1", "overdetermined", "frames"):
+        assert out["twice"][section] == out["left"][section]
+    proc = _pintime("analyze", "twice.wav", "--reference", "1", cwd=tmp_path)
     _one_error_line(proc, "the reference channel holds the measurement pin's own edges", "--reference none")
+
+
+def test_a_pin_on_the_right_channel_alone_is_named(tmp_path):
+    """The pin recorded on the right channel, the left one silent: the message says where the edges are
+    and which options read them."""
+    x, rate = sf.read(EXAMPLE_WAV, dtype="float64")
+    sf.write(tmp_path / "right.wav", np.column_stack([np.zeros(len(x)), x[:, 0]]), rate, subtype="PCM_24")
+    proc = _pintime("analyze", "right.wav", cwd=tmp_path)
+    _one_error_line(proc, "no edges on the measurement (left) channel", "the right channel has edges",
+                    "--channel 1 --reference none")
 
 
 def test_a_nonlinear_input_is_named(tmp_path):

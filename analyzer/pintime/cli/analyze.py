@@ -30,7 +30,8 @@ def format_summary(a: Analysis) -> str:
     rate = "(unknown unit)" if c.rate_ppm is None else f"{c.rate_ppm:+.4f} ± {c.rate_ppm_sigma:.4f} ppm"
     ppm = (f"clock: capture clock vs MCU {rate}"
            + f" from {c.fit.n_edges} {c.source} edges"
-           + ("" if c.source == "reference" else " (no reference channel)")
+           + ("" if c.source == "reference" else " (no reference channel"
+              + ("" if a.reference_ignored is None else f": {a.reference_ignored}") + ")")
            + f", residual RMS {c.residual_rms_us:.3g} µs")
     if a.cal_ppm is not None:
         ppm += (f"; calibration train after calibration {a.cal_ppm[0]:+.4f} ± {a.cal_ppm[1]:.4f} ppm (its "

@@ -92,9 +92,7 @@ class CaptureEdges:
     learn_span_s: tuple[float, float] = (0.0, LEARN_MAX_S)  # the seconds the edge shape was learned from
     skipped_s: tuple[float, float] | None = None  # a stretch with edges left out: an earlier run's end
     unplaced: int = 0  # edges detected that the method could not place (left out, frames with them lost)
-    # edges detected too near the file's start or end to be located, and those within reach of one (left
-    # out)
-    at_file_ends: int = 0
+    at_file_ends: int = 0  # edges too near the file's start or end to be located, and those within reach
     # where the recording's level changed (BlockDetector.level_changes: the threshold followed it): the time
     # after which it did (s), channel, level against the first edges'
     level_changes: tuple[tuple[float, int, float], ...] = ()
@@ -176,7 +174,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, start, stop)
     columns = range(len(info.columns))
     det = BlockDetector(len(columns), smallest_step, MARGIN, PAD_FRAMES)
-    pos_all, sign_all, wins, simple, swings = [], [], [], [], []
+    pos_all, sign_all, wins, simple, swings, others = [], [], [], [], [], False  # others: steps elsewhere
     noise_parts: list[list[tuple[float, int]]] = [[] for _ in columns]
     recorded_parts: list[list[tuple[float, int]]] = [[] for _ in columns]  # the same, before restoring
     fit_parts: list[list[tuple[float, int]]] = [[] for _ in columns]  # as an edge's fit sees it (crlb)
@@ -187,6 +185,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         # in a quiet chunk had made the noise 5× too large (a capture cut 10 samples after one); so does
         # every channel's: crosstalk makes its steps on the others too (highpass.learn_highpass)
         near = np.concatenate([p for p, *_ in found] + [[0, info.frames]]) - block.own_lo
+        others = others or any(len(p) for p, *_ in found[1:])
         for ch in columns:
             pos, sign, _ = found[ch]
             own = (pos >= block.own_lo) & (pos < block.own_hi)
@@ -222,7 +221,9 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         raise PintimeError(f"{info.path}: no edges on the measurement ({info.channel_name(0)}) channel"
                            + (f" from {start / info.samplerate_hz:.1f} s" if start else "")
                            + ": silence, not a pintime capture, or edges so close together that the card's "
-                             "ringing hides the noise they are told from (faster than fs/8, or not periodic)")
+                             "ringing hides the noise they are told from (faster than fs/8, or not periodic)"
+                           + (f"; the {info.channel_name(1)} channel has edges (--channel {info.columns[1]} "
+                              "--reference none reads them)" if others else ""))
     sign, y_wide, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
     y = np.ascontiguousarray(y_wide[:, :len(train.WINDOW)])  # the train's learning may need more after
     span_s = (stop - start) / info.samplerate_hz
