@@ -215,6 +215,8 @@ def not_a_reference(edges: Edges, channel_name: str) -> str | None:
         return None
     if copies_the_pin(edges):
         return f"the {channel_name} channel repeats the measurement pin, as a mono input recorded as two does"
+    if len(ref) < 3:  # as is_reference needs
+        return f"the {channel_name} channel's {len(ref)} edge(s) are too few for a 1 s clock reference"
     return f"the {channel_name} channel's {len(ref)} edges are no 1 s clock reference"
 
 
