@@ -163,10 +163,11 @@ def _pin_asymmetry(decode: FrameDecode, time_us: ScaledTimes,
                                                                      polarity[train.group])
 
 
-def without_lost_audio(raw: Edges, gaps: RecordingGaps | None,
-                rate_hz: float) -> tuple[Edges, RecordingGaps | None, LostAudio]:
-    """A WAV's edges without those beside its listed ``gaps`` and beside lost audio found in the data."""
-    edges, guard_s = raw, gap_guard_s(rate_hz)
+def without_lost_audio(raw: Edges, gaps: RecordingGaps | None, rate_hz: float,
+                       guard_s: float) -> tuple[Edges, RecordingGaps | None, LostAudio]:
+    """A WAV's edges without those beside its listed ``gaps`` and beside lost audio found in the data
+    (``guard_s``: how near a gap an edge's location may see it, :func:`gap_guard_s`)."""
+    edges = raw
     if gaps is not None:
         edges, gaps = drop_near_gaps(raw, gaps, guard_s)
     listed_s = np.zeros(0) if gaps is None else gaps.times_s
@@ -183,11 +184,13 @@ def located_without_lost_audio(path: str | Path, method: str | None, progress: b
     across it is no edge's: the capture is located again, learning without it."""
     located = locate_capture(path, method, progress, *channels, steps=steps)
     rate_hz = located.info.samplerate_hz
-    edges, kept_gaps, lost = without_lost_audio(located.edges, gaps, rate_hz)
+    edges, kept_gaps, lost = without_lost_audio(located.edges, gaps, rate_hz,
+                                                gap_guard_s(rate_hz, located.template))
     learn_lo_s, learn_hi_s = located.learn_span_s
     if any(g.start_s < learn_hi_s and g.end_s >= learn_lo_s for g in lost.unlisted):
         located = locate_capture(path, method, False, *channels, cut_spans(np.zeros(0), lost), steps=steps)
-        edges, kept_gaps, lost = without_lost_audio(located.edges, gaps, rate_hz)
+        edges, kept_gaps, lost = without_lost_audio(located.edges, gaps, rate_hz,
+                                                    gap_guard_s(rate_hz, located.template))
     return located, edges, kept_gaps, lost
 
 
@@ -252,7 +255,8 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     if ladder:
         attribution = ladder_edges(path, method, sys.stderr.isatty(), channels)
         raw, rate_hz = attribution.edges, open_wav(path, *channels).samplerate_hz
-        edges, gaps, lost = without_lost_audio(raw, gaps, rate_hz)
+        guard_s = gap_guard_s(rate_hz)
+        edges, gaps, lost = without_lost_audio(raw, gaps, rate_hz, guard_s)
     elif is_wav:
         located, edges, kept, lost = located_without_lost_audio(path, method, sys.stderr.isatty(), channels,
                                                                 gaps, steps=False)
@@ -263,11 +267,12 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
                                                                     gaps, steps=False)
         gaps = kept
         raw, rate_hz, skipped_s = located.edges, located.info.samplerate_hz, located.skipped_s
+        guard_s = gap_guard_s(rate_hz, located.template)
         unplaced, at_file_ends, level_changes = located.unplaced, located.at_file_ends, located.level_changes
         draws_from = located if located.method == "template" else None
     else:
         edges = raw = load_edges(path)
-    guard_s = gap_guard_s(rate_hz) if is_wav else 0.0
+        guard_s = 0.0
     release_free_memory()  # what checking a long capture's frames left free (docs/design.md §11)
     gaps_s = listed_s if lost is None else np.sort(np.concatenate([listed_s, lost.boundaries_s]))
     has_reference = len(edges.on(REFERENCE_CHANNEL).time) > 0

@@ -24,7 +24,7 @@ from pintime.capture.edgelist import read_edge_list
 from pintime.cli import main
 from pintime.edges import Edges
 from pintime.errors import PintimeError
-from pintime.locate import highpass, train
+from pintime.locate import highpass, traincheck
 from pintime.locate.capture_edges import locate_capture
 from pintime.soundcard import model as sc
 from pintime.soundcard.decimation import SHARP_MINIMUM_PHASE
@@ -108,13 +108,13 @@ def test_a_minimum_phase_filters_long_ringing_after_the_edge_is_learned(excerpt,
     """A minimum-phase decimation filter rings only after its edge, ~70 samples long: past the ±48 samples
     of a support centred on the edge. On a quiet 24-bit card (−110 dBFS) the cut tail had left the edges
     5.6× their Cramér–Rao bound, 18 σ at worst, on 96 kHz `minphase-48k`; the support now moves after the
-    edge (pintime.locate.train.response_lead) and they are within 1.5×. The linear-phase cards' supports
+    edge (pintime.locate.traincheck.response_lead) and they are within 1.5×. The linear-phase cards' supports
     stay centred (test_template_within_1_5_crlb)."""
     card = replace(with_format(sc.PROFILES["minphase-48k"], 96000, 24, 2), wander_adev_1s=0.0,
                    noise_dbfs=-110.0, dither=False)
     wav = synthesize(excerpt, tmp_path / "minphase.wav", card, seed=7).wav_path
     if not lead:
-        monkeypatch.setattr(train, "response_lead", lambda fit: fit.template.lead_samples)
+        monkeypatch.setattr(traincheck, "response_lead", lambda fit: fit.template.lead_samples)
     result = locate_capture(wav, "template")
     e = errors_of(result, truth)
     assert e.matched == e.exact == e.located
@@ -129,7 +129,7 @@ def test_a_minimum_phase_filters_long_ringing_after_the_edge_is_learned(excerpt,
 def test_mains_hum_does_not_keep_a_minimum_phase_filters_tail_cut(excerpt, truth, tmp_path, seed):
     """`minphase-48k` at 48 kHz 16-bit mono with −50 dBFS of 60 Hz hum (a laptop on its charger): the hum
     left in the template's first samples, where the support is held at 0 and its error draws barely
-    spread, stood out 7–14× there and kept the support centred (pintime.locate.train.response_lead) for
+    spread, stood out 7–14× there and kept the support centred (pintime.locate.traincheck.response_lead) for
     these seeds: the tail cut, their edges 1.42–1.44× their bound against 1.17–1.21× for the other seeds,
     and on 30 s captures Differential 1000× 2.2–2.8 ns off, 6σ. The support now moves after the edge."""
     card = replace(with_format(sc.PROFILES["minphase-48k"], 48000, 16, 1), wander_adev_1s=0.0,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from pintime.locate import train
 from pintime.locate.fit import (
     FIT_HALF_SAMPLES,
     PHASE_RANGE,
@@ -14,7 +15,8 @@ from pintime.locate.fit import (
     fit_isolated,
 )
 from pintime.locate.template import Template
-from pintime.locate.train import GAIN_TOLERANCE, gain_change
+from pintime.locate.train import gain_change
+from pintime.locate.traincheck import GAIN_TOLERANCE
 from scipy.special import sici
 
 
@@ -103,3 +105,17 @@ def test_gain_change_sees_a_swinging_gain_not_a_drift_or_noise():
     assert gain_change(steady, falling) < GAIN_TOLERANCE / 10
     swinging = steady * (1 + 0.1 * np.sin(2 * np.pi * t_s))
     assert gain_change(swinging, falling) > GAIN_TOLERANCE
+
+
+def test_a_trains_outside_neighbours_are_the_nearer_of_edges_and_gaps():
+    """The edges just before and after a train, or a recording gap's end where nearer (train.outside); the
+    train's edges whose learning windows they leave clear (train.clear): the first one's ±96 window and
+    its baseline stretch reach 216 samples back, the last one's 194 on."""
+    pos = np.array([0, 300, 800, 1300, 1800, 2000])
+    idx = np.arange(1, 5)
+    assert train.outside(pos, idx) == (0, 2000)
+    assert train.outside(pos, idx, np.array([100.0, 1900.0, 5000.0])) == (100.0, 1900.0)
+    assert train.clear(pos[idx], (0, 2000), train.LONG_HALF_SAMPLES) == slice(0, 4)
+    assert train.clear(pos[idx], (100, 1900), train.LONG_HALF_SAMPLES) == slice(1, 3)
+    assert train.clear(pos[idx], (100, 1900), train.TEMPLATE_HALF_SAMPLES) == slice(0, 4)
+

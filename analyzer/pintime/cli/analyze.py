@@ -92,7 +92,7 @@ def template_error_lines(a: Analysis) -> list[str]:
 
 def skipped_text(skipped_s: tuple[float, float]) -> str:
     """The sentence reporting a stretch left out before a later calibration train
-    (:func:`pintime.locate.capture_edges.learn_span`)."""
+    (:func:`pintime.locate.learnspan.learn_span`)."""
     return (f"the edges of {skipped_s[0]:.3f}-{skipped_s[1]:.3f} s left out: they come before the "
             "calibration train of a run that begins later (the end of an earlier run, before the board was "
             "reset?)")

@@ -31,13 +31,14 @@ from pintime.capture.gaps import read_gaps
 from pintime.capture.wav import DEFAULT_REFERENCE, Block, WavInfo, iter_blocks, open_wav
 from pintime.edges import Edges, is_reference
 from pintime.errors import PintimeError
-from pintime.locate import detect, train
+from pintime.locate import detect, train, traincheck
 from pintime.locate.ahead import ahead
 from pintime.locate.blind import isolated_edges, learn_blind
 from pintime.locate.blockdetect import BlockDetector
 from pintime.locate.crlb import FIT_DEGREE, quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
 from pintime.locate.highpass import Highpass, check_restored, learn_highpass, restore_block
+from pintime.locate.learnspan import BLOCK_FRAMES, LEARN_MAX_S, MARGIN, PAD_FRAMES, learn_span
 from pintime.locate.methods import (
     METHODS,
     SIMPLE_HALF,
@@ -55,18 +56,10 @@ from pintime.locate.template import Template
 from pintime.locate.windows import windows
 
 # An edge's location uses samples up to the template's half-support on either side (its own window, or
-# its neighbours' in a joint fit): edges this close to a recording gap may see the jump, and are dropped.
+# its neighbours' in a joint fit): edges this close to a recording gap may see the jump, and are dropped
+# (a long support's, train.LONG_HALF_SAMPLES, twice that: gap_guard_s).
 GAP_GUARD_SAMPLES = 2 * train.TEMPLATE_HALF_SAMPLES
-BLOCK_FRAMES = 1 << 18  # 1.4 s per block at 192 kHz (4 MB of float32 stereo with its float64 channel copy)
-PAD_FRAMES = 1024  # look-ahead/behind of a block: a group of close edges must fit in it
-LEARN_MAX_S = 8.0  # the calibration train is at the start of a capture (FORMAT.md §6)
 LEARN_EDGES = 1300  # enough measurement-channel edges to hold the whole train (1000 edges)
-LEARN_MIN_EDGES = 400  # a span with fewer edges (a slow signal: a PPS) goes on until it holds this many
-LEARN_SEARCH_S = 300.0  # a calibration train is looked for this far after the first edge (a run's length)
-TRAIN_SPAN_S = 3.0  # a calibration train lasts 2.78 s (FORMAT.md §6)
-TRAIN_LEAD_S = 0.1  # a learning span that starts at a train starts this much before it (its frame header)
-CAL_PERIOD_S = 2777e-6  # a pintime calibration train's edge spacing (FORMAT.md §6), within 1 %
-MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this far inside a block's data
 # a step is detected at 30× the strength's noise (detect.NOISE_FLOOR), ≥ 20× the samples': isolated steps
 # whose median stands below this many times the noise are noise (at 0.001 FS on `laptop-48k`, 23× its
 # noise, the steps found stood 1.6× it, and were refused as automatic gain control)
@@ -108,54 +101,11 @@ class CaptureEdges:
                            self.info.samplerate_hz)
 
 
-def gap_guard_s(samplerate_hz: float) -> float:
-    """How near a recording gap (s) an edge's location may see the gap's jump: ``GAP_GUARD_SAMPLES``."""
-    return GAP_GUARD_SAMPLES / samplerate_hz
-
-
-def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int]:
-    """The frames the edge shape, the noise and the AC coupling are learned from, and the first frame of the
-    first block whose measurement channel holds an edge.
-
-    The span is LEARN_MAX_S from that block (a recording may begin in silence, seconds before the board is
-    reset), unless a pintime calibration train (alternating edges CAL_PERIOD_S apart) lies too far beyond
-    it to be learned from there, within LEARN_SEARCH_S: a recording that begins inside an earlier run, then
-    the board is reset. The span then starts just before the train, and every edge before it is left out
-    (the caller reports it). A span of LEARN_MAX_S with fewer than LEARN_MIN_EDGES edges and no train (a
-    slow signal, such as a PPS output) goes on until it holds that many, within LEARN_SEARCH_S. The first
-    LEARN_MAX_S when no block holds an edge."""
-    rate = info.samplerate_hz
-    det = BlockDetector(1, smallest_step, MARGIN, PAD_FRAMES)
-    first = None
-    pos, sign = np.zeros(0, np.int64), np.zeros(0)  # the edges of the last LEARN_MAX_S scanned
-    count, enough = 0, None  # edges from the first block with one; the frame after the LEARN_MIN_EDGES-th
-    for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES):
-        p, g, _ = det.steps(block, 0)
-        own = (p >= block.own_lo) & (p < block.own_hi)
-        if first is None and own.any():
-            first = block.own_lo
-        if first is None:
-            continue
-        if enough is None and count + np.count_nonzero(own) >= LEARN_MIN_EDGES:
-            enough = int(p[own][LEARN_MIN_EDGES - count - 1]) + len(train.WINDOW)
-        count += int(np.count_nonzero(own))
-        pos, sign = np.concatenate([pos, p[own]]), np.concatenate([sign, g[own]])
-        recent = pos >= block.own_hi - LEARN_MAX_S * rate
-        pos, sign = pos[recent], sign[recent]
-        idx = train.find_train(pos, sign)
-        if idx is not None:
-            if pos[idx[0]] + TRAIN_SPAN_S * rate <= first + LEARN_MAX_S * rate:
-                break  # learned from where it is (a calibration train, or any square wave)
-            if abs(np.median(np.diff(pos[idx])) / (CAL_PERIOD_S * rate) - 1) < 0.01:
-                start = max(first, int(pos[idx[0]] - TRAIN_LEAD_S * rate))
-                return start, int(min(start + LEARN_MAX_S * rate, info.frames)), first
-        if block.own_hi - first > LEARN_SEARCH_S * rate:
-            break
-    start = 0 if first is None else first
-    stop = start + LEARN_MAX_S * rate
-    if first is not None:  # a slow signal: on to its LEARN_MIN_EDGES-th edge
-        stop = max(stop, min(info.frames if enough is None else enough, start + LEARN_SEARCH_S * rate))
-    return start, int(min(stop, info.frames)), start
+def gap_guard_s(samplerate_hz: float, template: Template | Periodic | None = None) -> float:
+    """How near a recording gap (s) an edge's location may see the gap's jump: ``GAP_GUARD_SAMPLES``, or
+    twice the half-support of a ``template`` learned on a longer one."""
+    half = template.half_samples if isinstance(template, Template) else 0.0
+    return max(GAP_GUARD_SAMPLES, 2.0 * half) / samplerate_hz
 
 
 def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
@@ -225,7 +175,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
                            + (f"; the {info.channel_name(1)} channel has edges (--channel {info.columns[1]} "
                               "--reference none reads them)" if others else ""))
     sign, y_wide, y_simple = np.concatenate(sign_all), np.concatenate(wins), np.concatenate(simple)
-    y = np.ascontiguousarray(y_wide[:, :len(train.WINDOW)])  # the train's learning may need more after
+    y = np.ascontiguousarray(train.cut(y_wide, train.TEMPLATE_HALF_SAMPLES, 0))  # learning may need more
     span_s = (stop - start) / info.samplerate_hz
     if detect.dense_periodic(pos, sign):  # no edge alone: the whole period is learned instead
         periodic = learn_from_capture(info, start, stop, BLOCK_FRAMES, PAD_FRAMES)
@@ -247,12 +197,11 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         y_wide = y_wide[usable]
         stretch = np.searchsorted(spans[:, 1], pos / info.samplerate_hz)
     seeds = seed_phases(y_simple, noise[0]) + pos
-    idx = _longest_train(pos, sign, stretch)
-    if idx is not None:
-        idx = train.clear_ends(pos, idx)
-    fit, refused = (None, None) if idx is None else train.checked_fit(
+    idx = None if (idx := _longest_train(pos, sign, stretch)) is None else train.clear_ends(pos, idx)
+    fit, refused = (None, None) if idx is None else traincheck.checked_fit(
         y_wide[idx], pos[idx], seeds[idx], sign[idx] < 0, noise[0], f"{info.path}", info.samplerate_hz,
-        rounding_errors(1.0 - info.clip_level, noise[0]))
+        rounding_errors(1.0 - info.clip_level, noise[0]),
+        train.outside(pos, idx, spans.ravel() * info.samplerate_hz))
     if fit is not None:
         if located_noise[0] == floor and fit.residual_rms > floor:  # the quiet all one code: see the train's
             located_noise = (fit.residual_rms, *located_noise[1:])
@@ -265,7 +214,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
                            f"channel stand {height / noise[0]:.2g}× its noise "
                            f"({noise[0]:.2g} FS RMS): noise, not a pin's edges, which are too small to be "
                            "found, if there are any: raise the recording level (README, wiring)")
-    train.check_gain(heights, sign[alone] < 0, f"{info.path}", span_s, "the edges' step height")
+    traincheck.check_gain(heights, sign[alone] < 0, f"{info.path}", span_s, "the edges' step height")
     try:
         return (learn_blind(pos, sign, y, seeds, span_s, noise[0]), None, located_noise,
                 [pos[alone], sign[alone], y_simple[alone], y[alone]], refused)
@@ -279,9 +228,9 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
                                f"{fix})") from None
         swing = np.concatenate(swings)  # the swing's change, where it is not the pin's: AGC the likely cause
         change = train.gain_change(swing, np.zeros(len(swing), bool)) if smallest_step == 1.0 else 0.0
+        agc = change > traincheck.GAIN_TOLERANCE
         why = [str(err)] + ([] if refused is None else [refused]) + (
-            [train.agc_reason("the signal's swing", "along the recording")] if change > train.GAIN_TOLERANCE
-            else [])
+            [traincheck.agc_reason("the signal's swing", "along the recording")] if agc else [])
         raise PintimeError(f"{info.path}: " + "; ".join(why)) from None
 
 
@@ -434,7 +383,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     release_free_memory()
     if isinstance(template, Periodic) and len(amp):  # each edge's gain against the period's: steady
         learned = (channel == 0) & (time_s < span[1] / info.samplerate_hz)
-        train.check_gain(np.abs(amp[learned]), sign[learned] < 0, f"{path}", (span[1] - span[0]) /
+        traincheck.check_gain(np.abs(amp[learned]), sign[learned] < 0, f"{path}", (span[1] - span[0]) /
                          info.samplerate_hz, "the periodic signal's step height")
     edges = Edges(time_s, channel, sign, sigma_s, 1.0, str(path))
     on0 = edges.on(0)  # channel-major: views

@@ -47,7 +47,7 @@ class Template:
     """Cubic B-spline response ``S`` over ``[-half_samples, half_samples]`` about ``lead_samples`` after the
     edge, knots every ``knot_samples``, plus the ripple of a delta-sigma modulator's grid if the capture
     shows one. A minimum-phase decimation filter rings only after its edge, and for longer than
-    ``half_samples``: its support is placed after the edge (:func:`pintime.locate.train.response_lead`).
+    ``half_samples``: its support is placed after the edge (:func:`pintime.locate.traincheck.response_lead`).
 
     A delta-sigma ADC samples the analog step at M·fs and its decimation filter ``h`` averages those
     samples. Summing over the modulator's instants (Poisson summation), the response is the smooth

@@ -25,53 +25,46 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pintime.errors import PintimeError
-from pintime.locate.template import SETTLED_SAMPLES, Template
+from pintime.locate.template import Template
 from pintime.locate.template_error import error_draws, learned_free
 
 MIN_TRAIN_EDGES = 100  # fewer evenly spaced edges are not a calibration train
 SPACING_TOLERANCE_SAMPLES = 2.0  # coarse positions are whole samples: spacing wobbles by ±1
 TEMPLATE_HALF_SAMPLES = 48  # U: well beyond the anti-alias ringing of common ADC decimation filters
+# a response that rings beyond ±U either side (a linear-phase decimation filter whose transition band is 0.05
+# fs: ~60-70 samples) is learned again on this support, where the train's spacing leaves room (88.2 kHz up)
+LONG_HALF_SAMPLES = 96
 KNOT_SAMPLES = 0.0625  # spline knots: a sharp filter's edge needs 16 per sample to stay below the noise
 FINE_EDGES = 500  # the fine template is fitted to this many train edges (cost ∝ edges × coefficients²)
 COARSE_KNOT_SAMPLES = 0.25  # knots while the train's line converges (16× cheaper normal equations)
 COARSE_EDGES = 250  # ... fitted to this many train edges (the line itself is fitted to all of them)
 BASELINE_SAMPLES = 24  # window samples before the template's support: they pin each window's baseline
-# learning window around an edge's coarse sample: the baseline stretch, then the support and two samples
-# more (data beyond the support would let the template's end trade its slope against the baselines)
-WINDOW = np.arange(-(TEMPLATE_HALF_SAMPLES + BASELINE_SAMPLES), TEMPLATE_HALF_SAMPLES + 2)
+
+
+def window(half: int) -> np.ndarray:
+    """The learning window around an edge's coarse sample for a support of ±``half``: the baseline stretch,
+    then the support and two samples more (data beyond the support would let the template's end trade its
+    slope against the baselines)."""
+    return np.arange(-(half + BASELINE_SAMPLES), half + 2)
+
+
+WINDOW = window(TEMPLATE_HALF_SAMPLES)
 # a response that rings longer after its edge than U (a minimum-phase decimation filter: ~70 samples, all
 # after it) has its support moved up to this far after the edge (response_lead), its windows with it
 MAX_LEAD_SAMPLES = 36
-WIDE_WINDOW = np.arange(WINDOW[0], WINDOW[-1] + 1 + MAX_LEAD_SAMPLES)  # the windows a lead is cut from
-LEAD_STEP_SAMPLES = 12  # each move of the support (response_lead) …
-LEAD_ROUNDS = MAX_LEAD_SAMPLES // LEAD_STEP_SAMPLES  # … and how many at most
-END_SAMPLES = 8  # the support's ends compared (response_lead) …
-CUT_RATIO = 10.0  # … and how much more ringing at its end than at its start cuts the response short
-# train edges closer than this put their neighbours' support inside each other's learning window (the one
-# before reaches into the baseline stretch): the template cannot be learned from the train, or learns a bias
-NEIGHBOUR_FREE_SPACING_SAMPLES = TEMPLATE_HALF_SAMPLES - int(WINDOW[0])
-MISFIT_MAX = 3.0  # a train fit leaving more than this × the noise (RMS) has not learned the edge's shape
-# a train fit leaving more than this × the noise (RMS) in its windows' stretch before the support: the
-# response reaches beyond ±U (a resampler's long ringing), so the ringing of an edge's neighbours within
-# reach is not taken out (modelled cards: 1.07–1.17; libsoxr's and libsamplerate's best 96 → 48 kHz:
-# 5.9–32, their edges with neighbours then off by 5–200 ns against σ of 0.1–0.5 ns)
-BEFORE_MAX = 2.0
-# … or more than this × the fit's own residual over its windows: the same reach, in a recording whose noise
-# measure leaves it under BEFORE_MAX (16 bits, quantization). Every modelled card, the sweep of datasheet
-# decimation filters (passband 0.27-0.455 fs, stopband 0.5-0.7 fs, linear and minimum phase) and the
-# converters located: ≤ 1.083 (edges ≤ 1.53× their Cramér–Rao bound, ≤ 5.4 σ); a linear-phase filter
-# whose transition band is 0.05 fs (0.45/0.50, 0.455/0.505) at 44.1-48 kHz: 1.27-1.41, its edges with
-# neighbours 1.5-2.8× the bound and up to 9 σ (docs/results.md)
-BEFORE_EXCESS_MAX = 1.15
-# why a train's fit fails at a rate its spacing suits: the response is longer than the template
-TOO_LONG = (f": the response rings beyond the ±{TEMPLATE_HALF_SAMPLES} samples of pintime's edge shape, as "
-            "an operating system's sample-rate converter makes it (libsoxr's and libsamplerate's best do at "
-            "44.1–48 kHz); record at the card's own rate, without resampling, or at 96 or 192 kHz")
-# why a train's fit fails with nothing before its edges: the edges are not one shape (y + 0.004·y² on the
-# recorded samples, −54 dB of second harmonic at full scale, left 4.6× the noise on the `default` card)
-NOT_ONE_SHAPE = (": its edges are not one shape, as a nonlinear input makes rising and falling edges differ; "
-                 "record at a lower level, the steps well below full scale")
+# the windows a lead's and the long support's are cut from (:func:`cut`)
+WIDE_WINDOW = np.arange(window(LONG_HALF_SAMPLES)[0],
+                        max(WINDOW[-1] + MAX_LEAD_SAMPLES, window(LONG_HALF_SAMPLES)[-1]) + 1)
+
+
+def neighbour_free(half: int) -> int:
+    """Train edges this close or closer put their neighbours' support ±``half`` inside each other's learning
+    window (the one before reaches into the baseline stretch): the template cannot be learned from the
+    train, or learns a bias."""
+    return half - int(window(half)[0])
+
+
+NEIGHBOUR_FREE_SPACING_SAMPLES = neighbour_free(TEMPLATE_HALF_SAMPLES)
 MIN_ITERATIONS, MAX_ITERATIONS = 3, 20
 RIPPLE_RATES = (32, 64, 128, 256)  # delta-sigma modulator rates, multiples of fs
 RIPPLE_POWER = 100.0  # a ripple must carry this many times the power noise would put at its rate
@@ -79,18 +72,6 @@ RIPPLE_ROUNDS = 2  # fine refits with a ripple: the second takes its envelope fr
 TOLERANCE_SAMPLES = 1e-6  # stop when the line's shape and δ move less than this (~5 ps)
 KNOT_EDGES = 8  # the train's line bends at least this often (22 ms at 2777 µs): the clock wanders
 MIN_TURNS = 2.0  # each polarity's phase turns this often between knots (1.1 turns left 12.8× the CRLB)
-# the train's step height may stray this far (relative) from a steady drift: a pin's level follows its
-# supply, which moves with load (every modelled card: ≤ 0.04 %); automatic gain control by 10-30 %
-GAIN_TOLERANCE = 0.05
-AGC = ("the card applies automatic gain control (AGC; on a laptop, in its microphone settings), or the "
-       "board's supply varies. Switch AGC off and record again")
-
-
-def agc_reason(what: str, change: str) -> str:
-    """Why a recording whose ``what`` (a step height, a swing) changes as ``change`` says is refused."""
-    return f"{what} changes {change}, where a digital pin's swing is steady: {AGC}"
-
-
 GAIN_PARTS = 20  # stretches whose median heights are compared (a train's 1000 edges: 25 per polarity) …
 GAIN_PART_EDGES = 5  # … each of this many edges at least
 
@@ -153,11 +134,12 @@ def line_basis(falling: np.ndarray, knot_every: int) -> np.ndarray:
     return np.column_stack([hat, falling.astype(np.float64)])
 
 
-def window_baseline() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The learning window's sample offsets (WINDOW, float), the ramp of its baseline terms (offset, slope,
-    curvature: ``1, ramp, ramp²``) and an orthonormal basis of those terms, which learning projects out."""
-    m = WINDOW.astype(np.float64)
-    ramp = m / WINDOW[-1]
+def window_baseline(half: int = TEMPLATE_HALF_SAMPLES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The learning window's sample offsets (:func:`window`, float), the ramp of its baseline terms (offset,
+    slope, curvature: ``1, ramp, ramp²``) and an orthonormal basis of those terms, which learning projects
+    out."""
+    m = window(half).astype(np.float64)
+    ramp = m / m[-1]
     return m, ramp, np.linalg.qr(np.stack([np.ones(len(m)), ramp, ramp * ramp], axis=1))[0]
 
 
@@ -216,27 +198,49 @@ def common_gain(amp: np.ndarray, falling: np.ndarray) -> np.ndarray:
 def clear_ends(pos: np.ndarray, idx: np.ndarray) -> np.ndarray | None:
     """The train ``idx`` without its first and last edges whose learning windows hold an edge from outside
     it (at low rates the frame header before it, FORMAT.md's SETTLE away, reaches the first windows)."""
+    idx = idx[clear(pos[idx], outside(pos, idx), TEMPLATE_HALF_SAMPLES)]
+    return idx if len(idx) >= MIN_TRAIN_EDGES else None
+
+
+def outside(pos: np.ndarray, idx: np.ndarray, marks: np.ndarray | None = None) -> tuple[float, float]:
+    """The positions of the edges just before and after the train ``idx`` of the edges at ``pos``, or of
+    ``marks`` (recording gaps' ends) nearer to it (±inf: none)."""
+    marks = np.zeros(0) if marks is None else marks
     before = pos[idx[0] - 1] if idx[0] > 0 else -np.inf
     after = pos[idx[-1] + 1] if idx[-1] + 1 < len(pos) else np.inf
-    keep = (pos[idx] - before > NEIGHBOUR_FREE_SPACING_SAMPLES) & \
-           (after - pos[idx] > TEMPLATE_HALF_SAMPLES + int(WINDOW[-1]))
-    idx = idx[np.argmax(keep):len(keep) - np.argmax(keep[::-1])] if keep.any() else idx[:0]
-    return idx if len(idx) >= MIN_TRAIN_EDGES else None
+    return (max(before, np.max(marks[marks < pos[idx[0]]], initial=-np.inf)),
+            min(after, np.min(marks[marks > pos[idx[-1]]], initial=np.inf)))
+
+
+def clear(centre: np.ndarray, around: tuple[float, float], half: int) -> slice:
+    """The train edges at ``centre`` (in order) from the first to the last whose learning windows for a
+    support of ±``half`` are clear of the edges ``around`` it (:func:`outside`)."""
+    keep = (centre - around[0] > neighbour_free(half)) & (around[1] - centre > half + int(window(half)[-1]))
+    return slice(int(np.argmax(keep)), len(keep) - int(np.argmax(keep[::-1]))) if keep.any() else slice(0, 0)
+
+
+def cut(y: np.ndarray, half: int, lead: int) -> np.ndarray:
+    """The windows (:func:`window`) of a support ±``half`` centred ``lead`` samples after the edges, from
+    windows ``y`` on WIDE_WINDOW."""
+    start = int(window(half)[0]) + lead - int(WIDE_WINDOW[0])
+    return y[:, start:start + len(window(half))]
 
 
 def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray,
                      falling: np.ndarray, lead: int = 0,
-                     rounding: Callable[[np.ndarray], list[np.ndarray]] | None = None) -> TrainFit:
+                     rounding: Callable[[np.ndarray], list[np.ndarray]] | None = None,
+                     half: int = TEMPLATE_HALF_SAMPLES) -> TrainFit:
     """Fit template and line to the windows of a calibration train.
 
     Parameters
     ----------
-    y : (edges, len(WINDOW)) samples ``centre + lead + WINDOW`` of each train edge, in train order (none
-        skipped)
+    y : (edges, len(window(half))) samples ``centre + lead + window(half)`` of each train edge, in train
+        order (none skipped)
     centre : (edges,) coarse sample index of each edge
     seed_samples : (edges,) absolute seed positions from any simple estimator (only the line's start)
     falling : (edges,) bool, the edge falls (in the signal's own polarity)
     lead : the template's support, and the windows, centred this many samples after the edges
+    half : the support's half width (samples)
     rounding : the rounding errors the windows' noise-free samples would have on a recording quieter than
         one LSB, per offset of their levels from the codes (:mod:`pintime.locate.quantization`): the
         template each makes the learning learn goes into ``TrainFit.rounding_draws``
@@ -249,8 +253,8 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     every = knot_edges(np.polyfit(np.arange(n), seed_samples, 1)[0])
     v = line_basis(falling, every)
     line = np.linalg.lstsq(v, seed_samples, rcond=None)[0]
-    m, ramp, nuisance = window_baseline()
-    centre = centre + lead  # each window's first sample less WINDOW[0]
+    m, ramp, nuisance = window_baseline(half)
+    centre = centre + lead  # each window's first sample less window(half)[0]
 
     def refit(template: Template, fresh: Template, carrier: float, targets: tuple | list = ()):
         """``fresh`` refitted at the current line (amplitudes and the ripple's envelope from ``template``),
@@ -275,7 +279,7 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         return fresh, factor, step, resid, (u, resid * np.sign(lin[:, :1]), lin[:, 0]), learned
 
     # coarse knots until the line has converged (cheap), then the fine template with its ripple if any
-    template = Template.initial(TEMPLATE_HALF_SAMPLES, COARSE_KNOT_SAMPLES, lead)
+    template = Template.initial(half, COARSE_KNOT_SAMPLES, lead)
     for iteration in range(MAX_ITERATIONS):
         template, _, step, resid, signed, _ = refit(template, template, 0.0)
         line = line + step
@@ -285,8 +289,8 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         if iteration + 1 >= MIN_ITERATIONS and np.max(np.abs(shape)) < TOLERANCE_SAMPLES \
                 and abs(step[-1]) < TOLERANCE_SAMPLES:
             break
-    carrier = modulator_ripple(signed[0], signed[1], lead - TEMPLATE_HALF_SAMPLES)
-    fine = Template.initial(TEMPLATE_HALF_SAMPLES, KNOT_SAMPLES, lead)
+    carrier = modulator_ripple(signed[0], signed[1], lead - half)
+    fine = Template.initial(half, KNOT_SAMPLES, lead)
     # the ripple's envelope is the template's own slope: again with the fine one's (Template.refit)
     for _ in range(RIPPLE_ROUNDS if carrier else 1):
         template, factor, step, resid, (_, _, amp), _ = refit(template, fine, carrier)
@@ -299,7 +303,7 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         steps = lin[:, :1] * (cols[:, :, 0] - falling[:, None] * top)
         rounded = refit(template, fine, carrier, rounding(steps))[-1]
     rms = float(np.sqrt(np.mean(resid * resid)))
-    before = (m[None, :] - (v @ line - centre)[:, None]) < lead - TEMPLATE_HALF_SAMPLES
+    before = (m[None, :] - (v @ line - centre)[:, None]) < lead - half
     # less each window's cubic: mains hum, which quadratic baselines leave largest at the windows' ends
     cubic = np.linalg.qr(ramp[:, None] ** np.arange(4))[0][:, 3]  # (−56 dBFS of 50 Hz was refused as ringing)
     before_rms = float(np.sqrt(np.mean((resid - np.outer(resid @ cubic, cubic))[before] ** 2)))
@@ -325,124 +329,3 @@ def gain_change(amp: np.ndarray, falling: np.ndarray) -> float:
             ratio = amp[sel] / common_gain(amp[sel], np.zeros(np.count_nonzero(sel), dtype=bool)) - 1.0
             worst = max(worst, max(abs(float(np.median(part))) for part in np.array_split(ratio, parts)))
     return worst
-
-
-def check_gain(heights: np.ndarray, falling: np.ndarray, path: str, span_s: float, what: str) -> None:
-    """Refuse a recording whose ``heights`` (the isolated edges' step heights, or a periodic signal's
-    gains) stray more than GAIN_TOLERANCE from a steady line (:func:`gain_change`): a card's automatic gain
-    control, which the AC coupling's learning and every σ would be wrong under (with a calibration train,
-    :func:`checked_fit` checks its windows)."""
-    change = gain_change(heights, falling)
-    if change > GAIN_TOLERANCE:
-        raise PintimeError(f"{path}: " + agc_reason(what, f"by up to {change:.0%} within {span_s:.3g} s"))
-
-
-def response_lead(fit: TrainFit) -> int:
-    """Where a train fit's template should have its support centred (samples after the edge): where it
-    is, unless the response is cut short by the support's end while its start is quiet, as a minimum-phase
-    decimation filter's is (no ringing before its edge, ~70 samples after it); then LEAD_STEP_SAMPLES
-    further on (learning again sees more of it: LEAD_ROUNDS).
-
-    Cut short when the ringing (:meth:`Template.ringing`) over the support's last END_SAMPLES (before the
-    straight line it ends on) stands out of the spread of the template's error draws (mean square CUT_RATIO
-    times the spread's) and has CUT_RATIO times the mean square of that over the first END_SAMPLES. A
-    linear-phase filter rings alike before and after its edge; at the `minphase-48k` card's noise (0.46 FS,
-    −92 dBFS) nothing of its tail beyond 48 samples stands out, at −110 dBFS it does (cut there, edges were
-    4–6× their Cramér–Rao bound). The head's spread is ~10⁻² the tail's (its first coefficients are held at
-    0): in it, −50 dBFS of hum stood out 7–14× and kept the tail cut (Differential 1000× +1.8 ns, 4σ)."""
-    t = fit.template
-    lo, end = t.lead_samples - t.half_samples, t.support_end
-    u = np.arange(lo, end, 0.125)
-    g = t.evaluate(u)[0]
-    spread = np.sqrt(np.mean([(d.evaluate(u)[0] - g) ** 2 for d in fit.draws], axis=0))
-    ringing, head = t.ringing(u), u < lo + END_SAMPLES
-    tail = (u >= end - SETTLED_SAMPLES - END_SAMPLES) & (u < end - SETTLED_SAMPLES)
-    tail_z2 = np.mean(np.divide(ringing, spread, out=np.zeros_like(u), where=spread > 0)[tail] ** 2)
-    if tail_z2 > CUT_RATIO and np.mean(ringing[tail] ** 2) > CUT_RATIO * np.mean(ringing[head] ** 2):
-        return min(t.lead_samples + LEAD_STEP_SAMPLES, MAX_LEAD_SAMPLES)
-    return t.lead_samples
-
-
-def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, falling: np.ndarray,
-                noise_rms: float, path: str, rate_hz: int,
-                rounding: Callable[[np.ndarray], list[np.ndarray]] | None = None
-                ) -> tuple[TrainFit | None, str | None]:
-    """:func:`learn_from_train`'s fit if it holds the response (it leaves at most MISFIT_MAX × the noise,
-    and before the edges no more than noise: :func:`_reaches_beyond`), or else why not, the template then
-    being learned blind: the train's edges are too close for the learning window, or a third of the train
-    holds the shape where the whole does not (something in it: lost audio, which the capture's check then
-    finds). ``y``: the windows on WIDE_WINDOW, from which each learning's are cut with its support's lead
-    (:func:`response_lead`). ``rounding``: as :func:`learn_from_train` takes it.
-
-    Raises PintimeError (naming ``path``) where the fit holds but the step's height along the train strays
-    more than GAIN_TOLERANCE from a steady drift (:func:`gain_change`: automatic gain control, whose
-    restored levels and edge shape would be no card's), and where the spacing suits the window and no
-    third of the train holds a template either: the response is longer than the template (the stretch
-    before the edges holds more than noise), or its edges are not one shape (it does not: a nonlinear
-    input), and a blind one would leave the edges off by far more than their σ."""
-    lead = 0
-    fit, misfit_x, before_x = _attempt(y, centre, seed_samples, falling, noise_rms, lead, rounding)
-    for _ in range(LEAD_ROUNDS):
-        moved = lead if fit is None else response_lead(fit)
-        if moved == lead:
-            break
-        attempt = _attempt(y, centre, seed_samples, falling, noise_rms, moved, rounding)
-        if attempt[0] is None:
-            break
-        lead, (fit, misfit_x, before_x) = moved, attempt
-    if fit is not None and _holds(fit, misfit_x, before_x):
-        if fit.gain_change > GAIN_TOLERANCE:
-            change = f"by up to {fit.gain_change:.0%} along the calibration train (2.8 s)"
-            raise PintimeError(f"{path}: " + agc_reason("the edges' step height", change))
-        return fit, None
-    misfit = ("no template (singular normal equations)" if fit is None
-              else f"{misfit_x:.1f}× the noise" if noise_rms > 0
-              else f"{fit.residual_rms:.2g} FS RMS on a noise-free recording")
-    period = float(np.median(np.diff(centre))) if fit is None else fit.period_samples
-    if period <= NEIGHBOUR_FREE_SPACING_SAMPLES:
-        return None, (f"the template fitted to the calibration train leaves {misfit}: its edges are "
-                      f"{period:.1f} samples apart at {rate_hz} Hz, inside one another's learning window (it "
-                      f"needs more than {NEIGHBOUR_FREE_SPACING_SAMPLES})")
-    for part in np.array_split(np.arange(len(centre)), 3):
-        if len(part) >= MIN_TRAIN_EDGES and _holds(*_attempt(y[part], centre[part], seed_samples[part],
-                                                             falling[part], noise_rms, lead)):
-            return None, (f"the template fitted to the calibration train leaves {misfit}, where a third of "
-                          "it holds the shape: something in the train (lost audio?)")
-    if fit is None:
-        raise PintimeError(f"{path}: no template fits the calibration train's windows (singular normal "
-                           f"equations){TOO_LONG}")
-    before = f"{before_x:.1f}× the noise" if noise_rms > 0 else f"{fit.before_rms:.2g} FS RMS"
-    before += f", {fit.before_rms / fit.residual_rms:.2f}× what the template leaves in them,"
-    if not _reaches_beyond(fit, before_x):  # the response ends within the template: its shape differs
-        raise PintimeError(f"{path}: the template fitted to the calibration train's windows leaves {misfit} "
-                           f"(and {before} before their edges, where only noise belongs){NOT_ONE_SHAPE}")
-    raise PintimeError(f"{path}: the calibration train's windows leave {before} before their edges, where no "
-                       f"response should be, and the template fitted to them leaves {misfit}{TOO_LONG}")
-
-
-def _holds(fit: TrainFit | None, misfit_x: float, before_x: float) -> bool:
-    """Whether a fit (:func:`_attempt`) holds the response: it leaves at most MISFIT_MAX × the noise, and
-    no more than noise before the edges (:func:`_reaches_beyond`; an unknown noise, NaN, refuses nothing)."""
-    return fit is not None and not (misfit_x > MISFIT_MAX or _reaches_beyond(fit, before_x))
-
-
-def _reaches_beyond(fit: TrainFit, before_x: float) -> bool:
-    """Whether the stretch before the fit's support holds more than noise: more than BEFORE_MAX × the
-    noise (``before_x``), or BEFORE_EXCESS_MAX × what the fit leaves over its windows."""
-    return before_x > BEFORE_MAX or fit.before_rms > BEFORE_EXCESS_MAX * fit.residual_rms
-
-
-def _attempt(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, falling: np.ndarray,
-             noise_rms: float, lead: int,
-             rounding: Callable[[np.ndarray], list[np.ndarray]] | None = None
-             ) -> tuple[TrainFit | None, float, float]:
-    """:func:`learn_from_train`'s fit with its support ``lead`` samples after the edges (``y`` on
-    WIDE_WINDOW) and what it leaves in the noise's RMS, over the windows and before the edges (None, inf,
-    inf where the normal equations are singular; NaN for an unknown noise)."""
-    try:
-        fit = learn_from_train(y[:, lead:lead + len(WINDOW)], centre, seed_samples, falling, lead, rounding)
-    except np.linalg.LinAlgError:  # singular normal equations: no template of this support gives them
-        return None, np.inf, np.inf
-    with np.errstate(divide="ignore", invalid="ignore"):  # noise-free: inf
-        misfit_x, before_x = np.divide([fit.residual_rms, fit.before_rms], noise_rms)
-    return fit, float(misfit_x), float(before_x)

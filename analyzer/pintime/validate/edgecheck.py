@@ -104,7 +104,7 @@ def errors_of(result: CaptureEdges, truth: Edges, cuts_s: np.ndarray | None = No
     """Errors of one located capture against the exact edges ``truth`` (any time unit), stretch by
     stretch between the capture's ``cuts_s`` (:func:`edge_errors`)."""
     located = result.edges
-    m = match_stretches(located, truth, cuts_s, gap_guard_s(result.info.samplerate_hz))
+    m = match_stretches(located, truth, cuts_s, gap_guard_s(result.info.samplerate_hz, result.template))
     idx, jdx, err, n_map, stretch = m.idx, m.jdx, m.err, m.n_map, m.stretch
     pol, channel = located.polarity[idx], located.channel[idx]
     # constant offsets of each channel and polarity (fall−rise delay, a second ADC's skew) are the card's
