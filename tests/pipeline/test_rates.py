@@ -253,13 +253,16 @@ def test_a_narrow_decimation_filter_at_16_bits_is_refused(tmp_path, make_sim):
     the template's ±48 samples. At 24 bits the stretch before the train's edges holds 2.7× the noise; at 16
     bits the quantization hides it under BEFORE_MAX (1.6× the LSB/√12 floor), yet it is 1.33× what the fit
     leaves over its windows, and the edges located beside a neighbour had been 2.8× their bound, up to 9 σ
-    (Differential 1000× 99.9991 ± 0.0002 µs for 100 on the whole run): refused, naming the cause."""
+    (Differential 1000× 99.9991 ± 0.0002 µs for 100 on the whole run): refused, naming the cause and the
+    rate whose train leaves room for a longer support."""
     edges = _first_cycles(make_sim, tmp_path, 3_100_000)  # RUN and CAL frames
     card = replace(with_format(sc.PROFILES["default"], 48000, 16, 1),
                    decimation=DecimationFilter("narrow", 0.45, 0.50, 100.0))
     wav = synthesize(edges, tmp_path / "capture.wav", card, 1, F_CPU).wav_path
     with pytest.raises(PintimeError, match=r"1\.\d× the noise, 1\.[2-4]\d× what the template leaves in them, "
-                                           r"before their edges.*rings beyond the ±48 samples"):
+                                           r"before their edges.*rings beyond the ±48 samples.*without "
+                                           r"resampling, or at 88\.2 kHz or more, where the edges of the train "
+                                           r"leave room for a ±96-sample shape"):
         locate_capture(wav)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from pintime.capture.wav import STANDARD_RATES_HZ
 from pintime.errors import PintimeError
 from pintime.locate.template import SETTLED_SAMPLES
 from pintime.locate.train import (
@@ -43,11 +44,6 @@ BEFORE_MAX = 2.0
 # whose transition band is 0.05 fs (0.45/0.50, 0.455/0.505) at 44.1-48 kHz: 1.27-1.41, its edges with
 # neighbours 1.5-2.8× the bound and up to 9 σ (docs/results.md)
 BEFORE_EXCESS_MAX = 1.15
-# why a train's fit fails at a rate its spacing suits: the response is longer than the template
-TOO_LONG = (f": the response rings beyond the ±{TEMPLATE_HALF_SAMPLES} samples of pintime's edge shape "
-            f"(±{LONG_HALF_SAMPLES} from 88.2 kHz), as an operating system's sample-rate converter makes it "
-            "(libsoxr's and libsamplerate's best do at 44.1–48 kHz); record at the card's own rate, without "
-            "resampling, or at 96 or 192 kHz")
 # why a train's fit fails with nothing before its edges: the edges are not one shape (y + 0.004·y² on the
 # recorded samples, −54 dB of second harmonic at full scale, left 4.6× the noise on the `default` card)
 NOT_ONE_SHAPE = (": its edges are not one shape, as a nonlinear input makes rising and falling edges differ; "
@@ -155,14 +151,32 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
                           "it holds the shape: something in the train (lost audio?)")
     if fit is None:
         raise PintimeError(f"{path}: no template fits the calibration train's windows (singular normal "
-                           f"equations){TOO_LONG}")
+                           f"equations){_too_long(period, rate_hz)}")
     before = f"{before_x:.1f}× the noise" if noise_rms > 0 else f"{fit.before_rms:.2g} FS RMS"
     before += f", {fit.before_rms / fit.residual_rms:.2f}× what the template leaves in them,"
     if not _reaches_beyond(fit, before_x):  # the response ends within the template: its shape differs
         raise PintimeError(f"{path}: the template fitted to the calibration train's windows leaves {misfit} "
                            f"(and {before} before their edges, where only noise belongs){NOT_ONE_SHAPE}")
     raise PintimeError(f"{path}: the calibration train's windows leave {before} before their edges, where no "
-                       f"response should be, and the template fitted to them leaves {misfit}{TOO_LONG}")
+                       f"response should be, and the template fitted to them leaves {misfit}"
+                       f"{_too_long(period, rate_hz)}")
+
+
+def _too_long(period_samples: float, rate_hz: int) -> str:
+    """Why a train's fit fails at a rate its spacing suits: the response is longer than the template's
+    support, the long one's where the train's edges ``period_samples`` apart leave room for it (then tried
+    too), and what to record at."""
+    if period_samples > neighbour_free(LONG_HALF_SAMPLES):
+        return (f": the response rings beyond the ±{LONG_HALF_SAMPLES} samples of pintime's edge shape, as "
+                "an operating system's sample-rate converter makes it; record at the card's own rate, "
+                "without resampling")
+    need_hz = rate_hz * (neighbour_free(LONG_HALF_SAMPLES) + 1) / period_samples
+    higher = [r for r in STANDARD_RATES_HZ if r >= need_hz]
+    return (f": the response rings beyond the ±{TEMPLATE_HALF_SAMPLES} samples of pintime's edge shape, as "
+            "an operating system's sample-rate converter makes it (libsoxr's and libsamplerate's best do at "
+            "44.1–48 kHz); record at the card's own rate, without resampling"
+            + (f", or at {higher[0] / 1000:g} kHz or more, where the edges of the train leave room for a "
+               f"±{LONG_HALF_SAMPLES}-sample shape" if higher else ""))
 
 
 def _holds(fit: TrainFit | None, misfit_x: float, before_x: float) -> bool:
