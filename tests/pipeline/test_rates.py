@@ -261,8 +261,8 @@ def test_a_narrow_decimation_filter_at_16_bits_is_refused(tmp_path, make_sim):
     wav = synthesize(edges, tmp_path / "capture.wav", card, 1, F_CPU).wav_path
     with pytest.raises(PintimeError, match=r"1\.\d× the noise, 1\.[2-4]\d× what the template leaves in them, "
                                            r"before their edges.*rings beyond the ±48 samples.*without "
-                                           r"resampling, or at 88\.2 kHz or more, where the edges of the train "
-                                           r"leave room for a ±96-sample shape"):
+                                           r"resampling, or at 88\.2 kHz or more, where the edges of the "
+                                           r"train leave room for a ±96-sample shape"):
         locate_capture(wav)
 
 

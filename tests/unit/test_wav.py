@@ -70,6 +70,20 @@ def excerpt(tmp_path: Path, cycles: int) -> Path:
     return path
 
 
+def test_a_header_never_finished_is_named(capsys, tmp_path):
+    """A recorder killed before it wrote its sizes: the header says no samples (RIFF and data sizes 0),
+    yet the data follow; the message says so and how to rewrite the header."""
+    path = tmp_path / "unclosed.wav"
+    sf.write(path, noise(0.2), FS, subtype="PCM_24")
+    data = bytearray(path.read_bytes())
+    at = data.index(b"data")
+    data[4:8] = data[at + 4:at + 8] = bytes(4)
+    path.write_bytes(bytes(data))
+    message = run_edges(capsys, path)
+    assert "no samples by its header, yet" in message and "never closed" in message
+    assert "sox --ignore-length" in message
+
+
 def test_truncated(capsys, tmp_path):
     edges = excerpt(tmp_path, 60_000)
     wav = synthesize(edges, tmp_path / "full.wav", "default", 1, f_cpu_hz=1e6).wav_path

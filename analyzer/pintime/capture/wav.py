@@ -30,6 +30,8 @@ _PCM_BITS = {"PCM_16": 16, "PCM_24": 24, "PCM_32": 32}
 _FLOAT_SUBTYPES = ("FLOAT", "DOUBLE")
 _EIGHT_BIT_SUBTYPES = ("PCM_U8", "PCM_S8", "ULAW", "ALAW")
 _WAVE_FORMAT_PCM, _WAVE_FORMAT_EXTENSIBLE = 1, 0xFFFE
+# what a recording whose header was never finished (its recorder killed) needs
+_REWRITE = "rewrite its header, e.g. sox --ignore-length in.wav out.wav"
 _KSDATAFORMAT_PCM = bytes.fromhex("0100000000001000800000aa00389b71")  # the SubFormat GUID of integer PCM
 
 
@@ -100,14 +102,19 @@ def open_wav(path: str | Path, measurement_channel: int = 0,
     if reference_channel == DEFAULT_REFERENCE:
         reference_channel = 1 if info.channels >= 2 else None
     _check_channels(path, info.channels, measurement_channel, reference_channel)
-    if info.frames == 0:
-        raise PintimeError(f"{path}: recording has no samples")
     chunks = _riff_chunks(path)
     data = chunks.get(b"data")
+    if info.frames == 0:
+        follow = 0 if data is None else path.stat().st_size - data[0]
+        raise PintimeError(f"{path}: recording has no samples" + (
+            f" by its header, yet {follow} bytes of data follow it: a recording never closed (a recorder "
+            f"killed?); {_REWRITE}"
+            if follow > 0 else ""))
     # a data chunk of unknown size (0xFFFFFFFF: a streamed recording) is never called truncated
     missing = 0 if data is None or data[1] == 0xFFFFFFFF else data[0] + data[1] - path.stat().st_size
     if missing > 0:
-        raise PintimeError(f"{path}: truncated file: {missing} bytes of audio data missing at the end")
+        raise PintimeError(f"{path}: truncated file: {missing} bytes of audio data missing at the end; if "
+                           f"its recorder was killed, its header was never finished: {_REWRITE}")
     bits = _PCM_BITS.get(info.subtype)
     clip_level = 1.0 if bits is None else 1.0 - 2.0 ** (1 - bits)
     layout = _plain_pcm(path, chunks, info.channels, bits)
