@@ -208,16 +208,17 @@ def copies_the_pin(edges: Edges) -> bool:
 
 
 def not_a_reference(edges: Edges, channel_name: str) -> str | None:
-    """Why the reference channel of ``edges`` (the file's ``channel_name`` one) is no 1 s clock reference;
-    None where it is one or holds no edge."""
+    """Why the reference channel of ``edges`` (the file's ``channel_name`` one) can be no 1 s clock
+    reference: it repeats the measurement pin, or holds too few edges to calibrate; None otherwise (another
+    signal there is left to :func:`calibrate` to refuse, naming the options)."""
     ref = edges.on(REFERENCE_CHANNEL).time
     if len(ref) == 0 or is_reference(ref):
         return None
     if copies_the_pin(edges):
         return f"the {channel_name} channel repeats the measurement pin, as a mono input recorded as two does"
-    if len(ref) < 3:  # as is_reference needs
+    if len(ref) < 3:  # as calibrate needs
         return f"the {channel_name} channel's {len(ref)} edge(s) are too few for a 1 s clock reference"
-    return f"the {channel_name} channel's {len(ref)} edges are no 1 s clock reference"
+    return None
 
 
 def calibrate_from_train(edges: Edges, cuts_s: np.ndarray | None = None, guard_s: float = 0.0) -> Clock:
