@@ -18,6 +18,7 @@ import pytest
 import soundfile as sf
 from pintime.capture.edgelist import read_edge_list
 from pintime.cli import main
+from pintime.errors import PintimeError
 from pintime.locate.capture_edges import locate_capture
 from pintime.soundcard import model as sc
 from pintime.soundcard.formats import README_LEVEL, with_format, with_level
@@ -48,12 +49,16 @@ def steady_noise(run) -> float:
 
 
 @pytest.mark.parametrize(("change_s", "gain"), [(10.0, 1.0), (10.0, 0.55), (10.0, 0.45), (10.0, 0.3),
-                                                (10.0, 1.6), (6.0, 0.7), (4.0, 1.3)])
+                                                (10.0, 1.6), (6.0, 0.7), (4.0, 1.3), (3.5, 0.4), (5.0, 2.0),
+                                                (3.5, 2.0)])
 def test_edge_detection_follows_a_change_of_the_recordings_level(run, steady_noise, tmp_path, capsys,
                                                                  change_s, gain):
-    """At 4 and 6 s the change falls inside the span the edge shape, the noise and the coupling are learned
-    from (the first 8 s): they are learned again before it (learned across 0.4× at 5 s, Differential 1000×
-    read 6 ns off on a 40 s capture, 1.2× its CI)."""
+    """At 3.5-6 s the change falls inside the span the edge shape, the noise and the coupling are learned
+    from (the first 8 s), after the calibration train (0.1-2.9 s): they are learned again before it (learned
+    across 0.4× at 5 s, Differential 1000× read 6 ns off on a 40 s capture, 1.2× its CI). 0.4× at 3.5 s and
+    2× at 3.5 or 5 s had failed in the learning itself, refused for misleading reasons ("rings beyond ±48
+    samples", "no calibration train", "steps 2.1× the noise"): the jump is now found in the recorded
+    samples' step strength (learnspan.level_jump) and the capture learned again before it."""
     csv, steady = run
     x, rate = sf.read(steady, dtype="float64")
     x[int(change_s * rate):] *= gain
@@ -116,3 +121,18 @@ def test_a_level_that_fell_during_a_pause_is_found_from_the_next_edges(run, tmp_
     assert np.max(np.abs(m.err - np.mean(m.err)) / result.edges.sigma[m.idx]) <= 6
     pin = truth.channel == 0
     assert len(m.jdx) == np.count_nonzero(pin & (truth.time * truth.unit_s > result.learn_span_s[0]))
+
+
+def test_a_level_change_along_the_calibration_train_is_refused_naming_it(run, tmp_path):
+    """The gain moved to 0.7× at 2 s, within the calibration train (0.1-2.9 s): no whole train lies before
+    it to learn from, so the capture is refused as before (the step height changes along the train), and
+    the message now also says where the level changed and to set the gain before the run starts."""
+    _, steady = run
+    x, rate = sf.read(steady, dtype="float64")
+    x[int(2.0 * rate):] *= 0.7
+    sf.write(tmp_path / "agc.wav", x, rate, subtype="PCM_16")
+    with pytest.raises(PintimeError, match=r"changes by up to \d+% along the calibration train.*the "
+                                           r"recording's level changed 0\.7× at 1\.\d\d s.*set the input "
+                                           r"gain before the run starts"):
+        locate_capture(tmp_path / "agc.wav")
+

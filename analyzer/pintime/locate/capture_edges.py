@@ -38,7 +38,7 @@ from pintime.locate.blockdetect import BlockDetector
 from pintime.locate.crlb import FIT_DEGREE, quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
 from pintime.locate.highpass import Highpass, check_restored, learn_highpass, restore_block
-from pintime.locate.learnspan import BLOCK_FRAMES, LEARN_MAX_S, MARGIN, PAD_FRAMES, learn_span
+from pintime.locate.learnspan import BLOCK_FRAMES, LEARN_MAX_S, MARGIN, PAD_FRAMES, learn_span, level_jump
 from pintime.locate.methods import (
     METHODS,
     SIMPLE_HALF,
@@ -60,6 +60,9 @@ from pintime.locate.windows import windows
 # (a long support's, train.LONG_HALF_SAMPLES, twice that: gap_guard_s).
 GAP_GUARD_SAMPLES = 2 * train.TEMPLATE_HALF_SAMPLES
 LEARN_EDGES = 1300  # enough measurement-channel edges to hold the whole train (1000 edges)
+# learned again before a jump of the level, the train must end this many of its periods before it: else the
+# jump cut it short (it came within the train: the step changed along it, as automatic gain control does)
+JUMP_CLEAR_PERIODS = 10
 # a step is detected at 30× the strength's noise (detect.NOISE_FLOOR), ≥ 20× the samples': isolated steps
 # whose median stands below this many times the noise are noise (at 0.001 FS on `laptop-48k`, 23× its
 # noise, the steps found stood 1.6× it, and were refused as automatic gain control)
@@ -110,7 +113,7 @@ def gap_guard_s(samplerate_hz: float, template: Template | Periodic | None = Non
 
 def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
                   highpass: tuple[Highpass, ...] | None = None, smallest_step: float = 1.0,
-                  span: tuple[int, int] | None = None) -> tuple[
+                  span: tuple[int, int] | None = None, det: BlockDetector | None = None) -> tuple[
         Template | Periodic, train.TrainFit | None, tuple[float, ...], list, str | None]:
     """Learning pass on the recording with its AC coupling ``highpass`` undone (default: learned here):
     template, train fit, noise per channel, the train's windows, and why a train found was refused (its fit
@@ -118,12 +121,13 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     blind instead. ``cuts_s``: (start, end) rows, ascending, where the data shows audio lost or inserted
     (:func:`pintime.lost_audio.cut_spans`): treated as the sidecar's gaps are. ``smallest_step``: as
     :func:`locate_capture`'s (a ladder's smaller steps are edges, not noise, to the noise measurement).
-    ``span``: the frames learned from (default: :func:`learn_span`)."""
+    ``span``: the frames learned from (default: :func:`learn_span`); ``det``: the detector learned with
+    (default: a new one), which holds the first edges' strength."""
     start, stop = learn_span(info, smallest_step)[:2] if span is None else span
     if highpass is None:
         highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, start, stop)
     columns = range(len(info.columns))
-    det = BlockDetector(len(columns), smallest_step, MARGIN, PAD_FRAMES)
+    det = BlockDetector(len(columns), smallest_step, MARGIN, PAD_FRAMES) if det is None else det
     pos_all, sign_all, wins, simple, swings, others = [], [], [], [], [], False  # others: steps elsewhere
     noise_parts: list[list[tuple[float, int]]] = [[] for _ in columns]
     recorded_parts: list[list[tuple[float, int]]] = [[] for _ in columns]  # the same, before restoring
@@ -322,9 +326,28 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     info = open_wav(path, measurement_channel, reference_channel)
     start, stop, first_edge = learn_span(info, smallest_step)
     span = (start, stop if learn_before_s is None else min(stop, int(learn_before_s * info.samplerate_hz)))
-    highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, *span)
-    template, train_fit, noise, train_data, refused = learn_capture(info, cuts_s, highpass, smallest_step,
-                                                                    span)
+    learning = BlockDetector(len(info.columns), smallest_step, MARGIN, PAD_FRAMES)
+    try:
+        highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, *span)
+        template, train_fit, noise, train_data, refused = learn_capture(info, cuts_s, highpass, smallest_step,
+                                                                        span, learning)
+    except PintimeError as err:  # learned across a jump of the level? Again before it, else say it
+        jump = level_jump(info, *span) if learn_before_s is None and smallest_step == 1.0 else None
+        if jump is None:
+            raise
+        why = (f"{err}; the recording's level changed {jump[1]:.2g}× at {jump[0]:.2f} s, within the first "
+               "seconds the card's response is learned from: set the input gain before the run starts, and "
+               "leave it (README)")
+        try:
+            before = locate_capture(path, method, progress, measurement_channel, reference_channel, cuts_s,
+                                    smallest_step, steps, jump[0])
+        except PintimeError:
+            raise PintimeError(why) from None
+        fit = before.train  # learned from a whole calibration train, not one the jump cut short
+        if fit is None or fit.first_samples + (fit.edges + JUMP_CLEAR_PERIODS) * fit.period_samples > \
+                jump[0] * info.samplerate_hz:
+            raise PintimeError(why) from err
+        return before
     table: TemplateTable | Periodic
     if isinstance(template, Periodic):  # located as recorded (periodic.learn_from_capture)
         table, highpass = template, tuple(Highpass((), 0.0, h.samplerate_hz) for h in highpass)
@@ -342,6 +365,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     rms, own_sigma = (method_error(method, table, noise[0], train_data, knot_every)
                       if train_data and (train_fit is not None or method != "template") else (None, 0.0))
     det = BlockDetector(len(info.columns), smallest_step, MARGIN, PAD_FRAMES)
+    if learn_before_s is not None and not isinstance(template, Periodic):  # the level before its change
+        det.swing = list(learning.swing)  # (a first block that holds a rise would take half its peak)
     if isinstance(table, TemplateTable):  # the reach of a neighbour's response into an edge's window
         det.reach = neighbour_reach(table, method == "template")
     det.steps_fitted = method == "template"

@@ -1,13 +1,15 @@
 """Where a WAV capture's learning pass reads (:mod:`pintime.locate.capture_edges`): the blocks both passes
 read it in, and the span of it the edge shape, the noise and the AC coupling are learned from: from the
-first edges, or from a calibration train further on, or as long as a slow signal needs."""
+first edges, or from a calibration train further on, or as long as a slow signal needs; and where in that
+span the recording's level jumps (the input's gain moved in the first seconds), which a learning across
+it cannot hold."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from pintime.capture.wav import WavInfo, iter_blocks
-from pintime.locate import train
+from pintime.locate import detect, train
 from pintime.locate.blockdetect import BlockDetector
 
 BLOCK_FRAMES = 1 << 18  # 1.4 s per block at 192 kHz (4 MB of float32 stereo with its float64 channel copy)
@@ -19,6 +21,12 @@ TRAIN_SPAN_S = 3.0  # a calibration train lasts 2.78 s (FORMAT.md §6)
 TRAIN_LEAD_S = 0.1  # a learning span that starts at a train starts this much before it (its frame header)
 CAL_PERIOD_S = 2777e-6  # a pintime calibration train's edge spacing (FORMAT.md §6), within 1 %
 MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this far inside a block's data
+# the level is read as each chunk's largest step strength (chunks holding an edge) …
+LEVEL_CHUNK_S = 0.05
+LEVEL_CHUNKS = 5  # … and a jump as the median of this many on against that of as many before …
+# … moving this far (relative): a laptop input's strong AC coupling makes the calibration train's steps read
+# 17 % smaller than the frames' after it (the level before each edge differs), every other card's ≤ 1 %
+LEVEL_JUMP = 0.25
 
 
 def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int]:
@@ -64,3 +72,29 @@ def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int
     if first is not None:  # a slow signal: on to its LEARN_MIN_EDGES-th edge
         stop = max(stop, min(info.frames if enough is None else enough, start + LEARN_SEARCH_S * rate))
     return start, int(min(stop, info.frames)), start
+
+
+def level_jump(info: WavInfo, start: int, stop: int) -> tuple[float, float] | None:
+    """The first jump of the measurement channel's level in frames [start, stop): where (s) and by how
+    much (the level after against before), or None. The level is each LEVEL_CHUNK_S chunk's largest
+    step strength (:func:`detect.step_strength`, of the recorded samples: no coupling learned across the
+    jump is needed), over the chunks that hold an edge (NOISE_FLOOR × the strength's noise); a jump is
+    the median of LEVEL_CHUNKS of them against that of as many before moving more than LEVEL_JUMP."""
+    chunk = int(LEVEL_CHUNK_S * info.samplerate_hz)
+    tops, at, noise = [], [], np.inf  # the quietest block's noise: one dense with edges reads them as noise
+    for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, start, stop):
+        x = block.data[block.own_lo - block.first:block.own_hi - block.first, 0].astype(np.float64)
+        peak = np.abs(detect.step_strength(x))
+        n = len(peak) // chunk
+        tops.append(peak[:n * chunk].reshape(n, chunk).max(axis=1))
+        at.append(block.own_lo + chunk * np.arange(n))
+        noise = min(noise, detect.strength_noise(x))
+    top, frames = (np.concatenate(tops), np.concatenate(at)) if tops else (np.zeros(0), np.zeros(0))
+    edged = top > detect.NOISE_FLOOR * noise
+    level, frame = top[edged], frames[edged]
+    for k in range(LEVEL_CHUNKS, len(level) - LEVEL_CHUNKS + 1):
+        ratio = float(np.median(level[k:k + LEVEL_CHUNKS]) / np.median(level[k - LEVEL_CHUNKS:k]))
+        if abs(ratio - 1.0) > LEVEL_JUMP:
+            return float(frame[k]) / info.samplerate_hz, ratio
+    return None
+
