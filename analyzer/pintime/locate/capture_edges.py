@@ -408,8 +408,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     release_free_memory()
     if isinstance(template, Periodic) and len(amp):  # each edge's gain against the period's: steady
         learned = (channel == 0) & (time_s < span[1] / info.samplerate_hz)
-        traincheck.check_gain(np.abs(amp[learned]), sign[learned] < 0, f"{path}", (span[1] - span[0]) /
-                         info.samplerate_hz, "the periodic signal's step height")
+        traincheck.check_gain(np.abs(amp[learned]), sign[learned] < 0, f"{path}",
+                              (span[1] - span[0]) / info.samplerate_hz, "the periodic signal's step height")
     edges = Edges(time_s, channel, sign, sigma_s, 1.0, str(path))
     on0 = edges.on(0)  # channel-major: views
     inverted = detect.capture_inverted(on0.time, on0.polarity)
