@@ -225,8 +225,9 @@ def load_sim_rounds(visits_path: Path) -> SimRounds:
     # each pulse's row in the rounds and in the cut pulses, by key
     row_of = {p: i for i, p in enumerate(sorted(labels, key=lambda p: (labels[p], p)))}
     cut_row_of = {p: i for i, p in enumerate(sorted(cut_labels, key=lambda p: (cut_labels[p], p)))}
-    blocks = np.zeros((len(labels), len(cfg.blocks)), np.int64)
-    exits, width = np.zeros((len(labels), len(cfg.exits)), np.int64), np.zeros(len(labels), np.int64)
+    # per-round counts fit in 32 bits (a round visits a block a few hundred times at most): half the memory
+    blocks = np.zeros((len(labels), len(cfg.blocks)), np.int32)
+    exits, width = np.zeros((len(labels), len(cfg.exits)), np.int32), np.zeros(len(labels), np.int64)
     cut_exits = np.zeros((len(cut_labels), len(cfg.exits)), np.int64)
     cut_width = np.zeros(len(cut_labels), np.int64)
     patched = np.zeros((len(cut_labels), 0 if copies is None else len(copies.cfg.blocks)), np.int64)
