@@ -47,9 +47,7 @@ NEGLIGIBLE_RINGING = 1e-5  # of the step: ringing below this is ignored (noise i
 # away (Table 1's 200 µs pulses) reaches 3.8 samples into it, and 2 sweeps left those edges 1.76× the
 # Cramér–Rao bound (1.44× converged, after 4-6)
 SWEEPS = 8
-# 2 ps at 48 kHz, 10⁻³ of its best edges' bound (10⁻⁶, as before 2026-11-27: a fifth more sweeps and joint
-# fits, edges within 9 ps of these, every benchmark figure the same to 10⁻⁴)
-SWEEP_TOLERANCE_SAMPLES = 1e-4
+SWEEP_TOLERANCE_SAMPLES = 1e-6
 FIRST_STEPS = 1  # Gauss–Newton steps of that first fit: it only places the ringing the sweeps take out
 # the sweep whose joint fits are also tried from other starts where they look like local minima
 # (:func:`fit_joint`): the second, whose windows have lost their neighbours' ringing at settled times (in

@@ -13,7 +13,7 @@ from pintime.compiled import kernel
 from pintime.locate.template import Template, response_at
 
 JOINT_STEPS = 12  # Gauss–Newton steps of a joint fit (it stops earlier once the times settle)
-JOINT_TOLERANCE_SAMPLES = 1e-5  # a joint fit has settled when no time moves by more (0.2 ps at 48 kHz)
+JOINT_TOLERANCE_SAMPLES = 1e-7  # a joint fit has settled when no time moves by more (≪ the CRLB)
 # the shared-magnitude start of a joint fit is tried from the seeds moved by these (the threshold seeds of a
 # pulse a few samples long can be more than a sample early or late)
 SHARED_SHIFTS_SAMPLES = (0.0, -1.0, 1.0)  # the first: the seeds as they are
