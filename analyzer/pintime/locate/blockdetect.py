@@ -193,4 +193,3 @@ class BlockDetector:
             first = int(np.argmax(moved))
             self._reported[channel] = float(gains[-1])
             self.level_changes.append((float(starts[first]), channel, float(gains[-1])))
-

@@ -201,7 +201,9 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         y_wide = y_wide[usable]
         stretch = np.searchsorted(spans[:, 1], pos / info.samplerate_hz)
     seeds = seed_phases(y_simple, noise[0]) + pos
-    idx = None if (idx := _longest_train(pos, sign, stretch)) is None else train.clear_ends(pos, idx)
+    idx = _longest_train(pos, sign, stretch)
+    if idx is not None:
+        idx = train.clear_ends(pos, idx)
     fit, refused = (None, None) if idx is None else traincheck.checked_fit(
         y_wide[idx], pos[idx], seeds[idx], sign[idx] < 0, noise[0], f"{info.path}", info.samplerate_hz,
         rounding_errors(1.0 - info.clip_level, noise[0]),
@@ -346,7 +348,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
         fit = before.train  # learned from a whole calibration train, not one the jump cut short
         if fit is None or fit.first_samples + (fit.edges + JUMP_CLEAR_PERIODS) * fit.period_samples > \
                 jump[0] * info.samplerate_hz:
-            raise PintimeError(why) from err
+            raise PintimeError(why) from None
         return before
     table: TemplateTable | Periodic
     if isinstance(template, Periodic):  # located as recorded (periodic.learn_from_capture)

@@ -97,4 +97,3 @@ def level_jump(info: WavInfo, start: int, stop: int) -> tuple[float, float] | No
         if abs(ratio - 1.0) > LEVEL_JUMP:
             return float(frame[k]) / info.samplerate_hz, ratio
     return None
-

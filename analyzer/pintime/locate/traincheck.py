@@ -128,9 +128,9 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
     period = float(np.median(np.diff(centre))) if fit is None else fit.period_samples
     if (fit is None or _reaches_beyond(fit, before_x)) and period > neighbour_free(LONG_HALF_SAMPLES):
         k = clear(centre, around, LONG_HALF_SAMPLES)
-        attempt = _attempt(y[k], centre[k], seed_samples[k], falling[k], noise_rms, 0, rounding,
-                           LONG_HALF_SAMPLES)
-        if k.stop - k.start >= MIN_TRAIN_EDGES and _holds(*attempt):
+        attempt = (None, np.inf, np.inf) if k.stop - k.start < MIN_TRAIN_EDGES else _attempt(
+            y[k], centre[k], seed_samples[k], falling[k], noise_rms, 0, rounding, LONG_HALF_SAMPLES)
+        if _holds(*attempt):
             lead, (fit, misfit_x, before_x) = 0, attempt
     if fit is not None and _holds(fit, misfit_x, before_x):
         if fit.gain_change > GAIN_TOLERANCE:
