@@ -94,3 +94,21 @@ def test_windows_in_a_local_minimum_are_explored_out_of_it():
     assert stuck.sum() >= 10
     tau, sigma, _ = fit_joint(template, y, seeds, 1e-4)
     assert np.abs((tau - true) / sigma).max() < 5.0
+
+
+def test_shares_fitted_at_once_give_the_fits_of_one():
+    """The windows fitted in shares on several cores: bit for bit the fits of one share (explored windows
+    included: the local minima of the chains above)."""
+    rng = np.random.default_rng(4)
+    template = with_ripple(ringing_template())
+    start = rng.uniform(5.0, 6.0, 301)
+    true = np.stack([start, start + 2.5, start + 5.4, start + 7.9], axis=1)
+    m = np.arange(30, dtype=np.float64)
+    sign = np.array([1.0, -1.0, 1.0, -1.0])
+    y = 0.3 * np.einsum("k,wkm->wm", sign, template.evaluate(m[None, None, :] - true[:, :, None])[0])
+    y = y + rng.normal(0, 1e-4, y.shape)
+    seeds = true + rng.uniform(-1.0, 1.0, true.shape)
+    one = fit_joint(template, y, seeds, 1e-4, parts=1)
+    for parts in (2, 3, 7):
+        for got, want in zip(fit_joint(template, y, seeds, 1e-4, parts=parts), one, strict=True):
+            np.testing.assert_array_equal(got, want)

@@ -265,20 +265,25 @@ def _subtract_at(normal, c, gram):  # pragma: no cover (compiled)
 
 @kernel
 def _normal_equations(first, weights, ripple, target, nuisance, length, n_free):  # pragma: no cover
-    """The normal equations ``DᵀD``, ``Dᵀ·target`` (a column per target) of the design whose row r holds
+    """The normal equations ``DᵀD`` (its upper triangle; zeros below, which the Cholesky factor does not
+    read), ``Dᵀ·target`` (a column per target) of the design whose row r holds
     ``weights[r]`` at the 4 coefficients from ``first[r]`` and ``ripple[r]`` at the ripple's columns after
     the spline's, less the N_ZERO fixed coefficients; and ``QᵀD`` per window (rows ``length`` at a time:
     (windows, p, n_free)) with the coefficients each window reaches."""
     n_rows, n_ripple = len(first), ripple.shape[1]
+    n_spline = n_free - n_ripple
     p = nuisance.shape[1]
     n_win = n_rows // length
     normal = np.zeros((n_free, n_free))
+    # the ripple's columns are in every row: their blocks are summed apart, in arrays small enough to stay
+    # in cache (the same products in the same order)
+    cross = np.zeros((n_spline, n_ripple))
+    square = np.zeros((n_ripple, n_ripple))
     rhs = np.zeros((n_free, target.shape[1]))
     qd = np.zeros((n_win, p, n_free))
     reached = np.zeros((n_win, n_free), dtype=np.bool_)
-    width = 4 + n_ripple
-    col = np.empty(width, dtype=np.int64)
-    val = np.empty(width)
+    col = np.empty(4, dtype=np.int64)
+    val = np.empty(4)
     for r in range(n_rows):
         m = 0
         for k in range(4):
@@ -286,18 +291,29 @@ def _normal_equations(first, weights, ripple, target, nuisance, length, n_free):
             if c >= 0:
                 col[m], val[m] = c, weights[r, k]
                 m += 1
-        for k in range(n_ripple):
-            col[m], val[m] = n_free - n_ripple + k, ripple[r, k]
-            m += 1
         win, sample = r // length, r % length
         for a in range(m):
+            ca, va = col[a], val[a]
             for t in range(target.shape[1]):
-                rhs[col[a], t] += val[a] * target[r, t]
-            for b in range(m):
-                normal[col[a], col[b]] += val[a] * val[b]
-            reached[win, col[a]] = True
+                rhs[ca, t] += va * target[r, t]
+            for b in range(a, m):  # the upper triangle only (a row's columns ascend)
+                normal[ca, col[b]] += va * val[b]
+            for k in range(n_ripple):
+                cross[ca, k] += va * ripple[r, k]
+            reached[win, ca] = True
             for q in range(p):
-                qd[win, q, col[a]] += nuisance[sample, q] * val[a]
+                qd[win, q, ca] += nuisance[sample, q] * va
+        for k in range(n_ripple):
+            vk = ripple[r, k]
+            for t in range(target.shape[1]):
+                rhs[n_spline + k, t] += vk * target[r, t]
+            for j in range(k, n_ripple):
+                square[k, j] += vk * ripple[r, j]
+            reached[win, n_spline + k] = True
+            for q in range(p):
+                qd[win, q, n_spline + k] += nuisance[sample, q] * vk
+    normal[:n_spline, n_spline:] = cross
+    normal[n_spline:, n_spline:] = square
     return normal, rhs, qd, reached
 
 
