@@ -75,11 +75,11 @@ def _joint_kernel(coef, half, knot, origin, carrier, ripple, y, tau0, shifts, no
                 np.arange(length) / (length - 1.0))
         best_tau, best_amp, best_gram = np.empty(n_edges), np.empty(n_edges), np.empty((n_free, n_free))
         run_tau, run_amp = np.empty(n_edges), np.empty(n_edges)
-        seed, start = np.empty(n_edges), np.empty(n_edges)
+        seed, start, cov = np.empty(n_edges), np.empty(n_edges), np.empty((n_free, n_free))
         for c in range(part * y.shape[0] // n_parts, (part + 1) * y.shape[0] // n_parts):
             rss = _steps(parts, y[c], tau0[c], False, work, best_tau, best_amp)
             best_gram[:] = work[3]
-            cov = solve_symmetric(best_gram, np.eye(n_free), work[4])
+            inverse_symmetric(best_gram, work[4], cov)
             if explore and _suspect(rss, cov, best_amp, noise_rms, length - n_free):
                 start_rss = np.inf
                 for s in range(len(shifts)):
@@ -90,7 +90,7 @@ def _joint_kernel(coef, half, knot, origin, carrier, ripple, y, tau0, shifts, no
                 freed_rss = _steps(parts, y[c], start, False, work, run_tau, run_amp)
                 if freed_rss < rss - noise_rms ** 2:  # a clearly better minimum
                     best_tau[:], best_amp[:], best_gram[:] = run_tau, run_amp, work[3]
-                    cov = solve_symmetric(best_gram, np.eye(n_free), work[4])
+                    inverse_symmetric(best_gram, work[4], cov)
             for k in range(n_edges):
                 tau[c, k] = best_tau[k]
                 sigma[c, k] = noise_rms * np.sqrt(cov[n_edges + k, n_edges + k])
@@ -211,9 +211,34 @@ def _responses(parts, tau, g, dg):  # pragma: no cover (compiled)
 
 @kernel
 def solve_symmetric(gram, rhs, low):  # pragma: no cover (compiled)
-    """``rhs ← gram⁻¹·rhs`` (a vector or columns; also returned) for the symmetric ``gram = JᵀJ``: by
-    Cholesky (factor into ``low``), or where it is singular or nearly so (two detections of one step) by
-    its pseudo-inverse (:func:`_pinv`)."""
+    """``rhs ← gram⁻¹·rhs`` (a vector; also returned) for the symmetric ``gram = JᵀJ``: by Cholesky
+    (factor into ``low``), or where it is singular or nearly so (two detections of one step) by its
+    pseudo-inverse (:func:`_pinv`)."""
+    if not _factor(gram, low):
+        rhs[:] = _pinv(gram) @ rhs.copy()
+        return rhs
+    _substitute(low, rhs)
+    return rhs
+
+
+@kernel
+def inverse_symmetric(gram, low, out):  # pragma: no cover (compiled)
+    """``gram⁻¹`` into ``out`` (also returned), as :func:`solve_symmetric` solves, column by column (loops:
+    a row operation on all columns at once costs a temporary array each, 8× the time)."""
+    if not _factor(gram, low):
+        out[:] = _pinv(gram)
+        return out
+    out[:] = 0.0
+    for c in range(len(gram)):
+        out[c, c] = 1.0
+        _substitute(low, out[:, c])
+    return out
+
+
+@kernel
+def _factor(gram, low):  # pragma: no cover (compiled)
+    """The Cholesky factor of ``gram`` into ``low`` (lower); False where a pivot falls below PIVOT_FLOOR
+    of the largest diagonal (near singular)."""
     n = len(gram)
     floor = 0.0
     for j in range(n):
@@ -223,23 +248,28 @@ def solve_symmetric(gram, rhs, low):  # pragma: no cover (compiled)
         for k in range(j):
             d -= low[j, k] * low[j, k]
         if d <= floor:
-            rhs[:] = _pinv(gram) @ rhs.copy()
-            return rhs
+            return False
         low[j, j] = np.sqrt(d)
         for i in range(j + 1, n):
             total = gram[i, j]
             for k in range(j):
                 total -= low[i, k] * low[j, k]
             low[i, j] = total / low[j, j]
-    for i in range(n):  # L·z = rhs
+    return True
+
+
+@kernel
+def _substitute(low, b):  # pragma: no cover (compiled)
+    """``b ← (L·Lᵀ)⁻¹·b`` in place, ``L`` the Cholesky factor ``low``."""
+    n = len(b)
+    for i in range(n):  # L·z = b
         for k in range(i):
-            rhs[i] -= low[i, k] * rhs[k]
-        rhs[i] /= low[i, i]
+            b[i] -= low[i, k] * b[k]
+        b[i] /= low[i, i]
     for i in range(n - 1, -1, -1):  # Lᵀ·x = z
         for k in range(i + 1, n):
-            rhs[i] -= low[k, i] * rhs[k]
-        rhs[i] /= low[i, i]
-    return rhs
+            b[i] -= low[k, i] * b[k]
+        b[i] /= low[i, i]
 
 
 @kernel
