@@ -240,10 +240,9 @@ REPRO_RESULTS  := $(REPRO_PROGRAMS:%=$(OUT)/%.exact.json) \
                     $(foreach m,$(REPRO_METHODS),$(OUT)/$(p)-$(f).$(m).json)))
 .PHONY: reproduce
 
-# Independent captures are analysed in parallel, one job per core (each job on its one core: a job's own
-# parallel kernels would contend with the others').
+# Independent captures are analysed in parallel, one job per core.
 reproduce: deps sim
-	@NUMBA_NUM_THREADS=1 $(MAKE) --no-print-directory -j$$(nproc) $(OUT)/report.md
+	@$(MAKE) --no-print-directory -j$$(nproc) $(OUT)/report.md
 	@echo "reproduce: the report is $(OUT)/report.md (figures in $(OUT)/figures/)"
 
 $(OUT)/report.md: $(REPRO_RESULTS)

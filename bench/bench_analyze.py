@@ -8,9 +8,8 @@ start-up and imports) likewise; and where the in-process time goes. Stages are m
 pipeline's functions with timers, each stage *exclusive* of the stages it calls (reading the WAV inside
 the learning pass counts as ``decode``: pintime's own 16/24-bit PCM reader), on the thread that runs it
 (the next block is read in a second thread), so the stages add up to the total. Times are CPU seconds
-(user + system) of the process doing the work, so other jobs on a shared machine do not count; the
-compiled kernels are held to one thread for them. Beside them, the command's wall time as a user runs it,
-on every core (the joint fits of close edges share them out): what one waits for.
+(user + system) of the process doing the work, so other jobs on a shared machine do not count. Beside
+them, the command's wall time: what one waits for (the reading thread overlaps; other jobs count).
 
 Captures: ``build/captures/table1-<profile>.wav`` (rendered if missing, seed 1; ``--short``: the 3 s
 capture of ``bench_edges.py --short``): ``paper`` and ``default`` (192 kHz 24-bit stereo) and ``laptop-48k``
@@ -24,9 +23,8 @@ from __future__ import annotations
 
 import os
 
-ALL_CORES_ENV = dict(os.environ)  # the command as a user runs it, on every core
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):  # one core:
-    os.environ[_var] = "1"  # before numpy and numba load
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # one core: before numpy loads
+    os.environ[_var] = "1"
 
 import argparse  # noqa: E402
 import functools  # noqa: E402
@@ -115,17 +113,16 @@ def children_cpu_s() -> float:
 
 
 def command_s(wav: Path) -> float:
-    """CPU time of ``pintime analyze`` on one core (a fresh Python: start-up and imports too)."""
+    """CPU time of ``pintime analyze`` as a user runs it (a fresh Python: start-up and imports too)."""
     started = children_cpu_s()
     subprocess.run([str(PINTIME), "analyze", str(wav)], check=True, stdout=subprocess.DEVNULL)
     return children_cpu_s() - started
 
 
 def command_wall_s(wav: Path) -> float:
-    """Wall time of ``pintime analyze`` as a user runs it, on every core (the joint fits share them)."""
+    """Wall time of ``pintime analyze`` as a user runs it."""
     started = time.perf_counter()
-    subprocess.run([str(PINTIME), "analyze", str(wav)], check=True, stdout=subprocess.DEVNULL,
-                   env=ALL_CORES_ENV)
+    subprocess.run([str(PINTIME), "analyze", str(wav)], check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - started
 
 
@@ -161,8 +158,7 @@ def main() -> int:
     print(f"Times are CPU s on one core; ×RT = capture length / analysis time (target ≥ "
           f"{TARGET_X_REAL_TIME:g} in-process, template method); ×decode = analysis time / time soundfile "
           "takes to decode the same WAV; command: `pintime analyze` including Python start-up and imports; "
-          f"wall: the command's wall time on all {os.cpu_count()} cores (a shared machine's other jobs "
-          "count).")
+          "wall: the command's wall time (a shared machine's other jobs count).")
     return finish("bench_analyze", rows, args.json, args.short,
                   ["capture_s", "decode_s", "analyze_s", "x_real_time", "x_decode", "command_s",
                    "command_x_real_time", "command_wall_s", "command_wall_x_real_time",

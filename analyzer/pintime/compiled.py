@@ -41,15 +41,3 @@ def kernel(function: Callable | None = None, **options: Any) -> Any:
     """``numba.njit(cache=True, nogil=True, **options)``, as ``@kernel`` or ``@kernel(option=…)``."""
     jit = numba.njit(cache=True, nogil=True, **options)
     return jit if function is None else jit(function)
-
-
-def parallel_kernel(function: Callable) -> Any:
-    """A :func:`kernel` whose :data:`prange` loop runs on every core (``NUMBA_NUM_THREADS``, if set, caps
-    them). Only for loops whose iterations share nothing they write, so the results are those of one
-    core, bit for bit; and only called from the main thread, never from another kernel (numba's default
-    thread pool takes one parallel launch at a time)."""
-    return kernel(function, parallel=True)
-
-
-prange = numba.prange
-get_num_threads = numba.get_num_threads

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from pintime.locate.joint import fit_joint
+from pintime.locate.joint import fit_joint, inverse_symmetric
 from pintime.locate.template import RIPPLE_HARMONICS, RIPPLE_TERMS, Template
 from scipy.interpolate import BSpline
 from test_locate_template import ringing_template
@@ -96,19 +96,11 @@ def test_windows_in_a_local_minimum_are_explored_out_of_it():
     assert np.abs((tau - true) / sigma).max() < 5.0
 
 
-def test_shares_fitted_at_once_give_the_fits_of_one():
-    """The windows fitted in shares on several cores: bit for bit the fits of one share (explored windows
-    included: the local minima of the chains above)."""
-    rng = np.random.default_rng(4)
-    template = with_ripple(ringing_template())
-    start = rng.uniform(5.0, 6.0, 301)
-    true = np.stack([start, start + 2.5, start + 5.4, start + 7.9], axis=1)
-    m = np.arange(30, dtype=np.float64)
-    sign = np.array([1.0, -1.0, 1.0, -1.0])
-    y = 0.3 * np.einsum("k,wkm->wm", sign, template.evaluate(m[None, None, :] - true[:, :, None])[0])
-    y = y + rng.normal(0, 1e-4, y.shape)
-    seeds = true + rng.uniform(-1.0, 1.0, true.shape)
-    one = fit_joint(template, y, seeds, 1e-4, parts=1)
-    for parts in (2, 3, 7):
-        for got, want in zip(fit_joint(template, y, seeds, 1e-4, parts=parts), one, strict=True):
-            np.testing.assert_array_equal(got, want)
+def test_inverse_symmetric_is_the_inverse_or_the_pseudo_inverse():
+    """A joint fit's covariance: numpy's inverse of a positive definite JᵀJ, its pseudo-inverse when two
+    columns are the same (singular)."""
+    rng = np.random.default_rng(6)
+    jac = rng.normal(size=(6, 20))
+    for gram in (jac @ jac.T, np.vstack([jac[:5], jac[:1]]) @ np.vstack([jac[:5], jac[:1]]).T):
+        out = inverse_symmetric(gram, np.empty_like(gram), np.empty_like(gram))
+        np.testing.assert_allclose(out, np.linalg.pinv(gram, hermitian=True), rtol=1e-9, atol=1e-12)

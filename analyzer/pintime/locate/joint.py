@@ -2,14 +2,14 @@
 
 Both edges of a pulse a few samples long (every Table 1 pulse at 44.1–48 kHz) lie in one window: one
 template per edge, a common offset and slope, Gauss–Newton on all times and amplitudes at once. Compiled
-cluster by cluster on every core, each stopping when its own times settle.
+cluster by cluster, each stopping when its own times settle.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from pintime.compiled import get_num_threads, kernel, parallel_kernel, prange
+from pintime.compiled import kernel
 from pintime.locate.template import Template, response_at
 
 JOINT_STEPS = 12  # Gauss–Newton steps of a joint fit (it stops earlier once the times settle)
@@ -26,7 +26,7 @@ PIVOT_FLOOR = 1e-10  # a Cholesky pivot below this fraction of the largest diago
 
 
 def fit_joint(template: Template, y: np.ndarray, tau0: np.ndarray, noise_rms: float,
-              explore: bool = True, parts: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              explore: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Gauss–Newton fit of K edges sharing one window: ``y[m] = Σₖ Aₖ·g(m − τₖ) + a + b·m/(L−1)``.
 
     Edges a few samples apart give the fit local minima: from poor seeds, two steps of a pulse may settle
@@ -44,8 +44,6 @@ def fit_joint(template: Template, y: np.ndarray, tau0: np.ndarray, noise_rms: fl
     ----------
     y : (clusters, L) windows
     tau0 : (clusters, K) seeds of the edge times in window samples
-    parts : the windows are fitted in this many shares at once (default: one per core); each window's fit
-        is the same whichever share it is in
 
     Returns
     -------
@@ -57,44 +55,42 @@ def fit_joint(template: Template, y: np.ndarray, tau0: np.ndarray, noise_rms: fl
     amp = np.empty(tau0.shape)
     _joint_kernel(*template.parts, np.ascontiguousarray(y, dtype=np.float64),
                   np.ascontiguousarray(tau0, dtype=np.float64), np.asarray(SHARED_SHIFTS_SAMPLES),
-                  float(noise_rms), explore, min(parts or get_num_threads(), len(y)), tau, sigma, amp)
+                  float(noise_rms), explore, tau, sigma, amp)
     return tau, sigma, amp
 
 
-@parallel_kernel
-def _joint_kernel(coef, half, knot, origin, carrier, ripple, y, tau0, shifts, noise_rms, explore, n_parts,
+@kernel
+def _joint_kernel(coef, half, knot, origin, carrier, ripple, y, tau0, shifts, noise_rms, explore,
                   tau, sigma, amp):  # pragma: no cover (compiled)
-    """:func:`fit_joint`, window by window, into ``tau``, ``sigma`` and ``amp``: in ``n_parts`` shares of
-    the windows, one per core, each with its own work arrays."""
+    """:func:`fit_joint`, window by window, into ``tau``, ``sigma`` and ``amp``."""
     parts = (coef, half, knot, origin, carrier, ripple)
     n_edges, length = tau0.shape[1], y.shape[1]
     n_free = 2 * n_edges + 2
-    for part in prange(n_parts):
-        work = (np.empty((n_edges, length)), np.empty((n_edges, length)), np.empty((n_free, length)),
-                np.empty((n_free, n_free)), np.empty((n_free, n_free)), np.empty(n_free), np.empty(length),
-                np.arange(length) / (length - 1.0))
-        best_tau, best_amp, best_gram = np.empty(n_edges), np.empty(n_edges), np.empty((n_free, n_free))
-        run_tau, run_amp = np.empty(n_edges), np.empty(n_edges)
-        seed, start, cov = np.empty(n_edges), np.empty(n_edges), np.empty((n_free, n_free))
-        for c in range(part * y.shape[0] // n_parts, (part + 1) * y.shape[0] // n_parts):
-            rss = _steps(parts, y[c], tau0[c], False, work, best_tau, best_amp)
-            best_gram[:] = work[3]
-            inverse_symmetric(best_gram, work[4], cov)
-            if explore and _suspect(rss, cov, best_amp, noise_rms, length - n_free):
-                start_rss = np.inf
-                for s in range(len(shifts)):
-                    seed[:] = tau0[c] + shifts[s]
-                    shared_rss = _steps(parts, y[c], seed, True, work, run_tau, run_amp)
-                    if shared_rss < start_rss:
-                        start[:], start_rss = run_tau, shared_rss
-                freed_rss = _steps(parts, y[c], start, False, work, run_tau, run_amp)
-                if freed_rss < rss - noise_rms ** 2:  # a clearly better minimum
-                    best_tau[:], best_amp[:], best_gram[:] = run_tau, run_amp, work[3]
-                    inverse_symmetric(best_gram, work[4], cov)
-            for k in range(n_edges):
-                tau[c, k] = best_tau[k]
-                sigma[c, k] = noise_rms * np.sqrt(cov[n_edges + k, n_edges + k])
-                amp[c, k] = best_amp[k]
+    work = (np.empty((n_edges, length)), np.empty((n_edges, length)), np.empty((n_free, length)),
+            np.empty((n_free, n_free)), np.empty((n_free, n_free)), np.empty(n_free), np.empty(length),
+            np.arange(length) / (length - 1.0))
+    best_tau, best_amp, best_gram = np.empty(n_edges), np.empty(n_edges), np.empty((n_free, n_free))
+    run_tau, run_amp = np.empty(n_edges), np.empty(n_edges)
+    seed, start, cov = np.empty(n_edges), np.empty(n_edges), np.empty((n_free, n_free))
+    for c in range(y.shape[0]):
+        rss = _steps(parts, y[c], tau0[c], False, work, best_tau, best_amp)
+        best_gram[:] = work[3]
+        inverse_symmetric(best_gram, work[4], cov)
+        if explore and _suspect(rss, cov, best_amp, noise_rms, length - n_free):
+            start_rss = np.inf
+            for s in range(len(shifts)):
+                seed[:] = tau0[c] + shifts[s]
+                shared_rss = _steps(parts, y[c], seed, True, work, run_tau, run_amp)
+                if shared_rss < start_rss:
+                    start[:], start_rss = run_tau, shared_rss
+            freed_rss = _steps(parts, y[c], start, False, work, run_tau, run_amp)
+            if freed_rss < rss - noise_rms ** 2:  # a clearly better minimum
+                best_tau[:], best_amp[:], best_gram[:] = run_tau, run_amp, work[3]
+                inverse_symmetric(best_gram, work[4], cov)
+        for k in range(n_edges):
+            tau[c, k] = best_tau[k]
+            sigma[c, k] = noise_rms * np.sqrt(cov[n_edges + k, n_edges + k])
+            amp[c, k] = best_amp[k]
 
 
 @kernel
