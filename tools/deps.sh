@@ -27,3 +27,5 @@ fi
 # Byte-compile the analyzer as a regular install does (an editable one leaves it to the first run, which
 # cannot write it where PYTHONDONTWRITEBYTECODE is set: then every start compiles 60 modules, 80 ms).
 "$VENV/bin/python" -m compileall -q analyzer/pintime
+# Compile the kernels once per state of the sources (tools/compile_kernels.py): not in the first analysis.
+"$VENV/bin/python" tools/compile_kernels.py captures/table1-default.wav captures/table1-laptop-48k.wav
