@@ -160,9 +160,9 @@ test: deps sim lint
 	$(PY) -m pytest -q tests
 	@$(MAKE) --no-print-directory bench-short
 
-# One rule set (analyzer/pyproject.toml) for the package, the tests and the benchmarks.
+# One rule set (analyzer/pyproject.toml) for the package, the tests, the benchmarks and the tools.
 lint: deps
-	$(VENV)/bin/ruff check --config analyzer/pyproject.toml analyzer tests bench
+	$(VENV)/bin/ruff check --config analyzer/pyproject.toml analyzer tests bench tools
 	$(VENV)/bin/mypy --config-file analyzer/pyproject.toml analyzer/pintime bench
 
 clean:
