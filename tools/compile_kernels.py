@@ -24,11 +24,17 @@ def main(captures: list[str]) -> None:
         return
     print("deps: compiling pintime's kernels (once per version of its sources: about a minute)", flush=True)
     from pintime import pipeline  # (only then: its imports take a while)
+    from pintime.errors import PintimeError
 
-    for capture in captures:
-        pipeline.analyze(capture)
+    done = []
+    for capture in captures:  # a saving only: a capture missing or refused leaves its kernels to later
+        try:
+            pipeline.analyze(capture)
+            done.append(capture)
+        except (OSError, PintimeError) as err:
+            print(f"deps: kernels not compiled with {capture} ({err}): a first analysis will", flush=True)
     stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(f"kernels compiled by analysing {', '.join(captures)}\n")
+    stamp.write_text(f"kernels compiled by analysing {', '.join(done) or 'nothing'}\n")
 
 
 if __name__ == "__main__":
