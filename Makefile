@@ -171,7 +171,9 @@ clean:
 # --- synthetic captures (sound-card model: analyzer/pintime/soundcard/) --------------------------------
 # Long captures of whole runs, one per program and profile (not committed): make synth-captures [SEED=1]
 SYNTH_PROFILES   := default paper wide-filter noisy
-EXAMPLE_PROFILES := default wide-filter noisy
+EXAMPLE_PROFILES := default wide-filter noisy laptop-48k
+# as a laptop's jack records it
+EXAMPLE_OPTIONS_laptop-48k := --channels 1 --level readme
 SEED             ?= 1
 .PHONY: synth-captures example-captures
 
@@ -187,14 +189,12 @@ $(foreach p,$(PROGRAMS),$(eval $(call capture_rule,$(p))))
 
 # Regenerate the short examples in captures/ (committed so a new user can run the analyzer at once).
 # They hold RUN, CAL and two repetitions and end inside the SYNC high of repetition 2's RUN frame
-# (tools/example_duration.py finds where from the exact edges, so the cut follows the firmware); and one as
-# a laptop's jack records it: 48 kHz 16-bit mono at README's level.
+# (tools/example_duration.py finds where from the exact edges, so the cut follows the firmware); a profile's
+# EXAMPLE_OPTIONS_<profile> are added to its synth (the laptop's: 48 kHz 16-bit mono at README's level).
 example-captures: sim
-	d=$$($(PY) tools/example_duration.py $(BUILD)/sim/table1) && for p in $(EXAMPLE_PROFILES); do \
-	  $(PINTIME) synth $(BUILD)/sim/table1.edges.csv -o captures/table1-$$p.wav --profile $$p --seed 1 \
-	    --duration-s $$d --force || exit 1; done && \
-	$(PINTIME) synth $(BUILD)/sim/table1.edges.csv -o captures/table1-laptop-48k.wav --profile laptop-48k \
-	  --channels 1 --level readme --seed 1 --duration-s $$d --force
+	d=$$($(PY) tools/example_duration.py $(BUILD)/sim/table1) && \
+	$(foreach p,$(EXAMPLE_PROFILES),$(PINTIME) synth $(BUILD)/sim/table1.edges.csv \
+	  -o captures/table1-$(p).wav --profile $(p) $(EXAMPLE_OPTIONS_$(p)) --seed 1 --duration-s $$d --force && ) true
 
 bench: deps sim
 	$(PY) bench/bench_synth.py

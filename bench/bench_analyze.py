@@ -112,18 +112,12 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def command_s(wav: Path) -> float:
-    """CPU time of ``pintime analyze`` as a user runs it (a fresh Python: start-up and imports too)."""
-    started = children_cpu_s()
+def command_s(wav: Path) -> tuple[float, float]:
+    """CPU and wall time of ``pintime analyze`` as a user runs it (a fresh Python: start-up and imports
+    too)."""
+    cpu, wall = children_cpu_s(), time.perf_counter()
     subprocess.run([str(PINTIME), "analyze", str(wav)], check=True, stdout=subprocess.DEVNULL)
-    return children_cpu_s() - started
-
-
-def command_wall_s(wav: Path) -> float:
-    """Wall time of ``pintime analyze`` as a user runs it."""
-    started = time.perf_counter()
-    subprocess.run([str(PINTIME), "analyze", str(wav)], check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    return children_cpu_s() - cpu, time.perf_counter() - wall
 
 
 def main() -> int:
@@ -144,8 +138,8 @@ def main() -> int:
         duration_s = sf.info(str(wav)).duration
         decode = min(decode_s(wav) for _ in range(args.repeat))
         total, stages = min((analyze_once(wav) for _ in range(args.repeat)), key=lambda run: run[0])
-        command = min(command_s(wav) for _ in range(args.repeat))
-        wall = min(command_wall_s(wav) for _ in range(args.repeat))
+        runs = [command_s(wav) for _ in range(args.repeat)]
+        command, wall = min(cpu for cpu, _ in runs), min(wall for _, wall in runs)
         row = dict(profile=profile, capture_s=duration_s, decode_s=decode, analyze_s=total,
                    x_real_time=duration_s / total, x_decode=total / decode, command_s=command,
                    command_x_real_time=duration_s / command, command_wall_s=wall,
