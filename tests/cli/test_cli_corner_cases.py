@@ -17,7 +17,7 @@ from pintime.soundcard import synth as synth_module
 from pintime.validate import edgecheck
 from pintime.validate.report import edges_section
 from pintime.validate.validation import Table2Unknown, Validation
-from support import EXAMPLE_WAV, SIM, assert_fails, run_cli
+from support import CAPTURES, EXAMPLE_WAV, SIM, assert_fails, run_cli
 
 pytestmark = pytest.mark.usefixtures("make_sim")
 
@@ -195,3 +195,22 @@ def test_edges_of_the_other_methods_say_how_many_have_a_neighbour_within_reach(t
     assert 0.5 * total < count < total and "threshold method's window" in near[0]
     code, _, lines = run_cli(["edges", EXAMPLE_WAV, "--csv", tmp_path / "e.csv"])
     assert code == 0 and not any("neighbour" in line for line in lines), lines
+
+
+def test_validate_judges_few_repetitions_by_their_ci_not_by_error_se(tmp_path):
+    """The laptop example holds two repetitions: error/SE divides by a spread of one degree of freedom, so
+    it may read −6 where Student's t's 95 % CI holds the truth. Each row says whether its CI holds the truth,
+    and a note says error/SE is no z-score."""
+    out = tmp_path / "v.json"
+    code, printed, lines = run_cli(["validate", CAPTURES / "table1-laptop-48k.wav",
+                                    "--truth", SIM / "table1.json", "--json", out])
+    assert code == 0, lines
+    rows = json.loads(out.read_text())["table1"]
+    for row in rows:
+        low, high = row["ci95_us"]
+        assert row["count"] == 2 and row["within_ci95"] is (low <= row["truth_us"] <= high)
+    assert all(row["within_ci95"] for row in rows)
+    assert max(abs(row["error_se"]) for row in rows) > 3  # what would read as a failure as a z-score
+    header = next(line for line in printed.splitlines() if line.startswith("Technique"))
+    assert header.endswith("error/SE in CI")
+    assert "as few as 2 repetitions, 1 degree(s) of freedom: it is no z-score" in printed

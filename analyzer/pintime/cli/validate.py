@@ -28,6 +28,8 @@ from pintime.validate.compare import (
 from pintime.validate.laddercheck import format_ladder_check, ladder_check
 from pintime.validate.validation import Compared, ResolvedExit, Validation
 
+FEW_REPETITIONS = 3  # up to this many, Student's t's 95 % quantile is ≥ 3.2: error/SE is no z-score
+
 
 def _optional(value: float | None) -> str:
     """A figure that too few edges may leave undetermined (None)."""
@@ -107,14 +109,19 @@ def format_validation(v: Validation) -> str:
 def _estimate_lines(title: str, rows: list[tuple[str, Compared]]) -> list[str]:
     """A header and one line per (label, estimate beside its truth)."""
     lines = [f"{title:<22} {'ours (µs)':>14} {'truth (µs)':>14} {'error (µs)':>12} {'std (µs)':>10} "
-             f"{'error/SE':>9}"]
+             f"{'error/SE':>9} in CI"]
     for label, c in rows:
         error_us, error_se = c.error_us, c.error_se
         err = "—" if error_us is None else f"{error_us:+.2e}"
         truth = "—" if c.truth_us is None else f"{c.truth_us:.6f}"
         std = "—" if c.std_us is None else f"{c.std_us:.2e}"
         z = "—" if error_se is None else f"{error_se:+.1f}"
-        lines.append(f"{label:<22} {c.mean_us:>14.6f} {truth:>14} {err:>12} {std:>10} {z:>9}")
+        lines.append(f"{label:<22} {c.mean_us:>14.6f} {truth:>14} {err:>12} {std:>10} {z:>9} "
+                     f"{IN_CI[c.within_ci95]:>5}")
+    fewest = min((c.count for _, c in rows if c.error_se is not None), default=0)
+    if 2 <= fewest <= FEW_REPETITIONS:
+        lines.append(f"(error/SE divides by a spread measured from as few as {fewest} repetitions, "
+                     f"{fewest - 1} degree(s) of freedom: it is no z-score; in CI uses Student's t)")
     return lines
 
 
@@ -126,12 +133,12 @@ def _kernel_lines(v: Validation) -> list[str]:
              f"{'truth (cyc)':>11} {'error (µs)':>11} in CI"]
     for k in v.kernel:
         c = k.estimate
-        half = "—" if k.ci95_half_us is None else f"{k.ci95_half_us:.2e}"
+        half = "—" if c.ci95_half_us is None else f"{c.ci95_half_us:.2e}"
         truth = "—" if c.truth_us is None else f"{c.truth_us:.4f}"
         truth_cycles = "—" if c.truth_cycles is None else f"{c.truth_cycles:.3f}"
         error = "—" if c.error_us is None else f"{c.error_us:+.2e}"
         lines.append(f"{k.name:<22} {c.mean_us:>12.4f} {half:>10} {truth:>12} {c.mean_cycles:>11.3f} "
-                     f"{truth_cycles:>11} {error:>11} {IN_CI[k.within_ci95]:>5}")
+                     f"{truth_cycles:>11} {error:>11} {IN_CI[c.within_ci95]:>5}")
     rows = zip(v.kernel, v.summary["kernel"], strict=True)
     overheads = [(k.name, row["percent"], k.truth_percent) for k, row in rows if "percent" in row]
     lines += [f"({name}: {pct:.4f} % of the tick, truth "

@@ -161,7 +161,15 @@ def shared_sigma_us(estimate: dict[str, Any]) -> float:
 
 def _compared(estimate: dict[str, Any], truth_us: float | None, count: int) -> Compared:
     """An estimate of the ``analyze`` JSON beside its truth; ``count``: its repetitions."""
-    return Compared(estimate["mean_us"], estimate["std_us"], count, truth_us, shared_sigma_us(estimate))
+    return Compared(estimate["mean_us"], estimate["std_us"], count, truth_us, shared_sigma_us(estimate),
+                    _ci95_half_us(estimate))
+
+
+def _ci95_half_us(estimate: dict[str, Any]) -> float | None:
+    """The half-width of an ``analyze`` JSON estimate's 95 % CI (symmetric about its mean), None without."""
+    ci = estimate.get("ci95_us")
+    half = None if ci is None or ci[0] is None else (ci[1] - ci[0]) / 2
+    return None if half is None or np.isnan(half) else float(half)
 
 
 def _user_function(row: dict[str, Any], truth: dict[str, Any] | None) -> UserFunction:
@@ -169,7 +177,7 @@ def _user_function(row: dict[str, Any], truth: dict[str, Any] | None) -> UserFun
     the exact edges have no such function)."""
     time, intercept = (CyclesCompared(row[part]["mean_us"], row[part]["std_us"], row["reps"],
                                       None if truth is None else truth[part]["mean_us"],
-                                      shared_sigma_us(row[part]),
+                                      shared_sigma_us(row[part]), _ci95_half_us(row[part]),
                                       mean_cycles=row[part]["mean_cycles"],
                                       truth_cycles=None if truth is None else truth[part]["mean_cycles"])
                        for part in ("time", "intercept"))
@@ -184,10 +192,9 @@ def _kernel_figures(out: dict[str, Any], exact_out: dict[str, Any]) -> tuple[Ker
         t = truth.get(row["name"])
         compared = CyclesCompared(row["mean_us"], row["std_us"], row["count"],
                                   None if t is None else t["mean_us"], shared_sigma_us(row),
-                                  mean_cycles=row["mean_cycles"],
+                                  row["ci95_half_us"], mean_cycles=row["mean_cycles"],
                                   truth_cycles=None if t is None else t["mean_cycles"])
-        figures.append(KernelFigure(row["name"], compared, row["ci95_half_us"],
-                                    None if t is None else t.get("percent")))
+        figures.append(KernelFigure(row["name"], compared, None if t is None else t.get("percent")))
     return tuple(figures)
 
 

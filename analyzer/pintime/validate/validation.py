@@ -30,6 +30,7 @@ class Compared:
     count: int  # repetitions
     truth_us: float | None  # the same estimate on the exact edges; None where they have no such estimate
     shared_sigma_us: float = 0.0  # 1σ of the errors its repetitions share (learned template, rounding)
+    ci95_half_us: float | None = None  # half-width of its 95 % CI (None: no CI, as for one repetition)
 
     @property
     def error_us(self) -> float | None:
@@ -46,9 +47,20 @@ class Compared:
         error = self.error_us
         return None if error is None or not se else error / se
 
+    @property
+    def within_ci95(self) -> bool | None:
+        """Whether the truth lies within the 95 % CI, whose Student's t knows how few repetitions there are
+        (``error_se`` does not: with two, −6 may be inside); float rounding counts as within; None without
+        a truth or a CI."""
+        error = self.error_us
+        if error is None or self.ci95_half_us is None:
+            return None
+        return abs(error) <= self.ci95_half_us + FLOAT_US
+
     def to_json(self) -> dict[str, Any]:
         """The keys added to the estimate's ``analyze`` JSON."""
-        return {"truth_us": self.truth_us, "error_us": self.error_us, "error_se": self.error_se}
+        return {"truth_us": self.truth_us, "error_us": self.error_us, "error_se": self.error_se,
+                "within_ci95": self.within_ci95}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,22 +106,12 @@ class KernelFigure:
 
     name: str  # "scheduler per thread", "context switch", "overhead N=4", …
     estimate: CyclesCompared
-    ci95_half_us: float | None  # half-width of its 95 % CI (None for one repetition)
     truth_percent: float | None = None  # overhead rows: the exact edges' overhead in % of the tick
-
-    @property
-    def within_ci95(self) -> bool | None:
-        """Whether the truth lies within the 95 % CI (float rounding counts as within); None without a
-        truth or a CI."""
-        error = self.estimate.error_us
-        if error is None or self.ci95_half_us is None:
-            return None
-        return abs(error) <= self.ci95_half_us + FLOAT_US
 
     def to_json(self) -> dict[str, Any]:
         """The keys added to the figure's ``analyze`` JSON row."""
         extra = {} if self.truth_percent is None else {"truth_percent": self.truth_percent}
-        return {**self.estimate.to_json(), "within_ci95": self.within_ci95, **extra}
+        return {**self.estimate.to_json(), **extra}
 
 
 @dataclass(frozen=True)
@@ -241,7 +243,7 @@ class Validation:
     @property
     def kernel_coverage(self) -> Coverage:
         """The kernel figures whose truth lies outside their 95 % CI, against chance (those with a CI)."""
-        inside = [k.within_ci95 for k in self.kernel if k.within_ci95 is not None]
+        inside = [k.estimate.within_ci95 for k in self.kernel if k.estimate.within_ci95 is not None]
         return coverage(np.array(inside, dtype=bool))
 
     def to_json(self) -> dict[str, Any]:
