@@ -28,6 +28,7 @@ from pintime.estimate.table1 import Table1, build_table1, table1_json
 from pintime.estimate.user import UserRow, build_user, user_json
 from pintime.frames import FORMAT_VERSION, PROGRAMS, Frame, FrameDecode, ScaledTimes, decode_between_gaps
 from pintime.ladder import LADDER, Attribution, attribute
+from pintime.locate.bend import Bend
 from pintime.locate.capture_edges import CaptureEdges, gap_guard_s, locate_capture
 from pintime.locate.fit import TemplateTable
 from pintime.locate.methods import METHODS
@@ -84,6 +85,7 @@ class Analysis:
     level_changes: tuple[tuple[float, int, float], ...] = ()
     # WAVs: why the channel taken for the 1 s clock reference by default is none (then read without it)
     reference_ignored: str | None = None
+    bend: Bend | None = None  # WAVs, template method: the input's bend (CaptureEdges.bend)
 
     @property
     def time_us(self) -> np.ndarray:
@@ -249,7 +251,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     attribution, lost, rate_hz, skipped_s, unplaced, at_file_ends = None, None, 0.0, None, 0, 0
     level_changes: tuple[tuple[float, int, float], ...] = ()
     reference_ignored: str | None = None  # why a WAV's channel 1, the reference by default, was not one
-    draws_from: CaptureEdges | None = None  # a template-located WAV: its template's error draws
+    draws_from: CaptureEdges | None = None  # a template-located WAV: its template's error draws (and bend)
     # the only long step: a WAV's edges; lost audio found from the data, listed or not (exact sources lose
     # none)
     if ladder:
@@ -335,7 +337,7 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     return Analysis(path, used, edges, clock, decode, run, missing, cal, table, table2, user, gaps,
                     lost_to_gaps, lost, kernel, micro, slow, attribution, skipped_s, unplaced, draws,
                     None if rounding is None else (rounding.step_lsb, rounding.noise_lsb), at_file_ends,
-                    level_changes, reference_ignored)
+                    level_changes, reference_ignored, None if draws_from is None else draws_from.bend)
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -387,6 +389,7 @@ def summary_json(a: Analysis) -> dict[str, Any]:
         "level_changes": [{"time_s": t, "channel": ("measurement", "reference")[c], "level": level}
                           for t, c, level in a.level_changes],
         "template_error_draws": a.template_draws if a.method == "template" else None,
+        "input_bend": None if a.bend is None else a.bend.to_json(),
         "rounding_in_ci": None if a.rounding_lsb is None else {
             "step_lsb": a.rounding_lsb[0], "analog_noise_lsb": a.rounding_lsb[1], "draws": ROUNDING_DRAWS},
         **({} if a.ladder is None else {"ladder": ladder_json(a.ladder)}),

@@ -266,3 +266,40 @@ def test_a_square_wave_recorded_with_automatic_gain_control_is_refused_naming_it
     _one_error_line(_pintime("edges", str(agc), "--csv", str(tmp_path / "agc.csv"), cwd=tmp_path), *words)
     proc = _pintime("edges", str(wav), "--csv", str(tmp_path / "e.csv"), cwd=tmp_path)
     assert proc.returncode == 0 and proc.stderr.decode().startswith("12000 edges"), proc.stderr.decode()
+
+
+def _bent_after_the_filter(tmp_path: Path, cubic: float) -> str:
+    """The example capture's measurement channel bent by y + cubic·y³ after recording, as an input stage
+    that bends after the card's anti-alias filter would."""
+    x, rate = sf.read(EXAMPLE_WAV, dtype="float64")
+    x[:, 0] += cubic * x[:, 0] ** 3
+    sf.write(tmp_path / "bent.wav", x, rate, subtype="PCM_24")
+    return "bent.wav"
+
+
+def test_an_input_bent_after_the_filter_is_refused(tmp_path):
+    """y + 0.003·y³ (third harmonic −62 dB at full scale): each edge's shape changes with the level the AC
+    coupling leaves before it, which moves it by 0.12 ns RMS, half its σ; the overdetermined T_e read
+    0.30 ns off (0.03·y³: 3.1 ns, ten CIs), with exit status 0. Now refused, the bend named and measured."""
+    proc = _pintime("analyze", _bent_after_the_filter(tmp_path, 0.003), cwd=tmp_path)
+    _one_error_line(proc, "shape changes with the recorded level", "+0.003·x³", "record at a lower level")
+
+
+def test_a_slight_bend_is_said_and_measured(tmp_path):
+    """y + 0.001·y³: the edges move by 0.04 ns RMS with their level, below a quarter of their σ: analysed,
+    and the output says the CIs do not hold it; the JSON gives the bend found (a₃ within 5 % of 0.001)."""
+    proc = _pintime("analyze", _bent_after_the_filter(tmp_path, 0.001), "--json", "bent-result.json",
+                    cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert b"The CIs do NOT hold this: the edges' shape changes with the recorded level" in proc.stdout
+    bend = json.loads((tmp_path / "bent-result.json").read_text())["input_bend"]
+    assert bend["significant"] and bend["cubic_per_fs2"] == pytest.approx(0.001, rel=0.05)
+    assert 0 < bend["shift_rms_ns"] < 0.25 * bend["sigma_ns"]
+
+
+def test_a_linear_capture_shows_no_bend(tmp_path):
+    """The example capture as recorded: its bend's a₃ within 3 standard errors of 0, nothing said."""
+    proc = _pintime("analyze", EXAMPLE_WAV, "--json", "result.json", cwd=tmp_path)
+    assert proc.returncode == 0 and b"shape changes" not in proc.stdout
+    bend = json.loads((tmp_path / "result.json").read_text())["input_bend"]
+    assert not bend["significant"] and abs(bend["cubic_per_fs2"]) < 3 * bend["cubic_se_per_fs2"]

@@ -420,3 +420,16 @@ def test_an_edge_just_before_the_end_of_a_recording_is_located(captures, located
     edges = locate_capture(cut, "template").edges
     t_cut = edges.time[edges.channel == 0]
     assert t_cut[-1] == pytest.approx(last, abs=1e-9)
+
+
+def test_an_input_that_bends_before_the_filter_keeps_its_edges_and_is_not_refused(excerpt, truth, tmp_path):
+    """The card's input bent by 0.03·x³ before its decimation filter (third harmonic −42 dB at full scale,
+    as an ADC's input stage bends): the steps' heights change with the level, their shape does not, so the
+    edges do not move (within 1.5× their bound) and no bend is found (pintime.locate.bend; bent after the
+    filter, the same bend is refused: tests/hostile/test_hostile_inputs.py)."""
+    card = replace(sc.PROFILES["default"], wander_adev_1s=0.0, nonlinearity=(0.0, 0.03))
+    result = locate_capture(synthesize(excerpt, tmp_path / "bent.wav", card, seed=7).wav_path)
+    assert result.bend is not None and not result.bend.significant, result.bend
+    e = errors_of(result, truth)
+    assert e.matched == e.exact == e.located
+    assert e.rms_ns <= 1.5 * e.crlb_ns, e

@@ -19,6 +19,7 @@ from pintime.files import refuse_overwrite, write_text
 from pintime.frame_timing import DetectedGap
 from pintime.frames import PROGRAMS
 from pintime.ladder import format_attribution
+from pintime.locate.bend import Bend
 from pintime.locate.methods import METHODS, SIMPLE_HALF
 from pintime.lost_audio import LostAudio
 from pintime.pipeline import Analysis, analyze, refuse_unused_elf, summary_json, table2_inputs
@@ -64,7 +65,14 @@ def format_summary(a: Analysis) -> str:
         table = format_micro(a.micro)
     slow = [] if a.slow_clock is None else ["", format_slow_clock(a.slow_clock)]
     ladder = [] if a.ladder is None else [format_attribution(a.ladder)]
-    return "\n".join([run, ppm, frames, *ladder, "", table, *template_error_lines(a), *slow])
+    bend = [] if a.bend is None or not a.bend.significant else [bend_text(a.bend)]
+    return "\n".join([run, ppm, frames, *ladder, "", table, *template_error_lines(a), *bend, *slow])
+
+
+def bend_text(bend: Bend) -> str:
+    """The sentence on an input that bends, too slightly to be refused (:mod:`pintime.locate.bend`)."""
+    return (f"The CIs do NOT hold this: {bend.text()}; estimates that subtract pulses of other lengths may "
+            "be off by as much (record at a lower level to lose it)")
 
 
 def template_error_lines(a: Analysis) -> list[str]:

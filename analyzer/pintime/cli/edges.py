@@ -13,6 +13,7 @@ from pintime.capture.vcd import vcd_text
 from pintime.cli.analyze import (
     SHOWN_GAPS,
     at_file_ends_text,
+    bend_text,
     gap_text,
     gaps_text,
     level_changes_text,
@@ -86,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
             print(at_file_ends_text(result.at_file_ends), file=sys.stderr)
         if result.level_changes:
             print(level_changes_text(result.level_changes), file=sys.stderr)
+        if result.bend is not None and result.bend.significant:
+            print(bend_text(result.bend), file=sys.stderr)
         if result.method != "template" and isinstance(result.template, Template):
             table, rate_hz = TemplateTable.build(result.template), result.info.samplerate_hz
             near, reach = near_neighbours(table, edges, rate_hz)

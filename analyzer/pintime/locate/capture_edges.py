@@ -33,6 +33,7 @@ from pintime.edges import Edges, is_reference
 from pintime.errors import PintimeError
 from pintime.locate import detect, train, traincheck
 from pintime.locate.ahead import ahead
+from pintime.locate.bend import Bend, BendSums, refuse_bent
 from pintime.locate.blind import isolated_edges, learn_blind
 from pintime.locate.blockdetect import BlockDetector
 from pintime.locate.crlb import FIT_DEGREE, quiet_noise_rms
@@ -92,6 +93,7 @@ class CaptureEdges:
     # where the recording's level changed (BlockDetector.level_changes: the threshold followed it): the time
     # after which it did (s), channel, level against the first edges'
     level_changes: tuple[tuple[float, int, float], ...] = ()
+    bend: Bend | None = None  # the input's bend (template method; None: not found, or the level changed)
 
     @property
     def crlb_s(self) -> np.ndarray:
@@ -382,6 +384,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
         from tqdm import tqdm  # only for long runs on a terminal
 
         blocks = tqdm(blocks, total=-(-(info.frames - span[0]) // BLOCK_FRAMES), unit="block", desc="edges")
+    bend = BendSums(info.samplerate_hz, table) if isinstance(table, TemplateTable) and method == "template" \
+        else None
     previous = None  # the last block, its edges and the count of edges at the file's ends before it
     for block in blocks:
         counted = det.at_file_ends
@@ -397,7 +401,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
             located = det.pin_steps(_locate_block(method, table, det, block, info, noise))
             det.settle(located)
         if previous is not None:
-            results.add(previous[1])
+            _keep(results, bend, previous)
         previous = (block, located, counted)
         early = [at for at, *_ in det.level_changes if at < span[1]]
         if early and learn_before_s is None:  # learned across a change of level: all again, learned before it
@@ -405,8 +409,12 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
             return locate_capture(path, method, progress, measurement_channel, reference_channel, cuts_s,
                                   smallest_step, steps, early[0] / info.samplerate_hz)
     if previous is not None:
-        results.add(previous[1])
+        _keep(results, bend, previous)
     time_s, channel, sign, sigma_s, amp = results.arrays()
+    pin = sigma_s[:np.searchsorted(channel, 1)]  # (channel-major) a median of at most 2¹⁶: no copy of all
+    pin_sigma_s = float(np.median(pin[::max(1, len(pin) >> 16)])) if len(pin) else np.nan
+    bent = None if bend is None or det.level_changes else bend.result(pin_sigma_s)
+    refuse_bent(bent, str(path))
     release_free_memory()
     if isinstance(template, Periodic) and len(amp):  # each edge's gain against the period's: steady
         learned = (channel == 0) & (time_s < span[1] / info.samplerate_hz)
@@ -423,4 +431,11 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
                         None if first_edge == span[0] else (first_edge / info.samplerate_hz,
                                                             span[0] / info.samplerate_hz), results.unplaced,
                         det.at_file_ends, tuple((frame / info.samplerate_hz, channel, gain)
-                                                for frame, channel, gain in det.level_changes))
+                                                for frame, channel, gain in det.level_changes), bent)
+
+
+def _keep(results: EdgeStore, bend: BendSums | None, block: tuple[Block, list[np.ndarray], int]) -> None:
+    """A block's located edges, final: kept, and their step heights against the level summed."""
+    results.add(block[1])
+    if bend is not None:
+        bend.add(block[0], block[1])
