@@ -13,8 +13,9 @@ time unit is scaled by the clock the locator learned from the calibration train 
 
 Columns: ``RMS`` per-edge error about each channel's and polarity's mean and a straight line (steady
 clock: the exact map) or the 20 ms time map (wander on), ``CRLB`` the RMS of the edges' bounds, their
-ratio; ``max/σ`` the worst edge's error in its own reported σ (σ honest: ≲ 5); ``long ±`` the mean
-error (ns) of the measurement edges after a 2.3–2.9 ms interval (Table 1's overdetermined pulses: droop
+ratio; ``max/σ`` the worst edge's error in its own reported σ (σ honest: ≲ 5); ``bend z`` the input's bend
+found from the edges' shape (:mod:`pintime.locate.bend`) in its standard errors (5: a bend); ``long ±`` the
+mean error (ns) of the measurement edges after a 2.3–2.9 ms interval (Table 1's overdetermined pulses: droop
 bias) less that of all edges of their polarity, rising/falling, and its standard error; ``HP Hz`` the AC-
 coupling corners the locator learned.
 
@@ -95,7 +96,9 @@ def per_edge(result: CaptureEdges, truth: Edges, steady: bool) -> dict:
     meas = np.flatnonzero(truth.channel == 0)
     previous[meas[1:]] = np.diff(t[meas]) * 1e6
     long = (channel == 0) & (previous[m.jdx] >= LONG_US[0]) & (previous[m.jdx] <= LONG_US[1])
+    bend = result.bend  # the input's bend found (locate/bend.py): a linear card's within a few σ of 0
     out: dict = {"rms_ns": float(np.sqrt(np.mean(err ** 2)) * 1e9),
+                 "bend_z": None if bend is None else bend.cubic_per_fs2 / bend.cubic_se_per_fs2,
                  "crlb_ns": float(np.sqrt(np.mean(result.crlb_s[m.idx] ** 2)) * 1e9),
                  "max_sigma": float(np.max(z)), "beyond_6_sigma": int(np.count_nonzero(z > 6)),
                  "matched": int(len(m.idx))}
@@ -142,7 +145,7 @@ def _pm(value: float | None, se: float | None) -> str:
 
 def error_header(long: bool = True) -> str:
     """The column heads of :func:`error_columns`."""
-    out = f"{'RMS ns':>8} {'CRLB ns':>8} {'/CRLB':>6} {'max/σ':>6}"
+    out = f"{'RMS ns':>8} {'CRLB ns':>8} {'/CRLB':>6} {'max/σ':>6} {'bend z':>6}"
     return out + (f" {'long rise ns':>12} {'long fall ns':>12}" if long else "")
 
 
@@ -150,7 +153,7 @@ def error_columns(row: dict, long: bool = True) -> str:
     """A located case's figures (:func:`per_edge`): RMS, CRLB, their ratio, the worst edge in its σ and,
     with ``long``, the long pulses' mean error rising and falling."""
     out = (f"{row['rms_ns']:>8.4g} {row['crlb_ns']:>8.3g} {row['rms_ns'] / row['crlb_ns']:>6.2f} "
-           f"{row['max_sigma']:>6.1f}")
+           f"{row['max_sigma']:>6.1f} {'—' if row['bend_z'] is None else format(row['bend_z'], '+.1f'):>6}")
     if long:
         out += (f" {_pm(row['long_rise_ns'], row['long_rise_se_ns']):>12} "
                 f"{_pm(row['long_fall_ns'], row['long_fall_se_ns']):>12}")
