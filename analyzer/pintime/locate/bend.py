@@ -1,19 +1,17 @@
-"""A bent input: the card's static nonlinearity, found from how the edges' step heights change with the
-recorded level, and how far it moves the edges (docs/design.md §11, "A bent input").
+"""A bent input: a static nonlinearity after the card's filter, found from how the edges' shape changes
+with the recorded level, and how far it moves them (docs/design.md §11, "A bent input").
 
-An input stage that bends, ``y = x + a₂x² + a₃x³`` (``x`` the level the ADC sees, after the AC
-coupling), reads a step ``Δ`` from a level ``L`` as ``f(L + Δ) − f(L) = Δ·(1 + 2a₂·m + 3a₃·m² + a₃Δ²/4)``,
-``m = L + Δ/2`` its midpoint. Each isolated edge's height (its template fit's amplitude), regressed on
-``(1, m, m²)`` for each polarity, gives ``a₃``; ``m`` is the recorded level before and after the edge,
-which the AC coupling moves with the duty cycle. The bend also changes each step's shape:
-``f(L + Δ·s) − f(L)`` is, normalized, ``s + ε·(s² − s)`` with ``ε = Δ·(a₂ + 3a₃·L)`` to first order. The
-template, learned from the calibration train's edges at one level, holds that level's ``ε``; an edge at
-another level ``L`` is moved by ``k·3a₃·Δ·(L − L_train)``, ``k`` the template fit's phase per unit ``ε``
-(:func:`sensitivity`). The even term moves all the edges of a polarity alike (as the pin's own rise–fall
-difference does: the estimators that cancel ε cancel it). The odd term moves them by their level, which
-the duty cycle sets: pulses of different lengths move differently, and no spread of repetitions shows it
-(docs/results.md, "Nonlinear inputs": a bend of 0.03·x³ read the overdetermined T_e 3.1 ns off, ten CIs,
-with exit status 0).
+An input stage that bends, ``y = x + a₂x² + a₃x³`` (``x`` in FS), after the card's filter turns a step
+``Δ·s`` from a level ``L`` into ``f(L + Δ·s) − f(L)``: normalized, ``s + ε·(s² − s)`` with
+``ε = Δ·(a₂ + 3a₃·L)`` to first order. The template, learned from the calibration train's edges at one
+level, holds that level's ``ε``; an edge at another level moves by ``k·3a₃·Δ·(L − L_train)``, ``k`` the
+template fit's phase per unit ``ε`` (:func:`sensitivity`). The even term moves all the edges of a polarity
+alike (as the pin's own rise–fall difference does: the estimators that cancel ε cancel it). The odd term
+moves them by their level, which the AC coupling sets from the duty cycle: pulses of different lengths
+move differently, and no spread of repetitions shows it (docs/results.md, "A bent input": 0.03·y³ read the
+overdetermined T_e 3.1 ns off, ten CIs, with exit status 0). Each isolated edge's ``ε`` is read off its
+fit and regressed on the recorded level before it (:class:`BendSums`). A bend before the filter (an ADC's
+input stage) changes the steps' heights, not their shape: it moves no edge, and is not found.
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_isolated
 LEVEL_SAMPLES_192K = 12  # the level either side of an edge: samples h … 2h from it (h at 192 kHz, scaled)
 MIN_LEVEL_SAMPLES = 3
 MIN_EDGES = 50  # of a polarity, for its regression
-SIGNIFICANT_Z = 5.0  # a₃ this many standard errors from 0 is a bend (linear cards: |z| ≤ 2.3)
+SIGNIFICANT_Z = 5.0  # a₃ this many standard errors from 0 is a bend (200 linear captures: |z| ≤ 2.8)
 SHIFT_MAX_SIGMA = 0.25  # edges moved with the level by more than this × their own σ (RMS): refused
 PROBE_PHASES = np.linspace(-0.45, 0.45, 10)  # sub-sample phases :func:`sensitivity` averages over
 PROBE_EPSILON = 1e-3
@@ -37,7 +35,7 @@ PROBE_EPSILON = 1e-3
 
 @dataclass(frozen=True)
 class Bend:
-    """The input's cubic bend found from the edges' step heights, and how far it moves them."""
+    """The input's cubic bend found from the edges' shape, and how far it moves them."""
 
     cubic_per_fs2: float  # a₃ of y = x + a₂x² + a₃x³, x and y in FS
     cubic_se_per_fs2: float  # its standard error
@@ -48,7 +46,7 @@ class Bend:
 
     @property
     def significant(self) -> bool:
-        """The bend is beyond what the step heights' noise could make."""
+        """The bend is beyond what the noise could make of the edges' shape."""
         return abs(self.cubic_per_fs2) >= SIGNIFICANT_Z * self.cubic_se_per_fs2
 
     def to_json(self) -> dict[str, float | int | bool]:
@@ -61,8 +59,7 @@ class Bend:
         """What it is and what it does, in one line."""
         return (f"the edges' shape changes with the recorded level, as an input that bends after the card's "
                 f"filter makes it (y = x {self.cubic_per_fs2:+.2g}·x³ ± {self.cubic_se_per_fs2:.1g}, x in "
-                "FS), "
-                f"which moves them by {self.shift_rms_s * 1e9:.2g} ns RMS with their level "
+                f"FS), which moves them by {self.shift_rms_s * 1e9:.2g} ns RMS with their level "
                 f"({self.shift_range_s * 1e9:.2g} ns from the lowest to the highest), "
                 f"{self.shift_rms_s / self.sigma_s:.2g}× their own σ")
 
@@ -125,9 +122,9 @@ class BendSums:
         cubic, weight, spread, counts = [], [], [], []
         for p in range(2):
             count, sl, sll, se, sel, see = self.sums[p]
-            if count < MIN_EDGES:
+            var_level = sll / count - (sl / count) ** 2 if count else 0.0
+            if count < MIN_EDGES or not var_level > 0:  # (a DC-coupled card: every edge at one level)
                 continue
-            var_level = sll / count - (sl / count) ** 2
             beta = (sel / count - sl * se / count ** 2) / var_level  # ε per FS of level
             residual = max(see / count - (se / count) ** 2 - beta ** 2 * var_level, 0.0) * count / (count - 2)
             step = self.height[p] / count
