@@ -435,7 +435,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
 
 
 def _keep(results: EdgeStore, bend: BendSums | None, block: tuple[Block, list[np.ndarray], int]) -> None:
-    """A block's located edges, final: kept, and their step heights against the level summed."""
+    """A block's located edges, final: kept, and their shape against the recorded level summed (bend.py)."""
     results.add(block[1])
     if bend is not None:
         bend.add(block[0], block[1])

@@ -21,6 +21,12 @@ from pintime.validate.laddercheck import PinCheck
 FLOAT_US = 1e-9  # float rounding of an exact fit: a resolved exit this close to its truth is within any CI
 
 
+def within(error_us: float, ci95_half_us: float) -> bool:
+    """Whether an estimate ``error_us`` from its truth lies within its 95 % CI (float rounding of an exact
+    fit counts as within)."""
+    return abs(error_us) <= ci95_half_us + FLOAT_US
+
+
 @dataclass(frozen=True)
 class Compared:
     """An estimate over repetitions beside its truth: the same estimator on the exact edges."""
@@ -55,7 +61,7 @@ class Compared:
         error = self.error_us
         if error is None or self.ci95_half_us is None:
             return None
-        return abs(error) <= self.ci95_half_us + FLOAT_US
+        return within(error, self.ci95_half_us)
 
     def to_json(self) -> dict[str, Any]:
         """The keys added to the estimate's ``analyze`` JSON."""
@@ -137,7 +143,7 @@ class MicroBenchmark:
     @property
     def within_ci95(self) -> bool:
         """Whether the truth lies within the 95 % CI (float rounding of an exact fit counts as within)."""
-        return abs(self.error_us) <= self.ci95_half_us + FLOAT_US
+        return within(self.error_us, self.ci95_half_us)
 
     def to_json(self) -> dict[str, Any]:
         """The keys added to the row's ``analyze`` JSON: the truth is simavr's in every row."""
@@ -167,7 +173,7 @@ class Table2Unknown:
     def within_ci95(self) -> bool | None:
         """Whether the truth lies within the 95 % CI (float rounding of an exact fit counts as within);
         None where not judged."""
-        return abs(self.error_us) <= self.ci95_half_us + FLOAT_US if self.judged else None
+        return within(self.error_us, self.ci95_half_us) if self.judged else None
 
     def to_json(self) -> dict[str, Any]:
         """The keys added to the unknown's ``analyze`` JSON."""
