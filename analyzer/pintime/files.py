@@ -104,8 +104,10 @@ def whole_or_nothing(path: str | Path) -> Iterator[Path]:
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-        os.fchmod(fd, _mode_for(path))  # mkstemp's is 0600: the file gets the mode any new file would
         os.close(fd)
+        # mkstemp's is 0600: the file gets the mode any new file would (chmod: Windows has no fchmod
+        # before Python 3.13, and there only the read-only bit applies)
+        os.chmod(tmp, _mode_for(path))
         yield Path(tmp)
         if path.is_dir():
             raise IsADirectoryError(21, "Is a directory")

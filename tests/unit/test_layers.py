@@ -14,7 +14,7 @@ from support import ROOT
 
 PACKAGE = ROOT / "analyzer" / "pintime"
 LAYERS = [
-    {"errors", "edges", "files", "compiled"},
+    {"errors", "edges", "files", "compiled", "stopsignals"},
     {"capture", "frames"},
     {"locate", "ladder"},
     {"frame_timing"},
