@@ -130,9 +130,10 @@ def _mode_for(path: Path) -> int:
 
 
 def write_text(path: str | Path, text: str) -> None:
-    """Write a result file whole or not at all (:func:`whole_or_nothing`)."""
+    """Write a result file whole or not at all (:func:`whole_or_nothing`): UTF-8 with LF line ends on every
+    OS (Windows' text mode would write CR LF), the same bytes wherever it is made."""
     with whole_or_nothing(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8", newline="\n")
 
 
 def sidecar_path(wav_path: str | Path) -> Path:

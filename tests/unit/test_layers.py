@@ -8,6 +8,7 @@ validation, plots or the command line.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from support import ROOT
@@ -32,7 +33,8 @@ def _modules() -> dict[str, Path]:
             for p in PACKAGE.rglob("*.py")}
 
 
-def _imports(path: Path) -> list[tuple[str, list[str]]]:
+@functools.cache  # each file parsed once for all the tests here
+def _imports(path: Path) -> tuple[tuple[str, list[str]], ...]:
     """(module, names) of every ``import``/``from … import`` of pintime in the file, at any depth."""
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
@@ -40,7 +42,7 @@ def _imports(path: Path) -> list[tuple[str, list[str]]]:
             found.append((node.module, [a.name for a in node.names]))
         elif isinstance(node, ast.Import):
             found += [(a.name, []) for a in node.names if a.name.split(".")[0] == "pintime"]
-    return found
+    return tuple(found)
 
 
 def _layer(module: str) -> int:

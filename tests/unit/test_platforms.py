@@ -25,12 +25,14 @@ from pintime.stopsignals import stop_signals
 
 def test_every_command_loads_where_there_is_no_sighup_nor_fchmod(tmp_path):
     """Windows' signal module has no SIGHUP and its os no fchmod (before Python 3.13): every subcommand's
-    module still imports (``--help`` loads them all) and a result file is still written."""
+    module still imports (``--help`` loads them all) and a result file is still written. None of them
+    imports sounddevice or matplotlib, which only recording and plots need."""
     script = ("import os, signal, sys\n"
               "del signal.SIGHUP, os.fchmod\n"
               "from pintime.cli import build_parser\n"
               "from pintime.files import write_text\n"
               "build_parser()\n"
+              "assert not {'sounddevice', 'matplotlib'} & set(sys.modules), sorted(sys.modules)\n"
               "write_text(sys.argv[1], 'ok')\n")
     done = subprocess.run([sys.executable, "-c", script, "result.txt"], capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)
@@ -46,6 +48,22 @@ def test_a_result_gets_the_umasks_mode_without_fchmod(tmp_path, monkeypatch):
     finally:
         os.umask(old_umask)
     assert (tmp_path / "r.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_result_files_have_lf_line_ends_where_text_mode_writes_crlf(tmp_path, monkeypatch):
+    """Windows' text mode writes every ``\\n`` as CR LF: a result (CSV, JSON, VCD) is the same bytes
+    there as here."""
+    real_open = io.open
+
+    def windows_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None, **kwargs):
+        crlf = "\r\n" if newline is None and "b" not in mode else newline
+        return real_open(file, mode, buffering, encoding, errors, crlf, **kwargs)
+
+    monkeypatch.setattr(io, "open", windows_open)
+    (tmp_path / "plain.txt").write_text("a\nb\n")
+    assert (tmp_path / "plain.txt").read_bytes() == b"a\r\nb\r\n"  # the stand-in translates
+    write_text(tmp_path / "r.csv", "a\nb\n")
+    assert (tmp_path / "r.csv").read_bytes() == b"a\nb\n"
 
 
 def test_the_recorder_catches_the_stop_signals_the_platform_has(monkeypatch):
