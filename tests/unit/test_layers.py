@@ -2,7 +2,8 @@
 
 Layers, lowest first; a module may import only from its own layer or lower ones. The analyzer core
 (capture, frames, locate, clock, estimate, avr, table2) thereby never imports the sound-card model,
-validation, plots or the command line.
+validation, plots or the command line; the programs (one module each behind one interface) sit on the
+estimates they call and under the pipeline that looks them up.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ LAYERS = [
     {"frame_timing"},
     {"clock", "lost_audio", "estimate", "avr"},
     {"table2"},
+    {"programs"},
     {"pipeline", "crosscheck"},
     {"validate", "soundcard", "record"},
     {"plots"},
