@@ -32,12 +32,13 @@ from pintime.locate.bend import Bend
 from pintime.locate.capture_edges import CaptureEdges, gap_guard_s, locate_capture
 from pintime.locate.fit import TemplateTable
 from pintime.locate.methods import METHODS
+from pintime.locate.periodic import Periodic
 from pintime.locate.quantization import DRAWS as ROUNDING_DRAWS
 from pintime.locate.quantization import QuantizationModel, analog_noise_lsb, offsets_lsb, shared
 from pintime.locate.store import release_free_memory
 from pintime.locate.template_error import DrawModel
 from pintime.locate.train import TrainFit
-from pintime.lost_audio import LostAudio, cut_spans, reconcile
+from pintime.lost_audio import LostAudio, cut_spans, periodic_jumps, reconcile
 from pintime.table2.visits import locate, run_files
 
 # the learned template's error is worked out on a capture's first this many edges (or more, until their
@@ -117,6 +118,10 @@ def ladder_edges(path: str | Path, method: str | None = None, progress: bool = F
     if sniff(path) != "wav":
         raise PintimeError(f"{path}: a resistor ladder is a sound-card recording (WAV); this capture has "
                            "exact edges per pin already")
+    channels_in_file = open_wav(path, channels[0], None).channels
+    if channels_in_file < 2:
+        raise PintimeError(f"{path}: a resistor ladder is read from both channels of a stereo card; this "
+                           f"file has {channels_in_file}")
     smallest = min(w for pair in LADDER for _, w in pair) / LADDER[0][0][1]  # the measurement pin's step = 1
     located = locate_capture(path, method, progress, *channels, smallest_step=smallest)
     e = located.edges
@@ -183,14 +188,18 @@ def located_without_lost_audio(path: str | Path, method: str | None, progress: b
     """A WAV's edges located (:func:`locate_capture`; ``steps`` as it takes them), and those of them kept
     away from its listed ``gaps`` and from lost audio found in the data (:func:`without_lost_audio`). Where
     the data finds lost audio nobody listed in the span the edge shape is learned from, the shape learned
-    across it is no edge's: the capture is located again, learning without it."""
+    across it is no edge's: the capture is located again, learning without it; so is a periodic signal
+    whose phase jumps where its period was learned (:func:`pintime.lost_audio.periodic_jumps`)."""
     located = locate_capture(path, method, progress, *channels, steps=steps)
     rate_hz = located.info.samplerate_hz
     edges, kept_gaps, lost = without_lost_audio(located.edges, gaps, rate_hz,
                                                 gap_guard_s(rate_hz, located.template))
     learn_lo_s, learn_hi_s = located.learn_span_s
-    if any(g.start_s < learn_hi_s and g.end_s >= learn_lo_s for g in lost.unlisted):
-        located = locate_capture(path, method, False, *channels, cut_spans(np.zeros(0), lost), steps=steps)
+    cuts = cut_spans(np.zeros(0), lost)
+    if isinstance(located.template, Periodic):  # a periodic signal's phase shows its jumps (no frames)
+        cuts = np.array([(g.start_s, g.end_s) for g in periodic_jumps(edges, rate_hz)]).reshape(-1, 2)
+    if np.any((cuts[:, 0] < learn_hi_s) & (cuts[:, 1] >= learn_lo_s)):
+        located = locate_capture(path, method, False, *channels, cuts, steps=steps)
         edges, kept_gaps, lost = without_lost_audio(located.edges, gaps, rate_hz,
                                                     gap_guard_s(rate_hz, located.template))
     return located, edges, kept_gaps, lost
@@ -289,6 +298,11 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         clock = clock.with_unit(1.0 / run["f_cpu_hz"])
     clk.check_rate(clock, run["f_cpu_hz"], str(path))
     polarity = -meas_polarity if decode.inverted else meas_polarity
+    # the train checks a clock it did not give (it would agree with itself by construction)
+    cal = _calibration_check(decode, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
+    clk.check_train_agrees(cal, str(path))
+    same_elf = (None if elf is None or PROGRAMS[run["program"]] not in ("user", "micro")
+                else _same_firmware(elf, run, path, decode.frames))
 
     joined: dict[Any, Any] = {}  # Table 2's rounds joined with simavr's, once per set of frames
 
@@ -301,15 +315,14 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
             from pintime.table2.table import table2_from_capture
 
             table2 = table2_from_capture(path, visits, run, frames, meas_time, clock.us_per_unit, joined)
-        user = (build_user(frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
-                           None if elf is None else _same_firmware(elf, run, path))
+        user = (build_user(frames, meas_time, clock.us_per_unit, run["f_cpu_hz"], same_elf)
                 if PROGRAMS[run["program"]] == "user" else None)
         kernel = (build_kernel(frames, meas_time, edges, clock.us_per_unit, run["f_cpu_hz"],
                                _pin_asymmetry(decode, time_us, polarity),
                                None if attribution is None else attribution.unattributed_s)
                   if PROGRAMS[run["program"]] == "kernel" else None)
         micro = (build_micro(frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
-                             None if elf is None else datasheet_cycles(_same_firmware(elf, run, path)))
+                             None if same_elf is None else datasheet_cycles(same_elf))
                  if PROGRAMS[run["program"]] == "micro" else None)
         return table, table2, user, kernel, micro
 
@@ -322,8 +335,6 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
             + lost_to_gaps)
     missing = max(ends[-1].fields["frames"] - seen, 0) if ends else None
-    # the train checks a clock it did not give (it would agree with itself by construction)
-    cal = _calibration_check(decode, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
     used = (method or METHODS[0]) if is_wav else "exact"
     slow = (slow_clock(edges, clock, decode, gaps_s, rate_hz, table, user)  # count: a WAV's method
             if used == "count" else None)
@@ -359,6 +370,8 @@ def _gaps_json(a: Analysis) -> dict[str, Any] | None:
             "listed_not_seen_s": [] if lost is None else lost.unseen_s,
             "checked": None if lost is None else {
                 "reference": lost.reference_checked, "frames_fraction": lost.frames_checked_fraction,
+                "fraction": lost.checked_fraction, "unchecked_s": lost.unchecked_s.tolist(),
+                "unchecked_in_frames_s": lost.unchecked_in_frames_s.tolist(),
                 **lost.agreement()}}
 
 
@@ -415,15 +428,28 @@ def ladder_json(att: Attribution) -> dict[str, Any]:
             "step_fs": [list(pair) for pair in att.step_fs], "tolerance_fs": list(att.tolerance_fs)}
 
 
-def _same_firmware(elf: str | Path, run: dict[str, int], capture: Path) -> str | Path:
-    """``elf`` if it is the firmware that made the capture (its revision is the RUN frame's), else a
-    PintimeError: another build's functions may be numbered otherwise, and their times would be swapped."""
-    from pintime.avr.symbols import firmware_revision
+def _same_firmware(elf: str | Path, run: dict[str, int], capture: Path,
+                   frames: list[Frame]) -> str | Path:
+    """``elf`` if it is the firmware that made the capture, else a PintimeError: another build's functions
+    may be numbered otherwise, and their times would be swapped. Its revision must be the RUN frame's, its
+    program (``pintime_user_program``) the RUN frame's, and every USER frame's function one it registers,
+    with as many pulses as its group makes: every program of one revision carries the same revision."""
+    from pintime.avr.symbols import firmware_revision, function_names, user_program, user_pulses
 
     revision = firmware_revision(elf)
+    give = "give the ELF of the firmware that made the capture"
     if revision != run["revision"]:
         raise PintimeError(f"{elf}: firmware {revision:08x}, but {capture} was made by firmware "
-                           f"{run['revision']:08x}: give the ELF of the firmware that made the capture")
+                           f"{run['revision']:08x}: {give}")
+    program = user_program(elf)
+    if program != run["program"]:
+        raise PintimeError(f"{elf}: the firmware of program {PROGRAMS.get(program, program)}, but {capture} "
+                           f"was made by program {PROGRAMS[run['program']]}: {give}")
+    names = function_names(elf)
+    for function, m in sorted({(f.fields["function"], f.fields["m"]) for f in frames if f.kind == "user"}):
+        if function not in names or user_pulses(elf, function, names[function]) != m:
+            raise PintimeError(f"{elf}: registers no function {function} of {m} pulses, which {capture} "
+                               f"measures (another user program's ELF?): {give}")
     return elf
 
 

@@ -23,7 +23,7 @@ from pintime.validate.compare import (
     compare,
     edge_errors,
     read_truth,
-    truth_kind,
+    truth_elf,
 )
 from pintime.validate.laddercheck import format_ladder_check, ladder_check
 from pintime.validate.validation import Compared, ResolvedExit, Validation
@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     truth, exact_edges = read_truth(truth_path)
     visits = args.visits or (exact_edges.with_name(truth_path.name.removesuffix(".json") + ".visits.csv")
                              if truth["program"] == "table2" else None)
-    elf = args.elf or (truth.get("elf") if truth_kind(truth) in ("user", "micro") else None)
+    elf = args.elf or truth_elf(truth, truth_path)
     if elf is not None and not (isinstance(elf, str) and Path(elf).is_file()):
         raise PintimeError(f"{elf}: the ELF naming the functions is not found (give --elf FILE)")
     refuse_overwrite([args.json, args.plots],

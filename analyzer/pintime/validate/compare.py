@@ -73,6 +73,18 @@ def read_truth(path: Path) -> tuple[dict[str, Any], Path]:
     return truth, edges
 
 
+def truth_elf(truth: dict[str, Any], path: Path) -> str | None:
+    """The ELF a user or micro program's truth names, a relative name found from the truth's folder
+    upwards (the harness names it from where it ran, the repository root for `make sim`), not from the
+    current directory; None for another program's."""
+    elf = truth.get("elf") if truth_kind(truth) in ("user", "micro") else None
+    if not isinstance(elf, str) or Path(elf).is_absolute():
+        return elf
+    folder = path.resolve().parent
+    found = next((d / elf for d in (folder, *folder.parents) if (d / elf).is_file()), None)
+    return elf if found is None else str(found)
+
+
 def truth_kind(truth: dict[str, Any]) -> str:
     """The RUN frame program (``frames.PROGRAMS``) of a truth: the harness names a run by its ELF, so
     ``table1``, ``table2``, ``micro`` and ``kernel`` are themselves and any other name (``user``,
