@@ -18,10 +18,9 @@ import json
 import os
 import queue
 import signal
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -38,6 +37,7 @@ from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL
 from pintime.errors import PintimeError
 from pintime.files import refuse_existing, sidecar_path, version, write_text
 from pintime.locate.detect import edge_threshold
+from pintime.signals import STOP_SIGNALS, handled
 
 SAMPLE_RATE_HZ = 192000  # what pintime records at (the analyzer reads any standard rate)
 CHANNELS = 2  # left = measurement pin, right = clock reference
@@ -350,35 +350,17 @@ def _stream_to(out: sf.SoundFile, stream: Any, capture: _Capture, result: Record
     result.reference_found = reference.found
 
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # Ctrl-C, kill, the terminal closing
-
-
-@contextmanager
-def _stop_signals_set_flag(result: RecordResult) -> Iterator[None]:
+def _stop_signals_set_flag(result: RecordResult) -> AbstractContextManager[None]:
     """While recording, Ctrl-C (SIGINT), SIGTERM and SIGHUP only set ``result.interrupted``: the recording
     then ends as after Ctrl-C, with a complete file and its final sidecar (a KeyboardInterrupt raised
     between taking a block from the queue and counting it would lose or miscount it; a kill would leave
-    no sidecar). Main thread only (elsewhere Python delivers no signal anyway). A signal ignored when
-    recording starts stays ignored, as Python itself leaves it: a job started in the background
-    (``nohup pintime record … &``) was shielded from the terminal's Ctrl-C and hangup on purpose, and runs
-    its full length."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
+    no sidecar). A signal ignored when recording starts stays ignored (:func:`pintime.signals.handled`):
+    a job started in the background (``nohup pintime record … &``) runs its full length."""
     def stop(signum: int, frame: Any) -> None:
         result.interrupted = True
         result.stopped_by = signal.Signals(signum).name
 
-    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
-    for s, handler in previous.items():
-        if handler is not signal.SIG_IGN:
-            signal.signal(s, stop)
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    return handled(STOP_SIGNALS, stop)
 
 
 def _check_levels(result: RecordResult) -> None:
