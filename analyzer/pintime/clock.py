@@ -30,6 +30,13 @@ from pintime.lost_audio import near_spans
 # 1000×, a 44.1 kHz recording taken for 48 kHz (−8.1 %), a RUN frame's F_CPU that is not the clock the
 # reference counts.
 MAX_RATE_PPM = 20_000.0
+# The reference and the measurement pin's calibration train count one MCU clock on one card clock, so after
+# calibration the train's period is nominal but for the card clock's wander between the seconds each
+# averages (10⁻⁹–5·10⁻⁸ at 1 s, docs/design.md §10: hundredths of a ppm). A disagreement surely beyond this
+# (TRAIN_Z standard deviations of the check) is two card clocks: a reference recorded in another take
+# (crystals differ by tens of ppm, paper §6), and every time the reference calibrates is off by as much.
+TRAIN_AGREEMENT_PPM = 1.0
+TRAIN_Z = 8.0
 PERIOD_TOLERANCE = 0.01  # a cut train's edges a period (to 1 %: any card's ppm) from a neighbour are its own
 
 
@@ -312,6 +319,18 @@ def train_fall_minus_rise_us(time_us: np.ndarray, polarity: np.ndarray) -> tuple
     return float(np.mean(d)), float(np.std(d, ddof=1) * np.sqrt(4 / (3 * len(d))))
 
 
+
+
+def check_train_agrees(train_ppm: tuple[float, float, float] | None, source: str) -> None:
+    """PintimeError when the calibration train's period after a reference's calibration
+    (:func:`calibration_train_ppm`) is off by more than TRAIN_AGREEMENT_PPM beyond TRAIN_Z of its σ: the
+    reference channel was recorded by another card clock than the pin's (another take mixed in)."""
+    if train_ppm is None or abs(train_ppm[0]) - TRAIN_Z * train_ppm[1] <= TRAIN_AGREEMENT_PPM:
+        return
+    raise PintimeError(f"{source}: the calibration train's period after calibration by the 1 s reference is "
+                       f"{train_ppm[0]:+.4f} ± {train_ppm[1]:.4f} ppm off (one recording's clocks agree to "
+                       f"{TRAIN_AGREEMENT_PPM:g} ppm): the reference channel was not recorded with this "
+                       "pin (another take's?); --reference none calibrates from the train alone")
 
 
 def check_rate(clock: Clock, f_cpu_hz: int, source: str) -> None:

@@ -3,8 +3,10 @@ a file that travels with one, and every result written whole or not at all."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pintime.errors import PintimeError
+from pintime.signals import held, stop_signals
 
 
 def read_json(path: str | Path, what: str) -> dict[str, Any]:
@@ -26,6 +29,7 @@ def read_json(path: str | Path, what: str) -> dict[str, Any]:
     """
     path = Path(path)
     try:
+        refuse_special(path, f"the {what}")
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as err:
         raise PintimeError(f"{path}: cannot read the {what} ({err.strerror or err})") from None
@@ -58,6 +62,17 @@ def companions(path: Path) -> list[Path]:
     return found
 
 
+def refuse_special(path: Path, what: str) -> None:
+    """PintimeError if ``path`` (followed through links) is there but no regular file or folder: reading
+    a FIFO waits for a writer, a device never ends."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # not there: the read says so
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise PintimeError(f"{path}: not a regular file (a pipe or a device): {what} is read from a file")
+
+
 def refuse_overwrite(outputs: list[str | Path | None], inputs: list[str | Path | None]) -> None:
     """PintimeError if an output is one of the inputs or a companion of one (:func:`companions`: a capture's
     sidecar, a run's truth JSON, edge list, VCD…) by any path (symlink, relative, hard link), or two
@@ -73,50 +88,80 @@ def refuse_overwrite(outputs: list[str | Path | None], inputs: list[str | Path |
     travelling = [(c, p) for p in given for c in companions(p)]
     written: list[Path] = []
     for out in (Path(p) for p in outputs if p is not None):
-        hit = next((p for p in given if same(out, p)), None)
+        hit = next((p for p in given if p.exists() and same(out, p)), None)
         if hit is not None:
             raise PintimeError(f"{out}: refusing to overwrite the input {hit}")
         hit = next((p for c, p in travelling if same(out, c)), None)
-        if hit is not None:
-            raise PintimeError(f"{out}: refusing to overwrite a file that belongs with the input {hit} "
-                               "(its sidecar, truth, edges, VCD or visits)")
+        if hit is not None:  # one not there yet would later pass for the input's own
+            what = "overwrite a file" if out.exists() else "take a name"
+            raise PintimeError(f"{out}: refusing to {what} that belongs with the input {hit} (its sidecar, "
+                               "truth, edges, VCD or visits): name the output otherwise")
         if any(same(out, w) for w in written):
             raise PintimeError(f"{out}: given for two outputs")
         written.append(out)
 
 
 def refuse_existing(outputs: list[Path], force: bool) -> None:
-    """PintimeError naming the first output that is a folder, or that exists unless ``force``."""
+    """PintimeError naming the first output that is a folder or no regular file (a capture and its sidecar
+    are files, read again later), or that exists unless ``force``."""
     for path in outputs:
         if path.is_dir():
             raise PintimeError(f"{path}: is a folder; the output needs a file name")
+        if path.exists() and not path.is_file():
+            raise PintimeError(f"{path}: not a regular file (a pipe or a device); a capture and its sidecar "
+                               "are written as files")
         if path.exists() and not force:
             raise PintimeError(f"{path}: exists; refusing to overwrite it (--force to replace it)")
 
 
 @contextmanager
 def whole_or_nothing(path: str | Path) -> Iterator[Path]:
-    """A temporary file beside ``path`` to write into, renamed over ``path`` when the block ends normally
-    and removed when it does not, so an interrupted or failed write (a full disk, a signal) leaves the old
-    file or none, never a part. PintimeError naming ``path`` for an OSError (a folder, no such folder, no
-    space…)."""
+    """A temporary file to write into, renamed over ``path`` when the block ends normally and removed when
+    it does not, so an interrupted or failed write (a full disk, a signal) leaves the old file or none,
+    never a part. A link is followed: its target is the file replaced. A FIFO or a device (``/dev/stdout``)
+    is no file to replace: what was written is copied into it whole once written. PintimeError naming
+    ``path`` for an OSError (a folder, no such folder, no space, a FIFO nobody reads…)."""
     path = Path(path)
+    target = Path(os.path.realpath(path))  # a link's target, which may not be there yet
+    special = path.exists() and not path.is_file() and not path.is_dir()
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+        with held(stop_signals()):  # a signal between creating the file and naming it would leave it
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part",
+                                       dir=None if special else target.parent)
         os.close(fd)
         # mkstemp's is 0600: the file gets the mode any new file would (chmod: Windows has no fchmod
         # before Python 3.13, and there only the read-only bit applies)
-        os.chmod(tmp, _mode_for(path))
+        os.chmod(tmp, _mode_for(target))
         yield Path(tmp)
-        if path.is_dir():
+        if special:
+            _copy_into(Path(tmp), path)
+        elif target.is_dir():
             raise IsADirectoryError(21, "Is a directory")
-        os.replace(tmp, path)
+        else:
+            os.replace(tmp, target)
     except OSError as err:
         raise PintimeError(f"{path}: cannot write ({err.strerror or err})") from None
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _copy_into(source: Path, special: Path) -> None:
+    """Write ``source``'s bytes into the FIFO or device ``special`` (a FIFO without a reader: ENXIO, not
+    a wait for one)."""
+    try:
+        fd = os.open(special, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as err:
+        if err.errno != errno.ENXIO:
+            raise
+        raise PintimeError(f"{special}: a FIFO nobody reads: start its reader first") from None
+    try:
+        os.set_blocking(fd, True)
+        with open(source, "rb") as f, os.fdopen(fd, "wb", closefd=False) as out:
+            shutil.copyfileobj(f, out)
+    finally:
+        os.close(fd)
 
 
 def _mode_for(path: Path) -> int:

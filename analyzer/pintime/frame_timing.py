@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -91,6 +91,11 @@ class FrameTiming:
     breaks: list[DetectedGap]  # stretches between decoded frames that no frame explains
     checked_s: float  # capture time inside intervals compared with their class
     span_s: float  # capture time from the measurement channel's first edge to its last
+    # (start, end) in capture time, ascending and disjoint: the measurement channel's span not compared
+    # with any class (single members, before the first frame and after the last), and of it what lies
+    # inside decoded frames' groups, where a cut would change a number
+    unchecked: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+    unchecked_in_frames: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
 
 
 @dataclass
@@ -116,15 +121,16 @@ class _Check:
                    pair: np.ndarray) -> tuple[np.ndarray, ...]:
         """Of the intervals from edge ``first``: the checked ones (deviation not NaN) that jump, with their
         deviation, noise and pair flag (:func:`steps` then drops the pairs of one mislocated edge), and the
-        capture time inside the checked ones."""
+        capture time inside the checked ones, and the spans of the unchecked ones (:func:`_merged`)."""
         t, sigma = self.t, self.sigma
         checked = ~np.isnan(deviation)
+        unchecked = _merged(np.column_stack([t[first[~checked]], t[first[~checked] + 1]]))
         first, deviation, spread, pair = first[checked], deviation[checked], spread[checked], pair[checked]
         noise = np.sqrt(sigma[first] ** 2 + sigma[first + 1] ** 2 + spread ** 2)
         noise = np.maximum(noise, np.finfo(np.float64).tiny)
         jump = _jumps(deviation, noise, self.samplerate_hz)
         return (first[jump], deviation[jump], noise[jump], pair[jump],
-                np.array([np.sum(t[first + 1] - t[first])]))
+                np.array([np.sum(t[first + 1] - t[first])]), unchecked)
 
 
 def check_frames(edges: Edges, samplerate_hz: float, listed_s: np.ndarray | None = None,
@@ -148,11 +154,15 @@ def check_frames(edges: Edges, samplerate_hz: float, listed_s: np.ndarray | None
     by_key, after = _layout(frames)
     spans = [(frame_end(frames[i]), frames[i + 1].start) for i in after]
     if not frames:
-        return FrameTiming([], [_break(t, a, b) for a, b in spans], 0.0, span_s)
+        return FrameTiming([], [_break(t, a, b) for a, b in spans], 0.0, span_s, np.array([[t[0], t[-1]]]))
     typical: list[np.ndarray] = []
     found = [_header_jumps(c, frames, typical)]
     found += [_group_jumps(c, [frames[i] for i in of_key], typical) for of_key in by_key.values()]
-    first, deviation, noise, pair, checked_s = (np.concatenate(v) for v in zip(*found, strict=True))
+    first, deviation, noise, pair, checked_s, unchecked = (np.concatenate(v)
+                                                          for v in zip(*found, strict=True))
+    in_groups = _merged(_inside_groups(unchecked, t, frames))
+    ends = np.array([[t[0], t[frames[0].start]], [t[frame_end(frames[-1])], t[-1]]])
+    unchecked = _merged(np.concatenate([unchecked, ends[ends[:, 1] > ends[:, 0]]]))
     order = np.argsort(first)
     first, deviation, noise, pair = first[order], deviation[order], noise[order], pair[order]
     jump = steps(deviation, noise, np.diff(first) == 1, samplerate_hz)
@@ -160,7 +170,32 @@ def check_frames(edges: Edges, samplerate_hz: float, listed_s: np.ndarray | None
              for j, d, s, p in zip(first[jump], deviation[jump], noise[jump], pair[jump], strict=True)]
     quiet_s = QUIET_MIN_US * 1e-6 / edges.unit_s
     classes = (np.sort(np.concatenate(typical)), meas.sigma, samplerate_hz, quiet_s)
-    return FrameTiming(jumps, [_break(t, a, b, classes) for a, b in spans], float(np.sum(checked_s)), span_s)
+    return FrameTiming(jumps, [_break(t, a, b, classes) for a, b in spans], float(np.sum(checked_s)), span_s,
+                       unchecked, in_groups)
+
+
+def _merged(spans: np.ndarray) -> np.ndarray:
+    """``spans`` (rows of start, end) as the fewest disjoint ones, ascending: touching ones joined."""
+    if not len(spans):
+        return np.zeros((0, 2))
+    spans = spans[np.argsort(spans[:, 0], kind="stable")]
+    reach = np.maximum.accumulate(spans[:, 1])
+    new = np.concatenate([[True], spans[1:, 0] > reach[:-1]])
+    starts = np.flatnonzero(new)
+    return np.column_stack([spans[starts, 0], reach[np.append(starts[1:] - 1, len(spans) - 1)]])
+
+
+def _inside_groups(spans: np.ndarray, t: np.ndarray, frames: list[Frame]) -> np.ndarray:
+    """Those of ``spans`` that lie within one decoded frame's group, from its first edge to its last, where
+    the estimates' pulses are (not a header, a SETTLE or a QUIET)."""
+    grouped = [f for f in frames if f.group_hi > f.group_lo]
+    if not grouped or not len(spans):
+        return np.zeros((0, 2))
+    start = t[np.array([f.group_lo for f in grouped], dtype=np.int64)]
+    end = t[np.array([f.group_hi - 1 for f in grouped], dtype=np.int64)]
+    k = np.searchsorted(start, spans[:, 0], "right") - 1
+    inside = (k >= 0) & (spans[:, 1] <= end[np.maximum(k, 0)])
+    return spans[inside]
 
 
 def _frame_key(f: Frame) -> Hashable:

@@ -57,6 +57,8 @@ def _step_sizes(magnitude: np.ndarray, guess: tuple[float, float]) -> tuple[floa
     """One channel's big and small pin's steps (FS) and the σ of its single-pin steps about them, from its
     step magnitudes and a first ``guess`` of the two sizes (module docstring)."""
     big, small = guess
+    if not len(magnitude):  # a channel without edges: nothing to learn, nothing to attribute
+        return big, small, 0.0
     for _ in range(SIZE_ROUNDS):
         nearest = np.argmin(np.abs(magnitude[:, None] - np.array([big, small, big + small])), axis=1)
         big = float(np.median(magnitude[nearest == 0])) if np.any(nearest == 0) else big
@@ -130,9 +132,22 @@ def attribute(time_s: np.ndarray, sigma_s: np.ndarray, amp_fs: np.ndarray, polar
     order = np.lexsort((pins, time_s[idx]))
     idx, pins, pol = idx[order], pins[order], pol[order]
     edges = Edges(time_s[idx], pins, pol.astype(np.int8), sigma_s[idx], 1.0, source)
+    _refuse_no_ladder(edges, source)
     unattributed_s = np.sort(np.concatenate(lost))
     return Attribution(edges, tuple(sizes), tuple(tolerances), int(np.sum(column <= 1)), len(unattributed_s),
                        unattributed_s, both)
+
+
+def _refuse_no_ladder(edges: Edges, source: str) -> None:
+    """PintimeError unless some audio channel shows both of its pins' steps: one step size per channel is
+    a recording of single pins (a pin and the 1 s reference), whose edges a ladder reading would give to
+    pins they are not."""
+    count = {p: int(np.sum(edges.channel == p)) for p in PIN_NAMES}
+    if any(count[big] and count[small] for (big, _), (small, _) in LADDER):
+        return
+    per_pin = ", ".join(f"{PIN_NAMES[p]} {n}" for p, n in count.items())
+    raise PintimeError(f"{source}: no resistor ladder found: no channel shows two pins' steps ({per_pin} "
+                       "edges): a capture of single pins needs no --ladder")
 
 
 def format_attribution(att: Attribution) -> str:

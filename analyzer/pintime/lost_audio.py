@@ -19,7 +19,7 @@ gap, and is not reported as one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -84,6 +84,18 @@ class LostAudio:
     edges_dropped: int  # edges within (or within the locator's guard of) an unlisted gap, where it may lie
     reference_checked: bool  # whether the reference channel's phase was checked (is_reference)
     frames_checked_fraction: float  # of the measurement channel's span, inside intervals the frames check
+    # (start, end) capture seconds, ascending: the measurement channel's span that neither the reference's
+    # phase (between its first and last edge) nor the frames' timing checks, and of it what lies inside
+    # decoded frames' groups (a cut there would move a number unseen)
+    unchecked_s: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+    unchecked_in_frames_s: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+    span_s: float = 0.0  # the measurement channel's, first edge to last
+
+    @property
+    def checked_fraction(self) -> float:
+        """Of the measurement channel's span, what the reference's phase or the frames' timing checks."""
+        unchecked = float(np.sum(self.unchecked_s[:, 1] - self.unchecked_s[:, 0]))
+        return 1.0 - unchecked / self.span_s if self.span_s > 0 else 0.0
 
     @property
     def boundaries_s(self) -> np.ndarray:
@@ -97,13 +109,18 @@ class LostAudio:
                 "frames_only": by.count(("frames",))}
 
 
-def _merge(reference: list[DetectedGap], frames: list[DetectedGap], referenced: bool) -> list[DetectedGap]:
+def _merge(reference: list[DetectedGap], frames: list[DetectedGap],
+           referenced: tuple[float, float] | None) -> list[DetectedGap]:
     """One list of discontinuities: a reference jump with frame discontinuities between its two edges is
     those, found by both: a frame jump placed within its interval and measured whole, a break placed where
     it and the jump's half second overlap and measured by the reference; the rest as each check found,
-    but for an ambiguous frame jump or a break the checked reference (``referenced``) shows no jump around:
-    the other of the pair lost the audio, the break's frames were misread."""
-    merged, used = [], {n for n, h in enumerate(frames) if h.ambiguous and referenced}
+    but for an ambiguous frame jump or a break the checked reference shows no jump around (``referenced``:
+    its first and last edge, the span it checks): the other of the pair lost the audio, the break's frames
+    were misread. Beyond the reference's edges it shows nothing: there both of a pair are reported."""
+    def vouched(h: DetectedGap) -> bool:
+        return referenced is not None and referenced[0] <= h.start_s and h.end_s <= referenced[1]
+
+    merged, used = [], {n for n, h in enumerate(frames) if h.ambiguous and vouched(h)}
     for g in reference:
         inside = [n for n, h in enumerate(frames) if h.end_s >= g.start_s and h.start_s <= g.end_s]
         both = [replace(h, start_s=max(g.start_s, h.start_s), end_s=min(g.end_s, h.end_s),
@@ -114,8 +131,20 @@ def _merge(reference: list[DetectedGap], frames: list[DetectedGap], referenced: 
         used.update(inside)
     # a break (audio lost by an amount the frames cannot tell) the checked reference shows no jump around is
     # frames the locator could not read, not lost audio: the reference sees any loss of half a sample
-    merged += [h for n, h in enumerate(frames) if n not in used and not (referenced and h.jump_s is None)]
+    merged += [h for n, h in enumerate(frames) if n not in used and not (h.jump_s is None and vouched(h))]
     return sorted(merged, key=lambda g: g.start_s)
+
+
+def _outside(spans: np.ndarray, covered: tuple[float, float] | None) -> np.ndarray:
+    """The parts of ``spans`` (rows of start, end) outside the span ``covered`` (None: all of them)."""
+    if covered is None:
+        return spans
+    lo, hi = covered
+    before = np.column_stack([spans[:, 0], np.minimum(spans[:, 1], lo)])
+    after = np.column_stack([np.maximum(spans[:, 0], hi), spans[:, 1]])
+    parts = np.concatenate([before, after]).reshape(-1, 2)
+    parts = parts[parts[:, 1] > parts[:, 0]]
+    return parts[np.argsort(parts[:, 0], kind="stable")]
 
 
 def reconcile(edges: Edges, listed_s: np.ndarray, samplerate_hz: float, guard_s: float,
@@ -131,8 +160,10 @@ def reconcile(edges: Edges, listed_s: np.ndarray, samplerate_hz: float, guard_s:
     """
     found_in = edges if located is None else located
     frames = check_frames(found_in, samplerate_hz, listed_s, guard_s)
-    referenced = is_reference(found_in.on(REFERENCE_CHANNEL).time)
-    detected = _merge(find_jumps(edges, samplerate_hz), frames.jumps + frames.breaks, referenced)
+    ref_time = found_in.on(REFERENCE_CHANNEL).time
+    referenced = is_reference(ref_time)
+    span = (float(ref_time[0]), float(ref_time[-1])) if referenced else None
+    detected = _merge(find_jumps(edges, samplerate_hz), frames.jumps + frames.breaks, span)
     listed = np.asarray(listed_s, dtype=np.float64)
     unlisted = [g for g in detected
                 if not np.any((listed >= g.start_s - guard_s) & (listed <= g.end_s + guard_s))]
@@ -140,11 +171,13 @@ def reconcile(edges: Edges, listed_s: np.ndarray, samplerate_hz: float, guard_s:
               if not any(g.start_s - guard_s <= t <= g.end_s + guard_s for g in detected)]
     drop = near_spans(edges.time, np.array([(g.start_s, g.end_s) for g in unlisted]).reshape(-1, 2), guard_s)
     fraction = frames.checked_s / frames.span_s if frames.span_s > 0 else 0.0
+    coverage = (_outside(frames.unchecked, span), _outside(frames.unchecked_in_frames, span), frames.span_s)
     if not drop.any():  # the edges as they are: no copy of a long capture's
-        return edges, LostAudio(detected, unlisted, unseen, 0, referenced, fraction)
+        return edges, LostAudio(detected, unlisted, unseen, 0, referenced, fraction, *coverage)
     kept = Edges(edges.time[~drop], edges.channel[~drop], edges.polarity[~drop], edges.sigma[~drop],
                  edges.unit_s, edges.source)
-    return kept, LostAudio(detected, unlisted, unseen, int(np.count_nonzero(drop)), referenced, fraction)
+    return kept, LostAudio(detected, unlisted, unseen, int(np.count_nonzero(drop)), referenced, fraction,
+                           *coverage)
 
 
 def cut_spans(listed_s: np.ndarray, lost: LostAudio | None) -> np.ndarray:

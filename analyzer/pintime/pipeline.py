@@ -28,12 +28,13 @@ from pintime.locate.bend import Bend
 from pintime.locate.capture_edges import CaptureEdges, gap_guard_s, locate_capture
 from pintime.locate.fit import TemplateTable
 from pintime.locate.methods import METHODS
+from pintime.locate.periodic import Periodic
 from pintime.locate.quantization import DRAWS as ROUNDING_DRAWS
 from pintime.locate.quantization import QuantizationModel, analog_noise_lsb, offsets_lsb, shared
 from pintime.locate.store import release_free_memory
 from pintime.locate.template_error import DrawModel
 from pintime.locate.train import TrainFit
-from pintime.lost_audio import LostAudio, cut_spans, reconcile
+from pintime.lost_audio import LostAudio, cut_spans, periodic_jumps, reconcile
 from pintime.programs.base import Inputs, Program
 from pintime.programs.registry import program_of
 
@@ -107,6 +108,10 @@ def ladder_edges(path: str | Path, method: str | None = None, progress: bool = F
     if sniff(path) != "wav":
         raise PintimeError(f"{path}: a resistor ladder is a sound-card recording (WAV); this capture has "
                            "exact edges per pin already")
+    channels_in_file = open_wav(path, channels[0], None).channels
+    if channels_in_file < 2:
+        raise PintimeError(f"{path}: a resistor ladder is read from both channels of a stereo card; this "
+                           f"file has {channels_in_file}")
     smallest = min(w for pair in LADDER for _, w in pair) / LADDER[0][0][1]  # the measurement pin's step = 1
     located = locate_capture(path, method, progress, *channels, smallest_step=smallest)
     e = located.edges
@@ -166,14 +171,18 @@ def located_without_lost_audio(path: str | Path, method: str | None, progress: b
     """A WAV's edges located (:func:`locate_capture`; ``steps`` as it takes them), and those of them kept
     away from its listed ``gaps`` and from lost audio found in the data (:func:`without_lost_audio`). Where
     the data finds lost audio nobody listed in the span the edge shape is learned from, the shape learned
-    across it is no edge's: the capture is located again, learning without it."""
+    across it is no edge's: the capture is located again, learning without it; so is a periodic signal
+    whose phase jumps where its period was learned (:func:`pintime.lost_audio.periodic_jumps`)."""
     located = locate_capture(path, method, progress, *channels, steps=steps)
     rate_hz = located.info.samplerate_hz
     edges, kept_gaps, lost = without_lost_audio(located.edges, gaps, rate_hz,
                                                 gap_guard_s(rate_hz, located.template))
     learn_lo_s, learn_hi_s = located.learn_span_s
-    if any(g.start_s < learn_hi_s and g.end_s >= learn_lo_s for g in lost.unlisted):
-        located = locate_capture(path, method, False, *channels, cut_spans(np.zeros(0), lost), steps=steps)
+    cuts = cut_spans(np.zeros(0), lost)
+    if isinstance(located.template, Periodic):  # a periodic signal's phase shows its jumps (no frames)
+        cuts = np.array([(g.start_s, g.end_s) for g in periodic_jumps(edges, rate_hz)]).reshape(-1, 2)
+    if np.any((cuts[:, 0] < learn_hi_s) & (cuts[:, 1] >= learn_lo_s)):
+        located = locate_capture(path, method, False, *channels, cuts, steps=steps)
         edges, kept_gaps, lost = without_lost_audio(located.edges, gaps, rate_hz,
                                                     gap_guard_s(rate_hz, located.template))
     return located, edges, kept_gaps, lost
@@ -319,9 +328,10 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     polarity = -meas_polarity if decode.inverted else meas_polarity
     inputs = Inputs(path, run, clock.us_per_unit, edges, decode, time_us, polarity, visits, elf,
                     None if source.attribution is None else source.attribution.unattributed_s)
-    result, rounding = _estimated(program, inputs, source, meas_time, meas_polarity)
     # the train checks a clock it did not give (it would agree with itself by construction)
     cal = _calibration_check(decode, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
+    clk.check_train_agrees(cal, str(path))
+    result, rounding = _estimated(program, inputs, source, meas_time, meas_polarity)
     used = (method or METHODS[0]) if is_wav else "exact"
     slow = (program.with_slow_clock(slow_clock(edges, clock, decode, gaps_s, source.rate_hz), result)
             if used == "count" else None)  # count: a WAV's method
@@ -364,6 +374,8 @@ def _gaps_json(a: Analysis) -> dict[str, Any] | None:
             "listed_not_seen_s": [] if lost is None else lost.unseen_s,
             "checked": None if lost is None else {
                 "reference": lost.reference_checked, "frames_fraction": lost.frames_checked_fraction,
+                "fraction": lost.checked_fraction, "unchecked_s": lost.unchecked_s.tolist(),
+                "unchecked_in_frames_s": lost.unchecked_in_frames_s.tolist(),
                 **lost.agreement()}}
 
 

@@ -35,7 +35,7 @@ from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL
 from pintime.errors import PintimeError
 from pintime.files import refuse_existing, sidecar_path, version, write_text
 from pintime.locate.detect import edge_threshold
-from pintime.stopsignals import stop_signals_call
+from pintime.signals import stop_signals_call
 
 SAMPLE_RATE_HZ = 192000  # what pintime records at (the analyzer reads any standard rate)
 CHANNELS = 2  # left = measurement pin, right = clock reference
@@ -311,7 +311,7 @@ def _stream_to(out: sf.SoundFile, stream: Any, capture: _Capture, result: Record
                bar: tqdm, warn: Callable[[str], None], save: Callable[[], None]) -> None:
     """Run the stream until ``n_total`` frames are written, a stop signal, a stall or a write error; then
     drain the queue. ``save`` rewrites the sidecar (its gap list) whenever a gap appears. A stop signal
-    only ends the loop (:mod:`pintime.stopsignals`): a KeyboardInterrupt raised between taking a block
+    only ends the loop (:mod:`pintime.signals`): a KeyboardInterrupt raised between taking a block
     from the queue and counting it would lose or miscount it, and a kill would leave no final sidecar."""
     reference = _ReferenceCheck()
     reported = 0

@@ -102,9 +102,10 @@ def test_plan_from_a_profile_uses_beilners_variance(tmp_path):
 @pytest.mark.parametrize("argv,names", [
     (["--target-ns", "1"], "a WAV capture or --profile"),
     (["--profile", "default", "--target-ns", "abc"], "--target-ns"),
-    (["--profile", "default", "--target-ns", "-1"], "positive"),
+    (["--profile", "default", "--target-ns", "-1"], "--target-ns must be from"),
     (["--profile", "nope", "--target-ns", "1"], "nope"),
-    (["--profile", "default", "--target-ns", "1e-30"], "no plan"),
+    (["--profile", "default", "--target-ns", "1e-30"], "--target-ns must be from"),
+    (["--profile", "default", "--target-ns", "1e-5"], "no plan"),
     ([SIM / "table1.edges.csv", "--target-ns", "1"], "needs a WAV capture"),
 ])
 def test_bad_input_is_one_line(argv, names):

@@ -20,7 +20,7 @@ from pintime.capture.wav import iter_blocks, open_wav, soundfile_name
 from pintime.cli import reconfigure_output
 from pintime.errors import PintimeError
 from pintime.files import write_text
-from pintime.stopsignals import stop_signals
+from pintime.signals import stop_signals
 
 
 def test_every_command_loads_where_there_is_no_sighup_nor_fchmod(tmp_path):

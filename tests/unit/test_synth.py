@@ -190,7 +190,8 @@ def test_sidecar_names_the_source_and_leaks_nothing(tmp_path):
     ({"seed": -1}, "non-negative"),
     ({"f_cpu_hz": None}, "F_CPU unknown"),
     ({"wav": "e.edges.csv"}, "refusing to overwrite"),
-    ({"wav": "e.wav"}, "refusing to overwrite"),  # its sidecar would be e.json, the simulation JSON
+    # its sidecar would be e.json, the name of the simulation JSON (not there: none is overwritten)
+    ({"wav": "e.wav"}, "refusing to take a name that belongs with the input"),
     ({"wav": "out.flac"}, ".wav"),
     ({"wav": "a-file/out.wav"}, "cannot write"),  # its folder is a file
     ({"edges": "missing.edges.csv"}, "edge list not found"),

@@ -55,6 +55,12 @@ class WavInfo:
     pcm_layout: tuple[int, int] | None = None  # plain 16/24-bit PCM: (data offset, bytes per sample)
 
     @property
+    def clips_at(self) -> float:
+        """|sample| at or above which a sample is clipped: the format's largest code; float samples hold
+        any level (above 1.0 too), so none."""
+        return np.inf if self.subtype in _FLOAT_SUBTYPES else self.clip_level
+
+    @property
     def duration_s(self) -> float:
         return self.frames / self.samplerate_hz
 
@@ -123,6 +129,13 @@ def open_wav(path: str | Path, measurement_channel: int = 0,
     if missing > 0:
         raise PintimeError(f"{path}: truncated file: {missing} bytes of audio data missing at the end; if "
                            f"its recorder was killed, its header was never finished: {_REWRITE}")
+    unread = 0 if data is None or data[1] == 0xFFFFFFFF else _unread_after_data(path, data)
+    if data is not None and unread > 0:
+        more_s = unread / (data[1] / info.frames) / info.samplerate
+        raise PintimeError(f"{path}: its header declares {info.frames / info.samplerate:.3f} s of audio, yet "
+                           f"{unread} bytes that are no RIFF chunk follow its data ({more_s:.3f} s more "
+                           f"audio?): a header left stale, by a recorder killed or a file appended to; "
+                           f"{_REWRITE}")
     bits = _PCM_BITS.get(info.subtype)
     clip_level = 1.0 if bits is None else 1.0 - 2.0 ** (1 - bits)
     layout = _plain_pcm(path, chunks, info.channels, bits)
@@ -166,6 +179,23 @@ def _riff_chunks(path: Path) -> dict[bytes, tuple[int, int]]:
                 break
             pos += 8 + chunk_len + (chunk_len & 1)  # chunks are padded to even length
     return chunks
+
+
+def _unread_after_data(path: Path, data: tuple[int, int]) -> int:
+    """How many bytes after the ``data`` chunk (offset, length) are no RIFF chunk (a 4-character ASCII id
+    and a length within the file): 0 when what follows is chunks (LIST, id3…) or nothing, else the count
+    from the first that is not: audio a stale header leaves out."""
+    size = path.stat().st_size
+    pos = data[0] + data[1] + (data[1] & 1)
+    with open(path, "rb") as f:
+        while pos + 8 <= size:
+            f.seek(pos)
+            chunk_id, chunk_len = struct.unpack("<4sI", f.read(8))
+            if not all(0x20 <= c < 0x7F for c in chunk_id) or pos + 8 + chunk_len > size:
+                return size - pos
+            pos += 8 + chunk_len + (chunk_len & 1)
+    rest = size - pos
+    return rest if rest > 1 else 0  # a last pad byte, present or not, is none
 
 
 def _plain_pcm(path: Path, chunks: dict[bytes, tuple[int, int]], channels: int,

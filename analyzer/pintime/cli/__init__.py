@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import signal
 import sys
 from collections.abc import Callable
 from types import ModuleType
 
 from pintime.errors import PintimeError
+from pintime.signals import handled, stop_signals
 
 # One BLAS/OpenMP thread unless the user says otherwise: the analyzer solves many small systems, where a
 # thread pool only adds contention (Table 2's cut system: 60 s with OpenBLAS's default threads on 2 cores,
@@ -18,6 +20,16 @@ for _threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_threads, "1")
 
 OUTPUT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # stdout that cannot take what is printed
+# a kill, the terminal closing, Ctrl-Break, where the platform has them (SIGINT raises already)
+RAISED_SIGNALS = stop_signals(("SIGTERM", "SIGHUP", "SIGBREAK"))
+
+
+class Stopped(BaseException):
+    """A stop signal, raised where the program is, as Ctrl-C's KeyboardInterrupt is."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 # Each subcommand's module is imported only when that subcommand runs (or its --help is asked for): the
@@ -101,6 +113,13 @@ def one_line(message: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
+def _stop(signum: int, frame: object) -> None:
+    """A stop signal (RAISED_SIGNALS) while a command runs: raised where it is, as Ctrl-C's KeyboardInterrupt is, so
+    every ``finally`` runs and a temporary file is removed, no part of a result left (their default
+    action ends the process at once)."""
+    raise Stopped(signum)
+
+
 def reconfigure_output(platform: str) -> None:
     """stdout and stderr print a file name's undecodable bytes back as they were; on Windows (``platform``
     ``win32``) they write UTF-8, since a redirected stream's ANSI code page cannot hold σ or ε."""
@@ -114,9 +133,13 @@ def main(argv: list[str] | None = None) -> int:
     reconfigure_output(sys.platform)
     args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
     try:
-        code = int(args.run(args))
+        with handled(RAISED_SIGNALS, _stop):
+            code = int(args.run(args))
         sys.stdout.flush()  # a full disk or a closed pipe is found here, not at exit
         return code
+    except Stopped as stopped:
+        print(f"pintime: stopped by {signal.Signals(stopped.signum).name}", file=sys.stderr)
+        return 128 + stopped.signum
     except PintimeError as err:
         print(f"pintime: error: {one_line(str(err))}", file=sys.stderr)
         return 2

@@ -118,12 +118,12 @@ def _found_text(a: Analysis) -> str:
     """What the data says of lost audio (pintime.lost_audio): discontinuities of the reference's phase and
     the frames' timing, listed or not, how the two checks agree, and listed gaps with none around."""
     lost = a.lost_audio
-    if lost is None or not (lost.detected or lost.unseen_s):
+    if lost is None or not (lost.detected or lost.unseen_s or len(lost.unchecked_in_frames_s)):
         return ""
     found = gaps_text(lost)
     cut = "" if a.gaps is not None else f", {a.lost_to_gaps} frame(s) cut by them"
     checked = (("the reference's phase and " if lost.reference_checked else "")
-               + f"the frames' timing ({lost.frames_checked_fraction:.1%} of the capture checked)")
+               + f"the frames' timing ({lost.checked_fraction:.1%} of the capture checked)")
     text = ""
     if found:
         agree = lost.agreement()
@@ -135,7 +135,16 @@ def _found_text(a: Analysis) -> str:
         text += ("; listed gap(s) at " + ", ".join(f"{t:.4f}" for t in lost.unseen_s)
                  + " s show no discontinuity (lost a whole number of half seconds in a stretch the frames do "
                  "not check, or not this recording's list)")
+    if len(lost.unchecked_in_frames_s):
+        text += (f"; lost audio not checked in frames' groups at {spans_text(lost.unchecked_in_frames_s)} "
+                 "(no reference edge on either side, no other repetition): a cut there would not show")
     return text
+
+
+def spans_text(spans_s) -> str:
+    """Stretches of a capture (rows of start, end in s), the first ``SHOWN_GAPS`` spelled out."""
+    shown = ", ".join(f"{a:.6f}–{b:.6f} s" for a, b in spans_s[:SHOWN_GAPS])
+    return shown + (f" and {len(spans_s) - SHOWN_GAPS} more" if len(spans_s) > SHOWN_GAPS else "")
 
 
 SHOWN_GAPS = 10  # discontinuities listed in a report line; every one is in the JSON

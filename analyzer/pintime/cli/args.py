@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -12,13 +13,30 @@ from pintime.errors import PintimeError
 T = TypeVar("T", int, float)
 
 
-def number(text: str, name: str, kind: Callable[[str], T]) -> T:
-    """``text`` as ``kind`` (int or float); a one-line error naming the option ``name`` otherwise."""
+# What an MCU clock can be (a 32 kHz watch crystal divided down to a 10 GHz core), and the least target of
+# a plan (1 fs; no sound card locates edges to less): beyond these the arithmetic of a plan or a rendering
+# under- or overflows, and no measurement is meant.
+F_CPU_RANGE_HZ = (1e3, 1e10)
+TARGET_RANGE_NS = (1e-6, 1e12)
+TARGET_RANGE_CYCLES = (1e-6, 1e12)
+ROUTINE_RANGE_CYCLES = (1.0, 1e9)
+# a pin step of one LSB of 24-bit PCM (less renders as nothing) to full scale
+LEVEL_RANGE_FS = (2.0 ** -24, 1.0)
+
+
+def number(text: str, name: str, kind: Callable[[str], T], within: tuple[float, float] | None = None) -> T:
+    """``text`` as ``kind`` (int or float), finite, and within the closed range ``within`` when given; a
+    one-line error naming the option ``name`` otherwise."""
+    kind_name = "an integer" if kind is int else "a number"
     try:
-        return kind(text)
+        value = kind(text)
     except ValueError:
-        kind_name = "an integer" if kind is int else "a number"
         raise PintimeError(f"{name} must be {kind_name}, got '{text}'") from None
+    if not math.isfinite(value):
+        raise PintimeError(f"{name} must be a finite number, got '{text}'")
+    if within is not None and not within[0] <= value <= within[1]:
+        raise PintimeError(f"{name} must be from {within[0]:g} to {within[1]:g}, got '{text}'")
+    return value
 
 
 def add_channel_arguments(parser: argparse.ArgumentParser) -> None:

@@ -18,6 +18,7 @@ from pintime.cli.analyze import (
     gaps_text,
     level_changes_text,
     skipped_text,
+    spans_text,
     unplaced_text,
 )
 from pintime.cli.args import add_channel_arguments, channels
@@ -162,7 +163,8 @@ def _jumps_text(jumps: list[DetectedGap]) -> str:
 def _found(lost: LostAudio) -> str:
     """What the data says of lost audio, for the edges' report."""
     checked = (("the 1 s reference's phase and " if lost.reference_checked else "no reference channel; ")
-               + f"the frames' timing over {lost.frames_checked_fraction:.1%} of the capture")
+               + f"the frames' timing over {lost.checked_fraction:.1%} of the capture"
+               + ("" if not len(lost.unchecked_s) else f"; not checked: {spans_text(lost.unchecked_s)}"))
     if not lost.detected:
         return f"no lost or inserted audio found ({checked})"
     return (f"lost or inserted audio found in the data ({checked}): "

@@ -19,7 +19,15 @@ from collections import defaultdict
 import numpy as np
 
 from pintime.capture.sniff import sniff
-from pintime.cli.args import add_channel_arguments, channels, number
+from pintime.cli.args import (
+    F_CPU_RANGE_HZ,
+    ROUTINE_RANGE_CYCLES,
+    TARGET_RANGE_CYCLES,
+    TARGET_RANGE_NS,
+    add_channel_arguments,
+    channels,
+    number,
+)
 from pintime.errors import PintimeError
 from pintime.estimate.plan import (
     Card,
@@ -72,6 +80,10 @@ def run(args: argparse.Namespace) -> int:
     if (args.capture is None) == (args.profile is None):
         raise PintimeError("plan needs a WAV capture or --profile NAME (one of them)")
     refuse_overwrite([args.json], [args.capture, args.elf])
+    target_ns = None if args.target_ns is None else number(args.target_ns, "--target-ns", float,
+                                                           TARGET_RANGE_NS)
+    target_cycles = None if args.target_cycles is None else number(args.target_cycles, "--target-cycles",
+                                                                   float, TARGET_RANGE_CYCLES)
     if args.capture is not None:
         if args.rate is not None:
             raise PintimeError("--rate applies to --profile: a capture has its own rate")
@@ -80,12 +92,11 @@ def run(args: argparse.Namespace) -> int:
         techniques, card, f_cpu_hz = from_profile(args)
     if args.resolve_cycle:
         target_us = 0.5e6 / f_cpu_hz
-    elif args.target_ns is not None:
-        target_us = number(args.target_ns, "--target-ns", float) * 1e-3
+    elif target_ns is not None:
+        target_us = target_ns * 1e-3
     else:
-        target_us = number(args.target_cycles, "--target-cycles", float) * 1e6 / f_cpu_hz
-    if not target_us > 0 or not np.isfinite(target_us):
-        raise PintimeError("the target CI half-width must be a positive number")
+        assert target_cycles is not None  # the three are a required exclusive group
+        target_us = target_cycles * 1e6 / f_cpu_hz
     rows = plan(techniques, card, target_us)
     if args.json:
         write_text(args.json, json.dumps(plan_json(rows, card, target_us, f_cpu_hz), indent=2) + "\n")
@@ -172,10 +183,8 @@ def from_profile(args: argparse.Namespace) -> tuple[list[Technique], Card, float
     around a routine of ``--routine-cycles``, their widths exact and their frames unknown."""
     rate_hz = None if args.rate is None else number(args.rate, "--rate", int)
     profile = with_format(get_profile(args.profile), rate_hz, None, None)
-    f_cpu_hz = number(args.f_cpu_hz, "--f-cpu-hz", float)
-    routine = number(args.routine_cycles, "--routine-cycles", float)
-    if not f_cpu_hz > 0 or not routine > 0:
-        raise PintimeError("--f-cpu-hz and --routine-cycles must be positive")
+    f_cpu_hz = number(args.f_cpu_hz, "--f-cpu-hz", float, F_CPU_RANGE_HZ)
+    routine = number(args.routine_cycles, "--routine-cycles", float, ROUTINE_RANGE_CYCLES)
     fs = profile.samplerate_hz
     card = Card(TEMPLATE_OVER_CRLB * crlb_s(profile) * 1e6, profile.wander_adev_1s ** 2 * 1e6, 1e6 / fs,
                 f"profile {profile.name} at {fs} Hz, {profile.bits}-bit")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pintime.cli.args import number
+from pintime.cli.args import F_CPU_RANGE_HZ, LEVEL_RANGE_FS, number
 from pintime.errors import PintimeError
 from pintime.soundcard.formats import (
     OUTPUT_BITS,
@@ -62,13 +62,13 @@ def run(args: argparse.Namespace) -> int:
     profile = with_format(get_profile(args.profile), rate_hz, args.bits, args.channels)
     if args.level is not None:
         profile = with_level(profile, README_LEVEL if args.level == README_LEVEL
-                             else number(args.level, "--level", float))
+                             else number(args.level, "--level", float, LEVEL_RANGE_FS))
     if args.no_wander:
         profile = with_steady_clock(profile)
     if args.locked_clock:
         profile = profile.locked()
     seed = number(args.seed, "--seed", int)
-    f_cpu_hz = None if args.f_cpu_hz is None else number(args.f_cpu_hz, "--f-cpu-hz", float)
+    f_cpu_hz = None if args.f_cpu_hz is None else number(args.f_cpu_hz, "--f-cpu-hz", float, F_CPU_RANGE_HZ)
     duration_s = None if args.duration_s is None else number(args.duration_s, "--duration-s", float)
     result = synthesize(args.edges, args.output, profile, seed, f_cpu_hz, duration_s,
                         progress=sys.stderr.isatty(), force=args.force, ladder=args.ladder)

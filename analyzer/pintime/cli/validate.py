@@ -17,7 +17,7 @@ from pintime.locate.store import release_free_memory
 from pintime.pipeline import analyze, refuse_unused_elf
 from pintime.programs.registry import program_of_truth
 from pintime.programs.table2 import table2_inputs
-from pintime.validate.compare import check_same_run, compare, edge_errors, read_truth
+from pintime.validate.compare import check_same_run, compare, edge_errors, read_truth, truth_elf
 from pintime.validate.edgecheck import EdgeErrors
 from pintime.validate.laddercheck import format_ladder_check, ladder_check
 from pintime.validate.validation import Validation
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     program = program_of_truth(truth["program"])
     visits = args.visits or (exact_edges.with_name(truth_path.name.removesuffix(".json") + ".visits.csv")
                              if program.reads_visits else None)
-    elf = args.elf or (truth.get("elf") if program.elf_use is not None else None)
+    elf = args.elf or (truth_elf(truth, truth_path) if program.elf_use is not None else None)
     if elf is not None and not (isinstance(elf, str) and Path(elf).is_file()):
         raise PintimeError(f"{elf}: the ELF naming the functions is not found (give --elf FILE)")
     refuse_overwrite([args.json, args.plots],

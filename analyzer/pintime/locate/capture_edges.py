@@ -184,7 +184,8 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     y = np.ascontiguousarray(train.cut(y_wide, train.TEMPLATE_HALF_SAMPLES, 0))  # learning may need more
     span_s = (stop - start) / info.samplerate_hz
     if detect.dense_periodic(pos, sign):  # no edge alone: the whole period is learned instead
-        periodic = learn_from_capture(info, start, stop, BLOCK_FRAMES, PAD_FRAMES)
+        periodic = learn_from_capture(info, *_longest_uncut(start, stop, cuts_s, info.samplerate_hz),
+                                      BLOCK_FRAMES, PAD_FRAMES)
         run = detect.find_periodic(pos, sign)  # evenly spaced as a train is: the other methods' check
         noise = tuple(n if own is None else own.residual_rms for n, own in zip(
             located_noise, (periodic, *periodic.others), strict=True))
@@ -432,6 +433,18 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
                                                             span[0] / info.samplerate_hz), results.unplaced,
                         det.at_file_ends, tuple((frame / info.samplerate_hz, channel, gain)
                                                 for frame, channel, gain in det.level_changes), bent)
+
+
+def _longest_uncut(start: int, stop: int, cuts_s: np.ndarray | None, samplerate_hz: float) -> tuple[int, int]:
+    """The longest stretch of frames ``start … stop`` that no cut (rows of start, end in s) crosses: a
+    periodic signal's period folded across a jump in its phase is no period's shape."""
+    if cuts_s is None or not len(cuts_s):
+        return start, stop
+    bounds = np.clip(np.rint(np.asarray(cuts_s) * samplerate_hz).astype(np.int64), start, stop)
+    lo = np.concatenate([[start], bounds[:, 1]])
+    hi = np.concatenate([bounds[:, 0], [stop]])
+    k = int(np.argmax(hi - lo))
+    return int(lo[k]), int(hi[k])
 
 
 def _keep(results: EdgeStore, bend: BendSums | None, block: tuple[Block, list[np.ndarray], int]) -> None:

@@ -45,9 +45,13 @@ BEFORE_MAX = 2.0
 # neighbours 1.5-2.8× the bound and up to 9 σ (docs/results.md)
 BEFORE_EXCESS_MAX = 1.15
 # why a train's fit fails with nothing before its edges: the edges are not one shape (y + 0.004·y² on the
-# recorded samples, −54 dB of second harmonic at full scale, left 4.6× the noise on the `default` card)
-NOT_ONE_SHAPE = (": its edges are not one shape, as a nonlinear input makes rising and falling edges differ; "
-                 "record at a lower level, the steps well below full scale")
+# recorded samples, −54 dB of second harmonic at full scale, left 4.6× the noise on the `default` card), and
+# the two causes the train cannot tell apart: a bent input, or a converter's filter that varies with the
+# edge's place between samples (a file resampled 192 → 176.4 kHz left 6.5×, stretched by 500 ppm 288×)
+NOT_ONE_SHAPE = (": its edges are not one shape: a nonlinear input makes rising and falling edges differ "
+                 "(record at a lower level, the steps well below full scale), a resampled file's converter "
+                 "makes the shape change with where an edge falls between samples (a file converted to "
+                 "another rate or stretched in time: analyse it as the card recorded it)")
 # the train's step height may stray this far (relative) from a steady drift: a pin's level follows its
 # supply, which moves with load (every modelled card: ≤ 0.04 %); automatic gain control by 10-30 %
 GAIN_TOLERANCE = 0.05

@@ -15,7 +15,7 @@ def windows(block: Block, channel: int, pos: np.ndarray, offsets: np.ndarray, in
     recorded, when the block is restored)."""
     y = np.empty((len(pos), len(offsets)))
     raw = block.raw if isinstance(block, RestoredBlock) else block.data
-    row = _gather_kernel(raw, channel, pos - block.first, offsets, info.clip_level, y)
+    row = _gather_kernel(raw, channel, pos - block.first, offsets, info.clips_at, y)
     if raw is not block.data:
         _gather_kernel(block.data, channel, pos - block.first, offsets, np.inf, y)
     if row >= 0:

@@ -16,6 +16,7 @@ from pintime.locate import capture_edges as locate  # noqa: E402
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable  # noqa: E402
 from pintime.locate.methods import METHODS, SIMPLE_HALF, locate_single  # noqa: E402
 from pintime.locate.template import Template  # noqa: E402
+from pintime.plots import save_figure  # noqa: E402
 
 SHOW_HALF = 10  # samples either side of the edge in the figure
 COLOURS = {"template": "tab:green", "inflection": "tab:red", "threshold": "tab:orange", "count": "tab:purple"}
@@ -58,6 +59,6 @@ def fig6_edge(capture: str | Path, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "fig6_edge.png"
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, 120)
     plt.close(fig)
     return path

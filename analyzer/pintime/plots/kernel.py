@@ -14,6 +14,7 @@ import numpy as np  # noqa: E402
 
 from pintime.edges import MEASUREMENT_CHANNEL  # noqa: E402
 from pintime.estimate.kernel import INSERT_CHANNEL, SWITCH_CHANNEL, THREAD0_CHANNEL, Kernel  # noqa: E402
+from pintime.plots import save_figure  # noqa: E402
 
 if TYPE_CHECKING:
     from pintime.pipeline import Analysis
@@ -77,6 +78,6 @@ def write_kernel_plots(a: Analysis, out: Path) -> list[Path]:
 
 def _save(fig: plt.Figure, path: Path) -> Path:
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, 120)
     plt.close(fig)
     return path

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from pintime.estimate.estimators import OUTLIER_FACTOR, OUTLIER_FLOOR_US  # noqa: E402
+from pintime.plots import save_figure  # noqa: E402
 
 if TYPE_CHECKING:
     from pintime.pipeline import Analysis
@@ -91,7 +92,7 @@ def fig7_executing_error(a: Analysis, out: Path) -> Path:
 
 def _save(fig: plt.Figure, path: Path) -> Path:
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, 120)
     plt.close(fig)
     return path
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from pintime.plots import save_figure
 from pintime.soundcard.model import PROFILES, SHARP, WIDE, Profile, step_response
 from pintime.soundcard.synth import synthesize
 
@@ -82,7 +83,7 @@ def write_plots(directory: Path, profile: Profile) -> list[Path]:
             axes[1].set_title("zoom on the transition (the dotted line is the true edge instant)")
             fig.tight_layout()
             written.append(directory / f"edge-{kind}.png")
-            fig.savefig(written[-1], dpi=110)
+            save_figure(fig, written[-1], 110)
             plt.close(fig)
 
         rows = [(PULSE_START_CYCLE, 0, 1), (PULSE_END_CYCLE, 0, 0)]
@@ -98,6 +99,6 @@ def write_plots(directory: Path, profile: Profile) -> list[Path]:
         ax.grid(alpha=0.3)
         fig.tight_layout()
         written.append(directory / "droop.png")
-        fig.savefig(written[-1], dpi=110)
+        save_figure(fig, written[-1], 110)
         plt.close(fig)
     return written

@@ -10,6 +10,7 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from pintime.plots import save_figure  # noqa: E402
 from pintime.table2.table import Model, Table2  # noqa: E402
 
 
@@ -50,7 +51,7 @@ def residuals(t: Table2, out: Path) -> Path:
 def _save(fig: plt.Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, 120)
     plt.close(fig)
     return path
 

@@ -18,7 +18,7 @@ from pintime.edges import Edges
 from pintime.errors import PintimeError
 from pintime.estimate.estimators import Estimate
 from pintime.estimate.slowclock import SlowClock
-from pintime.frames import Frame, FrameDecode, ScaledTimes
+from pintime.frames import PROGRAMS, Frame, FrameDecode, ScaledTimes
 from pintime.programs.truth import Check
 
 # an estimate linear in one repetition's pulse widths (pintime plan): label, technique, its frames' key
@@ -51,17 +51,30 @@ class Inputs:
     def elf_of_this_firmware(self) -> str | Path | None:
         """The ELF given (None without one), if it is the firmware that made the capture
         (:func:`same_firmware`)."""
-        return None if self.elf is None else same_firmware(self.elf, self.run, self.path)
+        return None if self.elf is None else same_firmware(self.elf, self.run, self.path, self.decode.frames)
 
-def same_firmware(elf: str | Path, run: dict[str, int], capture: Path) -> str | Path:
-    """``elf`` if it is the firmware that made the capture (its revision is the RUN frame's), else a
-    PintimeError: another build's functions may be numbered otherwise, and their times would be swapped."""
-    from pintime.avr.symbols import firmware_revision
+
+def same_firmware(elf: str | Path, run: dict[str, int], capture: Path, frames: list[Frame]) -> str | Path:
+    """``elf`` if it is the firmware that made the capture, else a PintimeError: another build's functions
+    may be numbered otherwise, and their times would be swapped. Its revision must be the RUN frame's, its
+    program (``pintime_user_program``) the RUN frame's, and every USER frame's function one it registers,
+    with as many pulses as its group makes: every program of one revision carries the same revision."""
+    from pintime.avr.symbols import firmware_revision, function_names, user_program, user_pulses
 
     revision = firmware_revision(elf)
+    give = "give the ELF of the firmware that made the capture"
     if revision != run["revision"]:
         raise PintimeError(f"{elf}: firmware {revision:08x}, but {capture} was made by firmware "
-                           f"{run['revision']:08x}: give the ELF of the firmware that made the capture")
+                           f"{run['revision']:08x}: {give}")
+    program = user_program(elf)
+    if program != run["program"]:
+        raise PintimeError(f"{elf}: the firmware of program {PROGRAMS.get(program, program)}, but {capture} "
+                           f"was made by program {PROGRAMS[run['program']]}: {give}")
+    names = function_names(elf)
+    for function, m in sorted({(f.fields["function"], f.fields["m"]) for f in frames if f.kind == "user"}):
+        if function not in names or user_pulses(elf, function, names[function]) != m:
+            raise PintimeError(f"{elf}: registers no function {function} of {m} pulses, which {capture} "
+                               f"measures (another user program's ELF?): {give}")
     return elf
 
 

@@ -42,6 +42,17 @@ def read_truth(path: Path) -> tuple[dict[str, Any], Path]:
     return truth, edges
 
 
+def truth_elf(truth: dict[str, Any], path: Path) -> str | None:
+    """The ELF a truth names, a relative name found from the truth's folder upwards (the harness names it
+    from where it ran, the repository root for `make sim`), not from the current directory."""
+    elf = truth.get("elf")
+    if not isinstance(elf, str) or Path(elf).is_absolute():
+        return elf
+    folder = path.resolve().parent
+    found = next((d / elf for d in (folder, *folder.parents) if (d / elf).is_file()), None)
+    return elf if found is None else str(found)
+
+
 def check_same_run(a: Analysis, truth: dict[str, Any], truth_path: Path) -> None:
     if a.run["revision"] != truth["revision"]:
         raise PintimeError(f"{a.path}: firmware revision {a.run['revision']:08x} differs from the truth's "
