@@ -186,6 +186,19 @@ def test_the_elf_of_another_user_program_is_refused(tmp_path):
     assert "registers no function 0 of 20 pulses" in line
 
 
+@pytest.mark.usefixtures("make_sim")
+def test_the_elf_of_a_user_program_with_one_function_more_is_refused(tmp_path):
+    """Its groups 0-2 are the capture's, a fourth the whole run (its END frame decoded) never measures."""
+    source = (ROOT / "firmware/user/user_example.c").read_text()
+    more = tmp_path / "more.c"
+    registered = "PINTIME_FUNCTIONS(mac16, crc8_step, crc8_branchy"
+    more.write_text(source.replace(registered + ");", "void extra(void) {}\n" + registered + ", extra);"))
+    build = make_build(tmp_path / "build", "user", USER_SRC=more)
+    elf = build / "firmware" / "user.elf"
+    line = assert_fails(["analyze", SIM / "user_example.edges.csv", "--elf", elf], elf)
+    assert "registers function 3 (extra), which the whole run" in line
+
+
 # --- 12: the truth's relative ELF ------------------------------------------------------------------------
 
 

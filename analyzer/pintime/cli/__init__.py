@@ -114,9 +114,9 @@ def one_line(message: str) -> str:
 
 
 def _stop(signum: int, frame: object) -> None:
-    """A stop signal (RAISED_SIGNALS) while a command runs: raised where it is, as Ctrl-C's KeyboardInterrupt is, so
-    every ``finally`` runs and a temporary file is removed, no part of a result left (their default
-    action ends the process at once)."""
+    """A stop signal (RAISED_SIGNALS) while a command runs: raised where it is, as Ctrl-C's
+    KeyboardInterrupt is, so every ``finally`` runs and a temporary file is removed, no part of a result
+    left (their default action ends the process at once)."""
     raise Stopped(signum)
 
 

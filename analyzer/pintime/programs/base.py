@@ -57,8 +57,9 @@ class Inputs:
 def same_firmware(elf: str | Path, run: dict[str, int], capture: Path, frames: list[Frame]) -> str | Path:
     """``elf`` if it is the firmware that made the capture, else a PintimeError: another build's functions
     may be numbered otherwise, and their times would be swapped. Its revision must be the RUN frame's, its
-    program (``pintime_user_program``) the RUN frame's, and every USER frame's function one it registers,
-    with as many pulses as its group makes: every program of one revision carries the same revision."""
+    program (``pintime_user_program``) the RUN frame's, and, for a user program, every USER frame's
+    function one it registers with as many pulses as its group makes, and (the whole run recorded) every
+    function it registers measured: every program of one revision carries the same revision."""
     from pintime.avr.symbols import firmware_revision, function_names, user_program, user_pulses
 
     revision = firmware_revision(elf)
@@ -70,11 +71,18 @@ def same_firmware(elf: str | Path, run: dict[str, int], capture: Path, frames: l
     if program != run["program"]:
         raise PintimeError(f"{elf}: the firmware of program {PROGRAMS.get(program, program)}, but {capture} "
                            f"was made by program {PROGRAMS[run['program']]}: {give}")
+    if PROGRAMS[program] != "user":  # micro's groups are its benchmarks (estimate.micro.datasheet_cycles)
+        return elf
     names = function_names(elf)
-    for function, m in sorted({(f.fields["function"], f.fields["m"]) for f in frames if f.kind == "user"}):
+    measured = {(f.fields["function"], f.fields["m"]) for f in frames if f.kind == "user"}
+    for function, m in sorted(measured):
         if function not in names or user_pulses(elf, function, names[function]) != m:
             raise PintimeError(f"{elf}: registers no function {function} of {m} pulses, which {capture} "
                                f"measures (another user program's ELF?): {give}")
+    unmeasured = sorted(set(names) - {function for function, _ in measured})
+    if unmeasured and any(f.kind == "end" for f in frames):  # the whole run was recorded
+        raise PintimeError(f"{elf}: registers function {unmeasured[0]} ({names[unmeasured[0]]}), which the "
+                           f"whole run in {capture} never measures (another user program's ELF?): {give}")
     return elf
 
 
