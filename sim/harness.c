@@ -6,9 +6,11 @@
  *           [--watch FILE [--blocks FILE] [--alias FILE]]
  *
  * Writes PREFIX.vcd (timescale 1 ps, time = cycle · 1e12 / F_CPU), PREFIX.edges.csv (cycle,channel,level;
- * channel 0 = measurement pin PA0, channel 1 = clock reference PB5 = OC1A) and PREFIX.json (run summary).
- * --signals N (1 … 7) records N more signal pins, PA1 … PAN, as channels 2 … N + 1 (VCD signals
- * signal_PA1 …; "signals" in the JSON's edge counts); without it the outputs name only the two pins.
+ * channel 0 = measurement pin, channel 1 = clock reference OC1A) and PREFIX.json (run summary). The pins
+ * are the chip's (the ELF's .mmcu name; firmware/common/pins.h): ATmega2560 PA0 and PB5, ATmega328P PB2 and
+ * PB1, ATmega32U4 PF0 and PB5. --signals N (1 … 7) records N more signal pins, the next bits of the
+ * measurement port (PA1 … PAN on the ATmega2560), as channels 2 … N + 1 (VCD signals signal_PA1 …;
+ * "signals" in the JSON's edge counts); without it the outputs name only the two pins.
  * Stops when the firmware ends (cli; sleep → simavr's cpu_Done) or at the cycle budget (error, exit 1,
  * files flushed with what was recorded). Bad arguments or ELF: one-line error, exit 2.
  *
@@ -52,6 +54,21 @@
 #define DEFAULT_MAX_CYCLES 10000000000ULL
 #define PS_PER_S 1000000000000ULL
 #define REVISION_SYMBOL "pintime_fw_revision"
+
+/* The signal pins per chip: firmware/common/pins.h's table. */
+struct pin_map {
+	const char *mmcu;
+	char meas_port;
+	int meas_bit;
+	char ref_port;
+	int ref_bit;
+};
+
+static const struct pin_map pin_maps[] = {
+	{ "atmega2560", 'A', 0, 'B', 5 },
+	{ "atmega328p", 'B', 2, 'B', 1 },
+	{ "atmega32u4", 'F', 0, 'B', 5 },
+};
 
 struct recorder {
 	avr_t *avr;
@@ -191,14 +208,25 @@ static FILE *open_out(const char *prefix, const char *suffix)
 	return f;
 }
 
-static void write_vcd_header(FILE *vcd, int signals)
+static const struct pin_map *pin_map_of(const char *mmcu)
 {
-	fputs("$timescale 1 ps $end\n"
-	      "$scope module pintime $end\n"
-	      "$var wire 1 ! measurement_PA0 $end\n"
-	      "$var wire 1 \" reference_PB5 $end\n", vcd);
+	for (size_t i = 0; i < sizeof pin_maps / sizeof pin_maps[0]; i++)
+		if (strcmp(pin_maps[i].mmcu, mmcu) == 0)
+			return &pin_maps[i];
+	die("no pin map for the MCU '%s' (firmware/common/pins.h)", mmcu);
+	return NULL;
+}
+
+static void write_vcd_header(FILE *vcd, const struct pin_map *pins, int signals)
+{
+	fprintf(vcd, "$timescale 1 ps $end\n"
+		"$scope module pintime $end\n"
+		"$var wire 1 ! measurement_P%c%d $end\n"
+		"$var wire 1 \" reference_P%c%d $end\n", pins->meas_port, pins->meas_bit, pins->ref_port,
+		pins->ref_bit);
 	for (int i = 1; i <= signals; i++)
-		fprintf(vcd, "$var wire 1 %c signal_PA%d $end\n", vcd_id[1 + i], i);
+		fprintf(vcd, "$var wire 1 %c signal_P%c%d $end\n", vcd_id[1 + i], pins->meas_port,
+			pins->meas_bit + i);
 	fputs("$upscope $end\n"
 	      "$enddefinitions $end\n"
 	      "#0\n$dumpvars\n0!\n0\"\n", vcd);
@@ -411,6 +439,9 @@ int main(int argc, char **argv)
 	avr_t *avr = avr_make_mcu_by_name(fw.mmcu);
 	if (!avr)
 		die("simavr does not know the MCU '%s'", fw.mmcu);
+	const struct pin_map *pins = pin_map_of(fw.mmcu);
+	if (pins->meas_bit + signals > 7)
+		die("--signals: more pins than the measurement port of %s has after it", fw.mmcu);
 	avr_init(avr);			/* resets the frequency: load the firmware after it (docs/design.md §9) */
 	avr_load_firmware(avr, &fw);
 
@@ -421,14 +452,16 @@ int main(int argc, char **argv)
 	rec.csv = open_out(prefix, ".edges.csv");
 	rec.vcd = open_out(prefix, ".vcd");
 	fputs("cycle,channel,level\n", rec.csv);
-	write_vcd_header(rec.vcd, signals);
-	avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ('A'), 0), on_measurement_pin, &rec);
-	avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ('B'), 5), on_reference_pin, &rec);
+	write_vcd_header(rec.vcd, pins, signals);
+	avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(pins->meas_port), pins->meas_bit),
+				on_measurement_pin, &rec);
+	avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(pins->ref_port), pins->ref_bit),
+				on_reference_pin, &rec);
 	struct signal_pin signal_pins[MAX_SIGNALS];
 	for (int i = 0; i < signals; i++) {
 		signal_pins[i] = (struct signal_pin){ .rec = &rec, .channel = 2 + i };
-		avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ('A'), 1 + i), on_signal_pin,
-					&signal_pins[i]);
+		avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(pins->meas_port),
+						      pins->meas_bit + 1 + i), on_signal_pin, &signal_pins[i]);
 	}
 
 	struct histogram hist = { .words = fw.flashsize / 2 + 1 };
@@ -494,8 +527,8 @@ int main(int argc, char **argv)
 	if (signals) {
 		fputs(",\n  \"signals\": [", json);
 		for (int i = 0; i < signals; i++)
-			fprintf(json, "%s{\"pin\": \"PA%d\", \"channel\": %d, \"edges\": %" PRIu64 "}", i ? ", " : "",
-				1 + i, 2 + i, rec.edges[2 + i]);
+			fprintf(json, "%s{\"pin\": \"P%c%d\", \"channel\": %d, \"edges\": %" PRIu64 "}",
+				i ? ", " : "", pins->meas_port, pins->meas_bit + 1 + i, 2 + i, rec.edges[2 + i]);
 		fputc(']', json);
 	}
 	if (watch.n)

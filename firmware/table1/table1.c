@@ -11,7 +11,7 @@
 #include "pins.h"
 
 /* simavr: MCU and clock (the .mmcu section never reaches the chip; the HEX omits it). */
-AVR_MCU(F_CPU, "atmega2560");
+AVR_MCU(F_CPU, MCU_NAME);
 
 #ifndef REPS
 #define REPS 100

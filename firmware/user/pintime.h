@@ -42,7 +42,7 @@
 #endif
 
 /* _SFR_IO_ADDR(MEAS_PIN) as a plain number for the generated assembler; pintime_user.c checks it. */
-#define PINTIME_MEAS_PIN_IO 0x00
+#define PINTIME_MEAS_PIN_IO MEAS_PIN_IO
 /* Cycles from the start of a group to its first edge (push r28, ldi r28): the SETTLE is shortened by as
  * much (frame_user). */
 #define PINTIME_GROUP_LEAD 3
@@ -51,6 +51,9 @@ typedef void (*pintime_group)(void);
 extern const pintime_group pintime_user_groups[];
 extern const uint8_t pintime_user_count;
 extern const uint8_t pintime_user_program;	/* the RUN frame's program: PROGRAM_USER (micro: PROGRAM_MICRO) */
+
+/* GAP_US in cycles, as assembler text */
+#define PINTIME_GAP_CYCLES (GAP_US * CYCLES_PER_US_PLAIN)
 
 #define PINTIME_STR_(x) #x
 #define PINTIME_STR(x) PINTIME_STR_(x)
@@ -75,8 +78,8 @@ extern const uint8_t pintime_user_program;	/* the RUN frame's program: PROGRAM_U
 	"	.endr\n"								\
 	"	out " PINTIME_STR(PINTIME_MEAS_PIN_IO) ", r28\n"	/* falling */		\
 	"	.if pintime_k < " PINTIME_STR(PINTIME_M) "\n"				\
-	"	ldi r24, lo8(" PINTIME_STR(US_CYCLES(GAP_US)) " - 21)\n"	/* [1] */	\
-	"	ldi r25, hi8(" PINTIME_STR(US_CYCLES(GAP_US)) " - 21)\n"	/* [1] */	\
+	"	ldi r24, lo8(" PINTIME_STR(PINTIME_GAP_CYCLES) " - 21)\n"	/* [1] */	\
+	"	ldi r25, hi8(" PINTIME_STR(PINTIME_GAP_CYCLES) " - 21)\n"	/* [1] */	\
 	"	call delay_exact\n"			/* [n + 18] */			\
 	"	.endif\n"								\
 	"	.set pintime_k, pintime_k + 1\n"					\

@@ -11,7 +11,7 @@
 #include "timing.h"
 
 /* simavr: MCU and clock (the .mmcu section never reaches the chip; the HEX omits it). */
-AVR_MCU(F_CPU, "atmega2560");
+AVR_MCU(F_CPU, MCU_NAME);
 
 int main(void)
 {

@@ -22,7 +22,7 @@ model is exact — ``truth_residual_cycles`` says whether it is.
 
 Expectation (:mod:`pintime.avr.expect`): each unknown's value as the listing predicts it — every round's
 pulse width predicted from the datasheet cost of each CFG exit it took, plus the pulse's own instructions
-(:data:`PULSE_EPSILON_CYCLES`), and solved as the measurement is. An exit-model unknown is an integer
+(:func:`pulse_epsilon_cycles`), and solved as the measurement is. An exit-model unknown is an integer
 combination of exit costs; a block-model unknown stands for whatever its count column means on these
 rounds (a block's own cost, or that and the branch costs its count carries), which only the rounds' paths
 tell. Each row is flagged when its 95 % CI lies wholly outside its expectation.
@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 from pintime.avr.cfg import Cfg, exit_names
-from pintime.avr.expect import CALL_CYCLES, Expectation
+from pintime.avr.chip import call_cycles
+from pintime.avr.expect import Expectation
 from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
 from pintime.frames import Frame
@@ -56,8 +57,13 @@ from pintime.table2.blocksystem import (
 from pintime.table2.cuts import Resolved, format_resolved, resolve, resolved_json
 from pintime.table2.visits import Rounds, load_sim_rounds, locate, match, with_widths
 
-# inside a pulse besides adpcm_coder itself (firmware/table2/adpcm_pulse.S): the rising `out` (1) and the CALL
-PULSE_EPSILON_CYCLES = 1 + CALL_CYCLES
+
+def pulse_epsilon_cycles(cfg: Cfg) -> int:
+    """Inside a pulse besides adpcm_coder itself (firmware/table2/adpcm_pulse.S): the rising `out` (1) and
+    the CALL (5 on the ATmega2560, 4 on a 2-byte program counter)."""
+    return 1 + call_cycles(cfg.pc_bytes)["call"]
+
+
 EXPECTED_HOW = ("the listing's exit costs along each round's path + ε = rising out 1 + CALL 5, solved as the "
                 "measurement is")
 EXACT_CYCLES = 1e-6  # RMS residual of the exact widths below which a model's truth is exact (float rounding)
@@ -190,7 +196,7 @@ def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float, memo: Memo = com
         raise PintimeError("no TABLE2 round in the capture")
     eps = epsilon_cycles(cfg, rounds.exit_counts, rounds.width_cycles)
     costs = np.array([e.cycles for e in cfg.exits], dtype=np.int64)
-    expected = rounds.exit_counts @ costs + PULSE_EPSILON_CYCLES  # the listing's pulse widths
+    expected = rounds.exit_counts @ costs + pulse_epsilon_cycles(cfg)  # the listing's pulse widths
     block = fit_model("block", rounds.block_counts, [b.name for b in cfg.blocks], rounds, expected, memo)
     exit_ = fit_model("exit", rounds.exit_counts, exit_names(cfg), rounds, expected, memo)
     n = len(rounds.width_us)  # the rank of both models' columns side by side, never joined (≈ 70 MB)
@@ -208,7 +214,7 @@ def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float, memo: Memo = com
     listing = {name: e.cycles for name, e in zip(exit_names(cfg), cfg.exits, strict=True)}
     return Table2(cfg.function, us_per_cycle, eps, len(rounds.width_us), block, exit_,
                   capture_epsilon(exact, eps, us_per_cycle), same_span, resolved, note,
-                  listing | {EPSILON: PULSE_EPSILON_CYCLES}, rounds)
+                  listing | {EPSILON: pulse_epsilon_cycles(cfg)}, rounds)
 
 
 def table2_from_capture(capture: Path, visits: str | Path | None, run: dict[str, int], frames: list[Frame],
@@ -323,7 +329,7 @@ def _resolved_json(t: Table2, resolved: Resolved) -> dict[str, Any]:
         cycles = t.listing_cycles.get(column.name)
         if cycles is not None:
             e = Expectation(cycles, cycles, "this exit's cost in the listing" if column.name != EPSILON
-                            else "the pulse's rising out 1 + CALL 5")
+                            else f"the pulse's rising out 1 + CALL {cycles - 1}")
             if column.estimate is None:  # unresolved: nothing measured to flag
                 row |= e.to_json(np.nan, np.nan) | {"outside_expectation": None}
             else:
