@@ -159,6 +159,32 @@ flash: $(FW_BUILD)/$(PROGRAM).hex
 	$(if $(filter avr109,$(PROGRAMMER)),sh tools/caterina_touch.sh $(PORT))
 	avrdude -p $(AVRDUDE_PART) -c $(PROGRAMMER) -P $(PORT) -b $(BAUD) -D -U flash:w:$<:i
 
+# --- Arduino library (arduino/pintime/, docs/boards.md) ---------------------------------------------------
+# The library as the Arduino IDE installs it (build/arduino/pintime/ and its ZIP): arduino/pintime/ (its
+# properties, its Arduino runtime, the examples) and the firmware sources it runs, copied from firmware/ and
+# never edited there (one copy of the logic). `make arduino-examples` builds every example against the real
+# Arduino AVR core for every board (tools/arduino_sketch.sh) and runs it in simavr (tests/sim/test_arduino.py).
+ARDUINO_LIB      := build/arduino/pintime
+ARDUINO_SOURCES  := $(addprefix $(FW_DIR)/,common/clock.c common/clock.h common/frames.c common/frames.h \
+                    common/pinwave.S common/pins.h common/timing.h user/pintime.h user/pintime_run.h \
+                    table1/groups.S table1/groups.h table1/ref100.S table1/table1_run.h)
+ARDUINO_EXAMPLES := MeasureMyFunction Table1
+.PHONY: arduino arduino-examples
+
+arduino: $(ARDUINO_LIB).zip
+
+$(ARDUINO_LIB).zip: $(ARDUINO_SOURCES) $(shell find arduino/pintime -type f) | deps
+	rm -rf $(ARDUINO_LIB) && mkdir -p $(ARDUINO_LIB)
+	cp -r arduino/pintime/. $(ARDUINO_LIB)/
+	cp $(ARDUINO_SOURCES) $(ARDUINO_LIB)/src/
+	cd $(dir $(ARDUINO_LIB)) && rm -f pintime.zip && $(abspath $(PY)) -m zipfile -c pintime.zip pintime
+
+# the harness ends a sketch's run once the measurement pin has been idle 3 s (its loop() never stops)
+arduino-examples: $(ARDUINO_LIB).zip build/sim/harness
+	@for b in $(BOARDS); do for e in $(ARDUINO_EXAMPLES); do n=$$(echo $$e | tr A-Z a-z); \
+	  sh tools/arduino_sketch.sh $$b $(ARDUINO_LIB)/examples/$$e/$$e.ino $(ARDUINO_LIB) build/arduino/$$b && \
+	  build/sim/harness build/arduino/$$b/$$n.elf -o build/arduino/$$b/$$n --idle-end 3 || exit 1; done; done
+
 # --- simavr harness ---------------------------------------------------------------------------------
 HARNESS := $(BUILD)/sim/harness
 
@@ -195,9 +221,9 @@ boards: deps
 FORCE:
 
 # The quality gates CI runs (.ci/run: `make test`): ruff and mypy, the firmware and harness built with -Werror
-# for every board (`sim`, `boards`), the tests, then every benchmark in its short mode (its figures produced,
-# their values not judged).
-test: deps sim boards lint
+# for every board (`sim`, `boards`), the Arduino examples against the real core (`arduino-examples`), the
+# tests, then every benchmark in its short mode (its figures produced, their values not judged).
+test: deps sim boards arduino-examples lint
 	$(PY) -m pytest -q tests
 	@$(MAKE) --no-print-directory bench-short
 

@@ -2,7 +2,7 @@
  * harness.c — run a pintime firmware ELF in simavr and record every edge of the two signal pins with its
  * exact cycle (docs/design.md §3, firmware/FORMAT.md §1).
  *
- *   harness ELF -o PREFIX [--max-cycles N] [--signals N] [--histogram FILE]
+ *   harness ELF -o PREFIX [--max-cycles N] [--idle-end S] [--signals N] [--histogram FILE]
  *           [--watch FILE [--blocks FILE] [--alias FILE]]
  *
  * Writes PREFIX.vcd (timescale 1 ps, time = cycle · 1e12 / F_CPU), PREFIX.edges.csv (cycle,channel,level;
@@ -12,7 +12,10 @@
  * measurement port (PA1 … PAN on the ATmega2560), as channels 2 … N + 1 (VCD signals signal_PA1 …;
  * "signals" in the JSON's edge counts); without it the outputs name only the two pins.
  * Stops when the firmware ends (cli; sleep → simavr's cpu_Done) or at the cycle budget (error, exit 1,
- * files flushed with what was recorded). Bad arguments or ELF: one-line error, exit 2.
+ * files flushed with what was recorded). --idle-end S also ends a run (exit 0, "end": "measurement_idle")
+ * once the measurement pin has had edges and then none for S seconds of MCU time: a program that never
+ * stops, such as an Arduino sketch whose loop() runs on after its measurement (tools/arduino_sketch.sh).
+ * Bad arguments or ELF: one-line error, exit 2.
  *
  * Edge cycles. A pin written by an instruction (`out PINA, r`) is reported by simavr during that
  * instruction with avr->cycle = the cycle at its start (docs/design.md §9). The reference pin is toggled by
@@ -386,6 +389,7 @@ int main(int argc, char **argv)
 	const char *elf = NULL, *prefix = NULL, *histogram_path = NULL, *watch_path = NULL, *blocks_path = NULL;
 	const char *alias_path = NULL;
 	uint64_t max_cycles = DEFAULT_MAX_CYCLES;
+	double idle_end_s = 0;
 	int signals = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
@@ -396,6 +400,11 @@ int main(int argc, char **argv)
 			max_cycles = strtoull(argv[++i], &end, 10);
 			if (errno || *end || max_cycles == 0)
 				die("--max-cycles needs a positive integer, got '%s'", argv[i]);
+		} else if (strcmp(argv[i], "--idle-end") == 0 && i + 1 < argc) {
+			char *end;
+			idle_end_s = strtod(argv[++i], &end);
+			if (*end || !(idle_end_s > 0))
+				die("--idle-end needs a positive number of seconds, got '%s'", argv[i]);
 		} else if (strcmp(argv[i], "--signals") == 0 && i + 1 < argc) {
 			char *end;
 			long n = strtol(argv[++i], &end, 10);
@@ -413,14 +422,14 @@ int main(int argc, char **argv)
 		} else if (argv[i][0] != '-' && !elf) {
 			elf = argv[i];
 		} else {
-			die("usage: harness ELF -o PREFIX [--max-cycles N] [--signals N] [--histogram FILE] "
-			    "[--watch FILE [--blocks FILE] [--alias FILE]] (bad argument '%s')",
+			die("usage: harness ELF -o PREFIX [--max-cycles N] [--idle-end S] [--signals N] "
+			    "[--histogram FILE] [--watch FILE [--blocks FILE] [--alias FILE]] (bad argument '%s')",
 			    argv[i]);
 		}
 	}
 	if (!elf || !prefix)
-		die("%s", "usage: harness ELF -o PREFIX [--max-cycles N] [--signals N] [--histogram FILE] "
-		    "[--watch FILE [--blocks FILE] [--alias FILE]]");
+		die("%s", "usage: harness ELF -o PREFIX [--max-cycles N] [--idle-end S] [--signals N] "
+		    "[--histogram FILE] [--watch FILE [--blocks FILE] [--alias FILE]]");
 	if ((blocks_path || alias_path) && !watch_path)
 		die("%s", "--blocks and --alias need --watch");
 	if (!is_elf(elf))
@@ -484,7 +493,13 @@ int main(int argc, char **argv)
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int state = cpu_Running;
+	uint64_t idle_cycles = (uint64_t)(idle_end_s * fw.frequency);
+	int idle = 0;
 	while (avr->cycle < max_cycles && state != cpu_Done && state != cpu_Crashed) {
+		if (idle_cycles && rec.edges[0] && avr->cycle - rec.edge_cycle[0] > idle_cycles) {
+			idle = 1;
+			break;
+		}
 		uint32_t pc = avr->pc;
 		uint64_t before = avr->cycle;
 		int running = avr->state == cpu_Running;
@@ -501,7 +516,7 @@ int main(int argc, char **argv)
 	double wall_s = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
 	double cycles_per_s = wall_s > 0 ? avr->cycle / wall_s : 0;
 
-	const char *end = state == cpu_Done ? "firmware_done"
+	const char *end = idle ? "measurement_idle" : state == cpu_Done ? "firmware_done"
 			: state == cpu_Crashed ? "crashed" : "cycle_budget";
 	fprintf(rec.vcd, "#%" PRIu64 "\n", avr->cycle * rec.ps_per_cycle);	/* the VCD covers the whole run */
 	fclose(rec.csv);
@@ -550,7 +565,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "harness: %s: firmware crashed at cycle %" PRIu64 "\n", program, avr->cycle);
 		return 1;
 	}
-	if (state != cpu_Done) {
+	if (state != cpu_Done && !idle) {
 		fprintf(stderr, "harness: %s: cycle budget of %" PRIu64 " cycles exceeded before the firmware "
 			"ended (cli; sleep); files hold what was recorded\n", program, max_cycles);
 		return 1;

@@ -54,6 +54,13 @@ def test_the_run_is_the_boards_chip_and_every_frame_decodes(board, program):
     assert pc_bytes(elf) == 2  # both chips: at most 128 KiB of flash
 
 
+def test_the_megas_program_counter_is_3_bytes():
+    elf = BUILD / "firmware" / "table1.elf"
+    if not elf.exists():
+        pytest.skip("no build/firmware/table1.elf: run `make sim`")
+    assert pc_bytes(elf) == 3  # CALL and RET 5 cycles: user_example's 48 and 93
+
+
 @pytest.mark.parametrize("board", BOARDS)
 def test_table1_is_exact_and_its_lines_fit_100_cycles(tmp_path, capsys, board):
     result = validate(tmp_path, capsys, board, "table1")

@@ -209,10 +209,12 @@ def binutils(command: list[str]) -> str:
 
 
 def code_symbol(elf: str | Path, name: str) -> tuple[int, int]:
-    """Byte address and size of a symbol in flash, a function or a constant (``avr-nm -S``)."""
+    """Byte address and size of a symbol in flash, a function or a constant (``avr-nm -S``). A C++
+    ``void name(void)`` (an Arduino sketch's, firmware/user/pintime.h) is found by its mangled name too."""
+    names = {name, f"_Z{len(name)}{name}v"}
     for line in binutils(["avr-nm", "-S", "--defined-only", str(elf)]).splitlines():
         fields = line.split()
-        if len(fields) == 4 and fields[3] == name and fields[2] in "Tt":
+        if len(fields) == 4 and fields[3] in names and fields[2] in "Tt":
             return int(fields[0], 16), int(fields[1], 16)
     raise PintimeError(f"{elf}: no '{name}' with a size in its symbol table (code or flash constants)")
 
