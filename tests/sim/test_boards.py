@@ -13,8 +13,10 @@ import json
 
 import pytest
 from pintime.avr.chip import pc_bytes
+from pintime.capture.edgelist import read_edge_list
+from pintime.capture.vcd import read_vcd
 from pintime.cli import main
-from support import BUILD
+from support import BUILD, rows_of
 
 BOARDS = {"uno": "atmega328p", "nano": "atmega328p", "leonardo": "atmega32u4"}
 PROGRAMS = ("table1", "table2", "user_example", "micro")
@@ -52,6 +54,17 @@ def test_the_run_is_the_boards_chip_and_every_frame_decodes(board, program):
     assert summary["edges"]["reference"] >= 3  # the 1 s reference on OC1A ran
     elf = BUILD / board / "firmware" / f"{program}.elf"
     assert pc_bytes(elf) == 2  # both chips: at most 128 KiB of flash
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_the_vcd_names_the_boards_pins_and_holds_the_edge_lists_edges(board):
+    sim = board_sim(board, "user_example")
+    text = sim.with_suffix(".vcd").read_text()[:400]
+    pins = {"atmega328p": ("PB2", "PB1"), "atmega32u4": ("PF0", "PB5")}[BOARDS[board]]  # BOARDS.md §1
+    assert f"measurement_{pins[0]} " in text and f"reference_{pins[1]} " in text
+    ps_per_cycle = 10**12 // 1_000_000  # F_CPU = 1 MHz
+    expected = [(t * ps_per_cycle, c, level) for t, c, level in rows_of(read_edge_list(f"{sim}.edges.csv"))]
+    assert rows_of(read_vcd(sim.with_suffix(".vcd"))) == expected
 
 
 def test_the_megas_program_counter_is_3_bytes():
