@@ -64,8 +64,12 @@ def pulse_epsilon_cycles(cfg: Cfg) -> int:
     return 1 + call_cycles(cfg.pc_bytes)["call"]
 
 
-EXPECTED_HOW = ("the listing's exit costs along each round's path + ε = rising out 1 + CALL 5, solved as the "
-                "measurement is")
+def expected_how(t: Table2) -> str:
+    """How the listing's expectation of an unknown is made (the pulse's ε: :func:`pulse_epsilon_cycles`)."""
+    return (f"the listing's exit costs along each round's path + ε = rising out 1 + CALL "
+            f"{t.listing_cycles[EPSILON] - 1}, solved as the measurement is")
+
+
 EXACT_CYCLES = 1e-6  # RMS residual of the exact widths below which a model's truth is exact (float rounding)
 # Moreno & Fischmeister, Table 2 (their compiler's blocks of adpcm_coder at 1 MHz): label, µs, ± 95 % CI
 PAPER_TABLE2: list[tuple[str, float, float]] = [
@@ -272,9 +276,9 @@ def _ci(e: est.Estimate) -> str:
     return f"{half:.4f}" if not half < 1e-3 else f"{half:.1e}"
 
 
-def expectation(u: Unknown) -> Expectation:
-    """What the listing expects of an unknown (one value: see the module)."""
-    return Expectation(u.expected_cycles, u.expected_cycles, EXPECTED_HOW)
+def expectation(u: Unknown, how: str = "") -> Expectation:
+    """What the listing expects of an unknown (one value: see the module), made as ``how`` says."""
+    return Expectation(u.expected_cycles, u.expected_cycles, how)
 
 
 def outside(u: Unknown, us_per_cycle: float) -> bool | None:
@@ -283,7 +287,7 @@ def outside(u: Unknown, us_per_cycle: float) -> bool | None:
     return expectation(u).outside(low / us_per_cycle, high / us_per_cycle)
 
 
-def _rows(model: Model, us_per_cycle: float) -> list[dict[str, Any]]:
+def _rows(model: Model, us_per_cycle: float, how: str) -> list[dict[str, Any]]:
     return [{"label": u.label, "blocks": [n for n, _ in u.members],
              "coefficients": [c for _, c in u.members], "formula": u.formula,
              "mean_us": u.estimate.mean_us, "std_us": u.estimate.std_us,
@@ -292,7 +296,7 @@ def _rows(model: Model, us_per_cycle: float) -> list[dict[str, Any]]:
              "ci95_us": list(u.estimate.ci95_us), "ci95_half_us": _half(u.estimate),
              "count": u.estimate.count, "mean_cycles": u.estimate.mean_us / us_per_cycle,
              "truth_cycles": u.truth_cycles}
-            | expectation(u).to_json(*(x / us_per_cycle for x in u.estimate.ci95_us))
+            | expectation(u, how).to_json(*(x / us_per_cycle for x in u.estimate.ci95_us))
             for u in model.unknowns]
 
 
@@ -309,7 +313,8 @@ def _fit_json(model: Model) -> dict[str, Any]:
 
 def table2_json(t: Table2) -> dict[str, Any]:
     """``table2`` (block model rows, docs/design.md §6), ``table2_exits`` (exit model) and ``table2_fit``."""
-    return {"table2": _rows(t.block, t.us_per_cycle), "table2_exits": _rows(t.exit, t.us_per_cycle),
+    return {"table2": _rows(t.block, t.us_per_cycle, expected_how(t)),
+            "table2_exits": _rows(t.exit, t.us_per_cycle, expected_how(t)),
             "table2_fit": {"function": t.function, "rounds": t.rounds, "us_per_cycle": t.us_per_cycle,
                            "epsilon_cycles": t.epsilon_cycles,
                            "capture_epsilon_us": None if t.capture_epsilon is None else {
@@ -337,7 +342,7 @@ def _resolved_json(t: Table2, resolved: Resolved) -> dict[str, Any]:
     return out
 
 
-def _model_lines(model: Model, us_per_cycle: float, title: str) -> list[str]:
+def _model_lines(model: Model, us_per_cycle: float, title: str, how: str) -> list[str]:
     head = (f"{'Basic Block' if model.kind == 'block' else 'CFG edge':<22} {'Execution time (µs)':>24} "
             f"{'truth (µs)':>11} {'cycles':>10} {'truth':>8} {'expected':>9}  stands for")
     lines = [title, head, "-" * len(head)]
@@ -356,7 +361,7 @@ def _model_lines(model: Model, us_per_cycle: float, title: str) -> list[str]:
                  f"max {np.max(model.condition):.3g}; "
                  f"exact widths leave {model.truth_residual_cycles:.3g} cycles RMS")
     missed = sum(bool(outside(u, us_per_cycle)) for u in model.unknowns)
-    lines.append(f"  expected: {EXPECTED_HOW}; {missed} of {len(model.unknowns)} 95 % CIs wholly outside it")
+    lines.append(f"  expected: {how}; {missed} of {len(model.unknowns)} 95 % CIs wholly outside it")
     if model.reduction.unused:
         lines.append(f"  never ran (undetermined): "
                      f"{', '.join(model.reduction.names[c] for c in model.reduction.unused)}")
@@ -369,7 +374,7 @@ def format_table2(t: Table2) -> str:
     lines = _model_lines(t.block, t.us_per_cycle,
                          f"Table 2: {t.function} basic blocks, {t.rounds} rounds "
                          f"(≈{per:.0f} per measurement); ± = 95 % CI over measurements; truth from simavr "
-                         f"(ε = {t.epsilon_cycles} cycles per pulse)")
+                         f"(ε = {t.epsilon_cycles} cycles per pulse)", expected_how(t))
     if t.capture_epsilon is not None:
         e = t.capture_epsilon
         lines.append(f"  ε of this capture: {e.mean_us:.4f} ± {_ci(e)} µs (the unknown holding ε "
@@ -378,7 +383,7 @@ def format_table2(t: Table2) -> str:
                      "systematic error (e.g. rising vs falling edge timing)")
     lines += [""] + _model_lines(t.exit, t.us_per_cycle,
                                  "Exit model (beyond the paper): unknowns are CFG edges, each a whole number "
-                                 "of cycles")
+                                 "of cycles", expected_how(t))
     if t.same_span:
         lines.append("  Here every exit count is a combination of block counts: both models span the same "
                      "columns and fit identically; the block model's unknowns absorb the taken-branch costs.")
