@@ -10,13 +10,14 @@ RET: one cycle less each on a 2-byte PC), and from each ELF's listing, never fro
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 from pintime.avr.chip import pc_bytes
 from pintime.capture.edgelist import read_edge_list
 from pintime.capture.vcd import read_vcd
 from pintime.cli import main
-from support import BUILD, rows_of
+from support import BUILD, ROOT, rows_of
 
 BOARDS = {"uno": "atmega328p", "nano": "atmega328p", "leonardo": "atmega32u4"}
 PROGRAMS = ("table1", "table2", "user_example", "micro")
@@ -65,6 +66,12 @@ def test_the_vcd_names_the_boards_pins_and_holds_the_edge_lists_edges(board):
     ps_per_cycle = 10**12 // 1_000_000  # F_CPU = 1 MHz
     expected = [(t * ps_per_cycle, c, level) for t, c, level in rows_of(read_edge_list(f"{sim}.edges.csv"))]
     assert rows_of(read_vcd(sim.with_suffix(".vcd"))) == expected
+
+
+def test_an_unknown_board_is_refused_with_the_list():
+    result = subprocess.run(["make", "-n", "-C", str(ROOT), "BOARD=due", "firmware"], capture_output=True,
+                            text=True, check=False)
+    assert result.returncode != 0 and "unknown BOARD 'due': one of uno nano leonardo mega" in result.stderr
 
 
 def test_the_megas_program_counter_is_3_bytes():

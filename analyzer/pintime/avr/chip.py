@@ -29,7 +29,7 @@ def pc_bytes(elf: str | Path) -> int:
     if len(header) < _E_FLAGS_OFFSET + 4 or header[:4] != b"\x7fELF" or header[18] != _EM_AVR:
         raise PintimeError(f"{elf} is not an AVR ELF file")
     flags = int.from_bytes(header[_E_FLAGS_OFFSET:_E_FLAGS_OFFSET + 4], "little")
-    return 3 if flags & _MACH_MASK in _THREE_BYTE_PC else 2
+    return 3 if (flags & _MACH_MASK) in _THREE_BYTE_PC else 2
 
 
 def call_cycles(pc: int) -> dict[str, int]:
