@@ -154,7 +154,7 @@ PROGRAMMER   ?= $(PROGRAMMER_$(BOARD))
 BAUD         ?= $(BAUD_$(BOARD))
 AVRDUDE_PART ?= $(patsubst atmega%,m%,$(MCU))
 flash: $(FW_BUILD)/$(PROGRAM).hex
-	@size=$$(avr-objcopy -I ihex -O binary $< /dev/stdout | wc -c); test $$size -le $(APP_BYTES_$(BOARD)) || \
+	@size=$$(avr-size $< | awk 'NR == 2 {print $$4}'); test "$$size" -le $(APP_BYTES_$(BOARD)) || \
 	  { echo "flash: $(PROGRAM) is $$size bytes, the $(BOARD)'s bootloader leaves $(APP_BYTES_$(BOARD)) (docs/boards.md)" >&2; exit 1; }
 	$(if $(filter avr109,$(PROGRAMMER)),sh tools/caterina_touch.sh $(PORT))
 	avrdude -p $(AVRDUDE_PART) -c $(PROGRAMMER) -P $(PORT) -b $(BAUD) -D -U flash:w:$<:i

@@ -74,6 +74,16 @@ def test_an_unknown_board_is_refused_with_the_list():
     assert result.returncode != 0 and "unknown BOARD 'due': one of uno nano leonardo mega" in result.stderr
 
 
+@pytest.mark.parametrize(("board", "left"), [("leonardo", 28672), ("nano", 30720)])
+def test_flash_refuses_a_program_the_bootloader_leaves_no_room_for(board, left):
+    """table2 (31.9 KB) beside Caterina (4 KB) or the old Nano bootloader (2 KB): refused before avrdude."""
+    board_sim(board, "table2")
+    result = subprocess.run(["make", "-s", "-C", str(ROOT), f"BOARD={board}", "PROGRAM=table2",
+                             "PORT=/nonexistent", "flash"], capture_output=True, text=True, check=False)
+    assert result.returncode != 0 and "avrdude" not in result.stdout + result.stderr
+    assert f"the {board}'s bootloader leaves {left} (docs/boards.md)" in result.stderr
+
+
 def test_the_megas_program_counter_is_3_bytes():
     elf = BUILD / "firmware" / "table1.elf"
     if not elf.exists():
