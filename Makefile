@@ -22,6 +22,7 @@ KERNEL_REPS  ?= 20
 KERNEL_TICKS ?= 20
 CUT_ROUNDS ?= 5
 BUILD    ?= $(if $(filter mega,$(BOARD)),build,build/$(BOARD))
+HARNESS  := $(BUILD)/sim/harness
 VENV     := .venv
 PY       := $(VENV)/bin/python
 PINTIME  := $(VENV)/bin/pintime
@@ -180,13 +181,12 @@ $(ARDUINO_LIB).zip: $(ARDUINO_SOURCES) $(shell find arduino/pintime -type f) | d
 	cd $(dir $(ARDUINO_LIB)) && rm -f pintime.zip && $(abspath $(PY)) -m zipfile -c pintime.zip pintime
 
 # the harness ends a sketch's run once the measurement pin has been idle 3 s (its loop() never stops)
-arduino-examples: $(ARDUINO_LIB).zip build/sim/harness
+arduino-examples: $(ARDUINO_LIB).zip $(HARNESS)
 	@for b in $(BOARDS); do for e in $(ARDUINO_EXAMPLES); do n=$$(echo $$e | tr A-Z a-z); \
 	  sh tools/arduino_sketch.sh $$b $(ARDUINO_LIB)/examples/$$e/$$e.ino $(ARDUINO_LIB) build/arduino/$$b && \
-	  build/sim/harness build/arduino/$$b/$$n.elf -o build/arduino/$$b/$$n --idle-end 3 || exit 1; done; done
+	  $(HARNESS) build/arduino/$$b/$$n.elf -o build/arduino/$$b/$$n --idle-end 3 || exit 1; done; done
 
 # --- simavr harness ---------------------------------------------------------------------------------
-HARNESS := $(BUILD)/sim/harness
 
 $(HARNESS): sim/harness.c | deps
 	@mkdir -p $(@D)
