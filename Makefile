@@ -1,7 +1,18 @@
 # pintime — one Makefile for firmware, simulator harness, analyzer, tests and benchmarks.
 # `make reproduce` is the main job, `make test` the tests; every target installs what it needs first.
 
-MCU      ?= atmega2560
+# The board (docs/boards.md, firmware/BOARDS.md): its chip, the programs that fit it, its bootloader. The
+# default board's files go to build/, another board's to build/<board>/ (or BUILD=…).
+BOARDS   := uno nano leonardo mega
+BOARD    ?= mega
+ifeq ($(filter $(BOARD),$(BOARDS)),)
+$(error unknown BOARD '$(BOARD)': one of $(BOARDS))
+endif
+MCU_uno := atmega328p
+MCU_nano := atmega328p
+MCU_leonardo := atmega32u4
+MCU_mega := atmega2560
+MCU      ?= $(MCU_$(BOARD))
 F_CPU    ?= 1000000
 REPS     ?= 100
 MEASUREMENTS ?= 100
@@ -10,15 +21,18 @@ ROUNDS   ?= 1000
 KERNEL_REPS  ?= 20
 KERNEL_TICKS ?= 20
 CUT_ROUNDS ?= 5
-BUILD    := build
+BUILD    ?= $(if $(filter mega,$(BOARD)),build,build/$(BOARD))
+HARNESS  := $(BUILD)/sim/harness
 VENV     := .venv
 PY       := $(VENV)/bin/python
 PINTIME  := $(VENV)/bin/pintime
-PROGRAMS := table1 table2 user_example micro kernel
+# the kernel needs a second 16-bit timer and the 3-byte PC its context layout assumes (firmware/BOARDS.md)
+PROGRAMS := table1 table2 user_example micro $(if $(filter mega,$(BOARD)),kernel)
 # `make USER_SRC=mine.c user`: your own functions measured by line fitting (firmware/user/pintime.h)
 USER_SRC ?=
 USER_REPS ?= 20
-USER_M   ?= 20
+# (16 on the 32 KB chips: micro's unrolled groups at 20 are 37 KB)
+USER_M   ?= $(if $(filter mega,$(BOARD)),20,16)
 
 .PHONY: all deps firmware sim flash test bench lint clean FORCE
 
@@ -115,18 +129,64 @@ $(FW_BUILD)/%.lss: $(FW_BUILD)/%.elf
 .PRECIOUS: $(FW_BUILD)/obj/%.o
 -include $(wildcard $(FW_BUILD)/obj/*.d $(FW_BUILD)/obj/*/*.d)
 
-# Program a real board through its bootloader: make flash [PROGRAM=table1] [PORT=/dev/ttyACM0]. The defaults
-# are an Arduino Mega 2560's: avrdude part m2560 (from MCU), its `wiring` bootloader at 115200 baud.
+# Program a real board through the bootloader it ships with: make flash [BOARD=uno] [PROGRAM=table1]
+# [PORT=/dev/ttyACM0]; avrdude part from MCU (m2560, m328p, m32u4). Mega 2560: `wiring` at 115200 baud;
+# Uno: optiboot (`arduino`) at 115200; Nano: the old bootloader at 57600 (NANO_BOOTLOADER=new: optiboot at
+# 115200); Leonardo and Micro: Caterina (`avr109`) after the 1200-baud touch that starts it
+# (tools/caterina_touch.sh; a pintime firmware has no USB serial to be touched: it asks you to press reset).
+NANO_BOOTLOADER ?= old
+PROGRAMMER_uno := arduino
+PROGRAMMER_nano := arduino
+PROGRAMMER_leonardo := avr109
+PROGRAMMER_mega := wiring
+BAUD_uno := 115200
+BAUD_nano := $(if $(filter new,$(NANO_BOOTLOADER)),115200,57600)
+BAUD_leonardo := 57600
+BAUD_mega := 115200
+PORT_nano := /dev/ttyUSB0
+# flash left to a program by the bootloader (bytes); a larger HEX is refused (program it by ISP instead)
+APP_BYTES_uno := 32256
+APP_BYTES_nano := $(if $(filter new,$(NANO_BOOTLOADER)),32256,30720)
+APP_BYTES_leonardo := 28672
+APP_BYTES_mega := 253952
 PROGRAM      ?= table1
-PORT         ?= /dev/ttyACM0
-PROGRAMMER   ?= wiring
-BAUD         ?= 115200
+PORT         ?= $(or $(PORT_$(BOARD)),/dev/ttyACM0)
+PROGRAMMER   ?= $(PROGRAMMER_$(BOARD))
+BAUD         ?= $(BAUD_$(BOARD))
 AVRDUDE_PART ?= $(patsubst atmega%,m%,$(MCU))
 flash: $(FW_BUILD)/$(PROGRAM).hex
+	@size=$$(avr-size $< | awk 'NR == 2 {print $$4}'); test "$$size" -le $(APP_BYTES_$(BOARD)) || \
+	  { echo "flash: $(PROGRAM) is $$size bytes, the $(BOARD)'s bootloader leaves $(APP_BYTES_$(BOARD)) (docs/boards.md)" >&2; exit 1; }
+	$(if $(filter avr109,$(PROGRAMMER)),sh tools/caterina_touch.sh $(PORT))
 	avrdude -p $(AVRDUDE_PART) -c $(PROGRAMMER) -P $(PORT) -b $(BAUD) -D -U flash:w:$<:i
 
+# --- Arduino library (arduino/pintime/, docs/boards.md) ---------------------------------------------------
+# The library as the Arduino IDE installs it (build/arduino/pintime/ and its ZIP): arduino/pintime/ (its
+# properties, its Arduino runtime, the examples) and the firmware sources it runs, copied from firmware/ and
+# never edited there (one copy of the logic). `make arduino-examples` builds every example against the real
+# Arduino AVR core for every board (tools/arduino_sketch.sh) and runs it in simavr (tests/sim/test_arduino.py).
+ARDUINO_LIB      := build/arduino/pintime
+ARDUINO_SOURCES  := $(addprefix $(FW_DIR)/,common/clock.c common/clock.h common/frames.c common/frames.h \
+                    common/pinwave.S common/pins.h common/timing.h user/pintime.h user/pintime_run.h \
+                    table1/groups.S table1/groups.h table1/ref100.S table1/table1_run.h)
+ARDUINO_EXAMPLES := MeasureMyFunction Table1
+.PHONY: arduino arduino-examples
+
+arduino: $(ARDUINO_LIB).zip
+
+$(ARDUINO_LIB).zip: $(ARDUINO_SOURCES) $(shell find arduino/pintime -type f) | deps
+	rm -rf $(ARDUINO_LIB) && mkdir -p $(ARDUINO_LIB)
+	cp -r arduino/pintime/. $(ARDUINO_LIB)/
+	cp $(ARDUINO_SOURCES) $(ARDUINO_LIB)/src/
+	cd $(dir $(ARDUINO_LIB)) && rm -f pintime.zip && $(abspath $(PY)) -m zipfile -c pintime.zip pintime
+
+# the harness ends a sketch's run once the measurement pin has been idle 3 s (its loop() never stops)
+arduino-examples: $(ARDUINO_LIB).zip $(HARNESS)
+	@for b in $(BOARDS); do for e in $(ARDUINO_EXAMPLES); do n=$$(echo $$e | tr A-Z a-z); \
+	  sh tools/arduino_sketch.sh $$b $(ARDUINO_LIB)/examples/$$e/$$e.ino $(ARDUINO_LIB) build/arduino/$$b && \
+	  $(HARNESS) build/arduino/$$b/$$n.elf -o build/arduino/$$b/$$n --idle-end 3 || exit 1; done; done
+
 # --- simavr harness ---------------------------------------------------------------------------------
-HARNESS := $(BUILD)/sim/harness
 
 $(HARNESS): sim/harness.c | deps
 	@mkdir -p $(@D)
@@ -134,6 +194,7 @@ $(HARNESS): sim/harness.c | deps
 
 # The JSON is written last; on a failed run it is removed so make does not take the run for done.
 $(BUILD)/sim/%.json: $(FW_BUILD)/%.elf $(HARNESS)
+	@mkdir -p $(@D)
 	$(HARNESS) $< -o $(BUILD)/sim/$* $(HARNESS_FLAGS) || { rm -f $@; exit 1; }
 
 # table2 (firmware/table2/TABLE2.md §4): adpcm_coder's blocks and cycle costs (the truth) and the addresses
@@ -152,13 +213,19 @@ $(BUILD)/sim/table2.blocks.json: analyzer/pintime/avr/cfg.py analyzer/pintime/av
 
 sim: deps firmware $(PROGRAMS:%=$(BUILD)/sim/%.json)
 
+# Every other board's firmware and simavr runs, in build/<board>/ (tests/sim/test_boards.py).
+.PHONY: boards
+boards: deps
+	@for b in $(filter-out mega,$(BOARDS)); do $(MAKE) --no-print-directory sim BOARD=$$b || exit 1; done
+
 FORCE:
 
 # The quality gates CI runs (.ci/run: `make test`): ruff and mypy, the firmware and harness built with -Werror
-# (`sim`), `pip install ./analyzer` alone (check-install), the tests (the 25 slowest listed), then every
-# benchmark in its short mode (its figures produced, their values not judged).
+# for every board (`sim`, `boards`), the Arduino examples against the real core (`arduino-examples`),
+# `pip install ./analyzer` alone (check-install), the tests (the 25 slowest listed), then every benchmark in
+# its short mode (its figures produced, their values not judged).
 .PHONY: test-fast check-install
-test: deps sim lint check-install
+test: deps sim boards arduino-examples lint check-install
 	$(PY) -m pytest -q --durations=25 tests
 	@$(MAKE) --no-print-directory bench-short
 

@@ -2,15 +2,20 @@
  * harness.c — run a pintime firmware ELF in simavr and record every edge of the two signal pins with its
  * exact cycle (docs/design.md §3, firmware/FORMAT.md §1).
  *
- *   harness ELF -o PREFIX [--max-cycles N] [--signals N] [--histogram FILE]
+ *   harness ELF -o PREFIX [--max-cycles N] [--idle-end S] [--signals N] [--histogram FILE]
  *           [--watch FILE [--blocks FILE] [--alias FILE]]
  *
  * Writes PREFIX.vcd (timescale 1 ps, time = cycle · 1e12 / F_CPU), PREFIX.edges.csv (cycle,channel,level;
- * channel 0 = measurement pin PA0, channel 1 = clock reference PB5 = OC1A) and PREFIX.json (run summary).
- * --signals N (1 … 7) records N more signal pins, PA1 … PAN, as channels 2 … N + 1 (VCD signals
- * signal_PA1 …; "signals" in the JSON's edge counts); without it the outputs name only the two pins.
+ * channel 0 = measurement pin, channel 1 = clock reference OC1A) and PREFIX.json (run summary). The pins
+ * are the chip's (the ELF's .mmcu name; firmware/common/pins.h): ATmega2560 PA0 and PB5, ATmega328P PB2 and
+ * PB1, ATmega32U4 PF0 and PB5. --signals N (1 … 7) records N more signal pins, the next bits of the
+ * measurement port (PA1 … PAN on the ATmega2560), as channels 2 … N + 1 (VCD signals signal_PA1 …;
+ * "signals" in the JSON's edge counts); without it the outputs name only the two pins.
  * Stops when the firmware ends (cli; sleep → simavr's cpu_Done) or at the cycle budget (error, exit 1,
- * files flushed with what was recorded). Bad arguments or ELF: one-line error, exit 2.
+ * files flushed with what was recorded). --idle-end S also ends a run (exit 0, "end": "measurement_idle")
+ * once the measurement pin has had edges and then none for S seconds of MCU time: a program that never
+ * stops, such as an Arduino sketch whose loop() runs on after its measurement (tools/arduino_sketch.sh).
+ * Bad arguments or ELF: one-line error, exit 2.
  *
  * Edge cycles. A pin written by an instruction (`out PINA, r`) is reported by simavr during that
  * instruction with avr->cycle = the cycle at its start (docs/design.md §9). The reference pin is toggled by
@@ -52,6 +57,21 @@
 #define DEFAULT_MAX_CYCLES 10000000000ULL
 #define PS_PER_S 1000000000000ULL
 #define REVISION_SYMBOL "pintime_fw_revision"
+
+/* The signal pins per chip: firmware/common/pins.h's table. */
+struct pin_map {
+	const char *mmcu;
+	char meas_port;
+	int meas_bit;
+	char ref_port;
+	int ref_bit;
+};
+
+static const struct pin_map pin_maps[] = {
+	{ "atmega2560", 'A', 0, 'B', 5 },
+	{ "atmega328p", 'B', 2, 'B', 1 },
+	{ "atmega32u4", 'F', 0, 'B', 5 },
+};
 
 struct recorder {
 	avr_t *avr;
@@ -191,14 +211,25 @@ static FILE *open_out(const char *prefix, const char *suffix)
 	return f;
 }
 
-static void write_vcd_header(FILE *vcd, int signals)
+static const struct pin_map *pin_map_of(const char *mmcu)
 {
-	fputs("$timescale 1 ps $end\n"
-	      "$scope module pintime $end\n"
-	      "$var wire 1 ! measurement_PA0 $end\n"
-	      "$var wire 1 \" reference_PB5 $end\n", vcd);
+	for (size_t i = 0; i < sizeof pin_maps / sizeof pin_maps[0]; i++)
+		if (strcmp(pin_maps[i].mmcu, mmcu) == 0)
+			return &pin_maps[i];
+	die("no pin map for the MCU '%s' (firmware/common/pins.h)", mmcu);
+	return NULL;
+}
+
+static void write_vcd_header(FILE *vcd, const struct pin_map *pins, int signals)
+{
+	fprintf(vcd, "$timescale 1 ps $end\n"
+		"$scope module pintime $end\n"
+		"$var wire 1 ! measurement_P%c%d $end\n"
+		"$var wire 1 \" reference_P%c%d $end\n", pins->meas_port, pins->meas_bit, pins->ref_port,
+		pins->ref_bit);
 	for (int i = 1; i <= signals; i++)
-		fprintf(vcd, "$var wire 1 %c signal_PA%d $end\n", vcd_id[1 + i], i);
+		fprintf(vcd, "$var wire 1 %c signal_P%c%d $end\n", vcd_id[1 + i], pins->meas_port,
+			pins->meas_bit + i);
 	fputs("$upscope $end\n"
 	      "$enddefinitions $end\n"
 	      "#0\n$dumpvars\n0!\n0\"\n", vcd);
@@ -358,6 +389,7 @@ int main(int argc, char **argv)
 	const char *elf = NULL, *prefix = NULL, *histogram_path = NULL, *watch_path = NULL, *blocks_path = NULL;
 	const char *alias_path = NULL;
 	uint64_t max_cycles = DEFAULT_MAX_CYCLES;
+	double idle_end_s = 0;
 	int signals = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
@@ -368,6 +400,11 @@ int main(int argc, char **argv)
 			max_cycles = strtoull(argv[++i], &end, 10);
 			if (errno || *end || max_cycles == 0)
 				die("--max-cycles needs a positive integer, got '%s'", argv[i]);
+		} else if (strcmp(argv[i], "--idle-end") == 0 && i + 1 < argc) {
+			char *end;
+			idle_end_s = strtod(argv[++i], &end);
+			if (*end || !(idle_end_s > 0))
+				die("--idle-end needs a positive number of seconds, got '%s'", argv[i]);
 		} else if (strcmp(argv[i], "--signals") == 0 && i + 1 < argc) {
 			char *end;
 			long n = strtol(argv[++i], &end, 10);
@@ -385,14 +422,14 @@ int main(int argc, char **argv)
 		} else if (argv[i][0] != '-' && !elf) {
 			elf = argv[i];
 		} else {
-			die("usage: harness ELF -o PREFIX [--max-cycles N] [--signals N] [--histogram FILE] "
-			    "[--watch FILE [--blocks FILE] [--alias FILE]] (bad argument '%s')",
+			die("usage: harness ELF -o PREFIX [--max-cycles N] [--idle-end S] [--signals N] "
+			    "[--histogram FILE] [--watch FILE [--blocks FILE] [--alias FILE]] (bad argument '%s')",
 			    argv[i]);
 		}
 	}
 	if (!elf || !prefix)
-		die("%s", "usage: harness ELF -o PREFIX [--max-cycles N] [--signals N] [--histogram FILE] "
-		    "[--watch FILE [--blocks FILE] [--alias FILE]]");
+		die("%s", "usage: harness ELF -o PREFIX [--max-cycles N] [--idle-end S] [--signals N] "
+		    "[--histogram FILE] [--watch FILE [--blocks FILE] [--alias FILE]]");
 	if ((blocks_path || alias_path) && !watch_path)
 		die("%s", "--blocks and --alias need --watch");
 	if (!is_elf(elf))
@@ -411,6 +448,9 @@ int main(int argc, char **argv)
 	avr_t *avr = avr_make_mcu_by_name(fw.mmcu);
 	if (!avr)
 		die("simavr does not know the MCU '%s'", fw.mmcu);
+	const struct pin_map *pins = pin_map_of(fw.mmcu);
+	if (pins->meas_bit + signals > 7)
+		die("--signals: more pins than the measurement port of %s has after it", fw.mmcu);
 	avr_init(avr);			/* resets the frequency: load the firmware after it (docs/design.md §9) */
 	avr_load_firmware(avr, &fw);
 
@@ -421,14 +461,16 @@ int main(int argc, char **argv)
 	rec.csv = open_out(prefix, ".edges.csv");
 	rec.vcd = open_out(prefix, ".vcd");
 	fputs("cycle,channel,level\n", rec.csv);
-	write_vcd_header(rec.vcd, signals);
-	avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ('A'), 0), on_measurement_pin, &rec);
-	avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ('B'), 5), on_reference_pin, &rec);
+	write_vcd_header(rec.vcd, pins, signals);
+	avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(pins->meas_port), pins->meas_bit),
+				on_measurement_pin, &rec);
+	avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(pins->ref_port), pins->ref_bit),
+				on_reference_pin, &rec);
 	struct signal_pin signal_pins[MAX_SIGNALS];
 	for (int i = 0; i < signals; i++) {
 		signal_pins[i] = (struct signal_pin){ .rec = &rec, .channel = 2 + i };
-		avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ('A'), 1 + i), on_signal_pin,
-					&signal_pins[i]);
+		avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(pins->meas_port),
+						      pins->meas_bit + 1 + i), on_signal_pin, &signal_pins[i]);
 	}
 
 	struct histogram hist = { .words = fw.flashsize / 2 + 1 };
@@ -451,7 +493,13 @@ int main(int argc, char **argv)
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int state = cpu_Running;
+	uint64_t idle_cycles = (uint64_t)(idle_end_s * fw.frequency);
+	int idle = 0;
 	while (avr->cycle < max_cycles && state != cpu_Done && state != cpu_Crashed) {
+		if (idle_cycles && rec.edges[0] && avr->cycle - rec.edge_cycle[0] > idle_cycles) {
+			idle = 1;
+			break;
+		}
 		uint32_t pc = avr->pc;
 		uint64_t before = avr->cycle;
 		int running = avr->state == cpu_Running;
@@ -468,7 +516,7 @@ int main(int argc, char **argv)
 	double wall_s = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
 	double cycles_per_s = wall_s > 0 ? avr->cycle / wall_s : 0;
 
-	const char *end = state == cpu_Done ? "firmware_done"
+	const char *end = idle ? "measurement_idle" : state == cpu_Done ? "firmware_done"
 			: state == cpu_Crashed ? "crashed" : "cycle_budget";
 	fprintf(rec.vcd, "#%" PRIu64 "\n", avr->cycle * rec.ps_per_cycle);	/* the VCD covers the whole run */
 	fclose(rec.csv);
@@ -494,8 +542,8 @@ int main(int argc, char **argv)
 	if (signals) {
 		fputs(",\n  \"signals\": [", json);
 		for (int i = 0; i < signals; i++)
-			fprintf(json, "%s{\"pin\": \"PA%d\", \"channel\": %d, \"edges\": %" PRIu64 "}", i ? ", " : "",
-				1 + i, 2 + i, rec.edges[2 + i]);
+			fprintf(json, "%s{\"pin\": \"P%c%d\", \"channel\": %d, \"edges\": %" PRIu64 "}",
+				i ? ", " : "", pins->meas_port, pins->meas_bit + 1 + i, 2 + i, rec.edges[2 + i]);
 		fputc(']', json);
 	}
 	if (watch.n)
@@ -517,7 +565,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "harness: %s: firmware crashed at cycle %" PRIu64 "\n", program, avr->cycle);
 		return 1;
 	}
-	if (state != cpu_Done) {
+	if (state != cpu_Done && !idle) {
 		fprintf(stderr, "harness: %s: cycle budget of %" PRIu64 " cycles exceeded before the firmware "
 			"ended (cli; sleep); files hold what was recorded\n", program, max_cycles);
 		return 1;

@@ -1,8 +1,8 @@
 """Build and run helpers shared by test_adpcm.py and test_cfg.py.
 
-They compile ``firmware/table2/adpcm.c`` for the host (with ``tests/adpcm_host.c``) and for the ATmega2560
-(with ``tests/firmware/adpcm_check.c`` and a generated ``adpcm_cases.h``), run the AVR build in ``simavr`` and
-parse the results it prints on USART0.
+They compile ``firmware/table2/adpcm.c`` for the host (with ``tests/adpcm_host.c``) and for an AVR (the
+ATmega2560 unless told; with ``tests/firmware/adpcm_check.c`` and a generated ``adpcm_cases.h``), run the AVR
+build in ``simavr`` and parse the results it prints on its USART.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ CHECK_C = ROOT / "tests" / "firmware" / "adpcm_check.c"
 VECTORS_CSV = ROOT / "tests" / "data" / "adpcm_vectors.csv"
 AVR_F_CPU_HZ = 16_000_000
 # The flags the firmware is built with (optimise for size, every warning an error).
-AVR_CFLAGS = ["-mmcu=atmega2560", "-Os", "-std=gnu11", "-Wall", "-Wextra", "-Werror"]
+AVR_CFLAGS = ["-Os", "-std=gnu11", "-Wall", "-Wextra", "-Werror"]
+MCU = "atmega2560"  # the default board's chip; the others: firmware/BOARDS.md
 # simavr 1.6 needs the .mmcu section linked at this address (docs/design.md §9).
 AVR_LDFLAGS = ["-Wl,--undefined=_mmcu,--section-start=.mmcu=0x910000"]
 RESULT_LINE = re.compile(r"R (\d+) ([0-9a-f]*) (-?\d+) (\d+) (\d+)")
@@ -81,35 +82,36 @@ def cases_header(inputs: list[tuple[list[int], int, int]]) -> str:
     ])
 
 
-def build_check_elf(tmp: Path, inputs: list[tuple[list[int], int, int]]) -> Path:
-    """``adpcm_check.c`` for the ATmega2560 in cases mode: one (samples, valprev, index) per case."""
+def build_check_elf(tmp: Path, inputs: list[tuple[list[int], int, int]], mcu: str = MCU) -> Path:
+    """``adpcm_check.c`` for ``mcu`` in cases mode: one (samples, valprev, index) per case."""
     (tmp / "adpcm_cases.h").write_text(cases_header(inputs))
-    return _build_avr(tmp, [])
+    return _build_avr(tmp, [], mcu)
 
 
-def build_rounds_elf(tmp: Path, rounds: int, seed: int, max_len: int) -> Path:
-    """``adpcm_check.c`` for the ATmega2560 in rounds mode (``adpcm_input.c``'s generator)."""
-    return _build_avr(tmp, [f"-DADPCM_ROUNDS={rounds}", f"-DADPCM_SEED={seed}", f"-DADPCM_MAX_LEN={max_len}"])
+def build_rounds_elf(tmp: Path, rounds: int, seed: int, max_len: int, mcu: str = MCU) -> Path:
+    """``adpcm_check.c`` for ``mcu`` in rounds mode (``adpcm_input.c``'s generator)."""
+    return _build_avr(tmp, [f"-DADPCM_ROUNDS={rounds}", f"-DADPCM_SEED={seed}", f"-DADPCM_MAX_LEN={max_len}"],
+                      mcu)
 
 
-def _build_avr(tmp: Path, defines: list[str]) -> Path:
+def _build_avr(tmp: Path, defines: list[str], mcu: str) -> Path:
     require("avr-gcc", "pkg-config")
     include = subprocess.run(["pkg-config", "--variable=includedir", "simavr"], check=True,
                              capture_output=True, text=True).stdout.strip()
     elf = tmp / "adpcm_check.elf"
     subprocess.run(
-        ["avr-gcc", *AVR_CFLAGS, f"-DF_CPU={AVR_F_CPU_HZ}", *defines, f"-I{tmp}", f"-I{COMMON}",
-         f"-I{TABLE2}", f"-I{include}/simavr/avr", str(CHECK_C), str(TABLE2 / "adpcm.c"),
+        ["avr-gcc", f"-mmcu={mcu}", *AVR_CFLAGS, f"-DF_CPU={AVR_F_CPU_HZ}", *defines, f"-I{tmp}",
+         f"-I{COMMON}", f"-I{TABLE2}", f"-I{include}/simavr/avr", str(CHECK_C), str(TABLE2 / "adpcm.c"),
          str(TABLE2 / "adpcm_input.c"), str(TABLE2 / "adpcm_pulse.S"), *AVR_LDFLAGS, "-o", str(elf)],
         check=True,
     )
     return elf
 
 
-def run_check_elf(elf: Path, count: int) -> list[tuple[str, int, int, int]]:
+def run_check_elf(elf: Path, count: int, mcu: str = MCU) -> list[tuple[str, int, int, int]]:
     """Run the check firmware in simavr; per case (out hex, valprev, index, Timer1 cycles of the call)."""
     require("simavr")
-    proc = subprocess.run(["simavr", "-m", "atmega2560", "-f", str(AVR_F_CPU_HZ), str(elf)],
+    proc = subprocess.run(["simavr", "-m", mcu, "-f", str(AVR_F_CPU_HZ), str(elf)],
                           capture_output=True, text=True, timeout=120, check=True)
     # simavr prints the USART on stderr, one line at a time, colour codes around it.
     found = [RESULT_LINE.search(line) for line in proc.stderr.splitlines()]

@@ -2,7 +2,7 @@
 # Install everything pintime needs on a bare Debian machine; fast and silent when all is there already.
 set -eu
 APT_PACKAGES="gcc-avr avr-libc binutils-avr simavr libsimavr-dev libelf-dev pkg-config avrdude
-  python3-venv libsndfile1 libportaudio2"
+  python3-venv libsndfile1 libportaudio2 arduino-core-avr"
 missing=""
 for p in $APT_PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -9,7 +9,7 @@
 #include "clock.h"
 #include "pins.h"
 
-#define BOARD_CLOCK_HZ 16000000		/* Arduino Mega 2560 crystal */
+#define BOARD_CLOCK_HZ 16000000		/* the crystal or resonator of every board (BOARDS.md) */
 #define CLOCK_DIVISOR (BOARD_CLOCK_HZ / F_CPU)
 
 #if CLOCK_DIVISOR == 1

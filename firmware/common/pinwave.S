@@ -1,6 +1,7 @@
 ; pinwave.S — cycle-exact waits and the frame emitter: header edges, SETTLE and the start of the GROUP
 ; (FORMAT.md §3). Every instruction carries its cycle count `; [n]` (ATmega2560, 22-bit PC:
-; CALL 5, RET 5, ICALL 4). Only call-clobbered registers of the avr-gcc ABI are used.
+; CALL 5, RET 5, ICALL 4); on a 2-byte PC each is one cycle less and PC_PAD (timing.h) makes up for it, so
+; every count here holds on every chip. Only call-clobbered registers of the avr-gcc ABI are used.
 
 #include "pins.h"
 #include "timing.h"
@@ -27,6 +28,7 @@ delay_exact:                    ; CALL [5]
         ror     r24             ; [1]  r25:r24 = q = n >> 2 >= 1
 2:      sbiw    r24, 1          ; [2] × q
         brne    2b              ; [2] × (q − 1) + [1]        → loop: 4·q − 1
+        PC_PAD  2               ; [2] on a 2-byte PC, [0] on the Mega: the CALL and the RET
         ret                     ; [5]
         .size   delay_exact, . - delay_exact
 
@@ -54,6 +56,7 @@ pin_frame:
         brne    1b              ; [2] taken, [1] after the last toggle
         movw    r26, r22        ; [1] X = arg
         movw    r30, r20        ; [1] Z = group (word address; code below 128 KiB, EIND unused)
+        PC_PAD  1               ; [1] on a 2-byte PC, [0] on the Mega: the ICALL
         icall                   ; [4]
         ret                     ; [5]
         .size   pin_frame, . - pin_frame

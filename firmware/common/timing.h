@@ -6,13 +6,40 @@
 #define PINTIME_TIMING_H
 
 #ifndef F_CPU
-#error "F_CPU must be defined (Makefile variable, in Hz, no suffix)"
+#error "F_CPU must be defined (Makefile variable, in Hz)"
 #endif
-#if F_CPU % 1000000 != 0 || F_CPU > 20000000
-#error "F_CPU must be a whole number of MHz, at most 20 MHz (16-bit cycle counts of a 3000 us QUIET)"
+/* Cycles per µs; for the assembler (and assembler text built in C) as a plain number, CYCLES_PER_US_PLAIN,
+   since it reads no C integer suffix (the Arduino IDE passes F_CPU=16000000L). The clocks a board's 16 MHz
+   crystal gives through the prescaler (clock.c). */
+#if F_CPU == 16000000
+#define CYCLES_PER_US_PLAIN 16
+#elif F_CPU == 8000000
+#define CYCLES_PER_US_PLAIN 8
+#elif F_CPU == 4000000
+#define CYCLES_PER_US_PLAIN 4
+#elif F_CPU == 2000000
+#define CYCLES_PER_US_PLAIN 2
+#elif F_CPU == 1000000
+#define CYCLES_PER_US_PLAIN 1
+#else
+#error "F_CPU must be 16, 8, 4, 2 or 1 MHz (16-bit cycle counts of a 3000 us QUIET)"
+#endif
+#ifdef __ASSEMBLER__
+#define CYCLES_PER_US   CYCLES_PER_US_PLAIN
+#else
+#define CYCLES_PER_US   (F_CPU / 1000000)
 #endif
 
-#define CYCLES_PER_US   (F_CPU / 1000000)
+/* The program counter's width (firmware/BOARDS.md): 3 bytes on the ATmega2560 (CALL and RET 5 cycles,
+   RCALL, ICALL and the interrupt response 4 … 5), 2 on the ATmega328P and ATmega32U4 (one cycle less each). */
+#ifdef __AVR_3_BYTE_PC__
+#define PC_BYTES        3
+#else
+#define PC_BYTES        2
+#endif
+#define CALL_CYCLES     (PC_BYTES + 2)
+#define RET_CYCLES      (PC_BYTES + 2)
+#define ICALL_CYCLES    (PC_BYTES + 1)
 #define US_CYCLES(us)   ((us) * CYCLES_PER_US)
 
 /* FORMAT.md §3, nominal µs of MCU time. */
@@ -53,5 +80,15 @@ void group_cal(void);
 
 #define PIN_FRAME_MIN  (29 + DELAY_EXACT_MIN)
 #define PIN_FRAME_TAIL 5
+
+#ifdef __ASSEMBLER__
+/* `n` NOPs on a 2-byte PC, none on a 3-byte one: pads code whose n CALL/RET/ICALL (one cycle cheaper each on
+   a 2-byte PC) are part of a fixed cycle count, so the count is the same on every chip. */
+.macro PC_PAD n
+        .rept   (\n) * (3 - PC_BYTES)
+        nop                                     ; [1]
+        .endr
+.endm
+#endif
 
 #endif

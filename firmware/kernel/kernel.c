@@ -20,7 +20,7 @@
 #include "kernel.h"
 
 /* simavr: MCU and clock (the .mmcu section never reaches the chip; the HEX omits it). */
-AVR_MCU(F_CPU, "atmega2560");
+AVR_MCU(F_CPU, MCU_NAME);
 
 #ifndef KERNEL_REPS
 #define KERNEL_REPS 20

@@ -102,11 +102,11 @@ void micro_loop_down(uint8_t n)
 		__asm__ volatile("" :: "r"(i));
 }
 
-/* INT0 (PD0, Arduino D21) and INT1 (PD1, D20) as outputs, any edge: the firmware triggers them by
+/* INT0 and INT1 (pins.h: PD0 = D21 and PD1 = D20 on the Mega) as outputs, any edge: the firmware triggers them by
  * toggling the pins (micro_groups.S). Runs before main (.init8); EIMSK stays 0 outside the groups. */
 __attribute__((naked, used, section(".init8"))) static void micro_init(void)
 {
-	DDRD |= (1 << PD0) | (1 << PD1);
+	DDRD |= (1 << INT0_BIT) | (1 << INT1_BIT);
 	EICRA = (1 << ISC00) | (1 << ISC10);
 }
 

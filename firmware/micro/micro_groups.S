@@ -12,9 +12,9 @@
 #define MEAS _SFR_IO_ADDR(MEAS_PIN)
 #define GAP_DELAY (US_CYCLES(GAP_US) - 21)      /* falling out [1] + 2 ldi + delay_exact (n + 18) */
 
-; INT0 is toggled with r28: the measurement pin's mask must be PD0's (bit 0)
-.if MEAS_MASK != (1 << PD0)
-.error "micro_groups.S: MEAS_MASK is not 1 << PD0"
+; INT0 is toggled with r28: the measurement pin's mask must be INT0's (pins.h)
+.if MEAS_MASK != (1 << INT0_BIT)
+.error "micro_groups.S: MEAS_MASK is not 1 << INT0_BIT"
 .endif
 .if INT0_vect_num != 1 || INT1_vect_num != 2
 .error "micro_groups.S: INT0/INT1 are not vectors 1/2"
@@ -68,7 +68,7 @@
         loop_group pintime_user_30_loop_dowhile, micro_loop_dowhile
         loop_group pintime_user_31_loop_down, micro_loop_down
 
-; Interrupt groups. INT0 (PD0) and INT1 (PD1) are outputs, any edge (micro.c): toggling the pin sets the
+; Interrupt groups. INT0 and INT1 (pins.h; PD0 and PD1 on the Mega) are outputs, any edge (micro.c): toggling the pin sets the
 ; flag. A group enables one of them in EIMSK, keeps I = 0 except in its units, and leaves EIMSK = 0 and
 ; both flags clear. The setup after the group's first 3 cycles delays its first edge by a few cycles more
 ; than pintime.h's PINTIME_GROUP_LEAD: the SETTLE before it is that much longer (FORMAT.md §2: ±2 %).
@@ -86,9 +86,9 @@
         out     _SFR_IO_ADDR(EIFR), r24                 ; [1]
 .endm
 
-; INT1 pending (its flag set by an edge on PD1), I = 0
+; INT1 pending (its flag set by an edge on its pin), I = 0
 .macro pend_int1
-        ldi     r24, 1 << PD1                   ; [1]
+        ldi     r24, 1 << INT1_BIT              ; [1]
         out     _SFR_IO_ADDR(PIND), r24         ; [1]
 .endm
 
@@ -102,7 +102,7 @@
         .rept   PINTIME_M
         out     MEAS, r28               ; [1] rising edge
         .rept   micro_k
-        out     _SFR_IO_ADDR(PIND), r28 ; [1] toggle PD0: INT0 pending
+        out     _SFR_IO_ADDR(PIND), r28 ; [1] toggle INT0's pin: INT0 pending
         sei                             ; [1]
         nop                             ; [1]
         nop                             ; [1]   … response, JMP [3], RETI [5] after one of the nops

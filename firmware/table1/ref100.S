@@ -1,6 +1,9 @@
 ; ref100.S — the reference routine of Table 1 and the initialization routine of paper §5 (FORMAT.md §5).
-; Every instruction carries its cycle count `; [n]` (ATmega2560, 22-bit PC: CALL 5, RET 5).
+; Every instruction carries its cycle count `; [n]` (ATmega2560, 22-bit PC: CALL 5, RET 5); on a 2-byte PC
+; (CALL 4, RET 4) PC_PAD (timing.h) adds the two cycles, so both routines take the same on every chip.
 ; Both use only r24 and SREG, so the measured groups (groups.S) keep r18 and X across calls.
+
+#include "timing.h"
 
         .section .text.ref100, "ax", @progbits
 
@@ -15,6 +18,7 @@ ref100:                         ; CALL [5]
         nop                     ; [1]
         nop                     ; [1]
         nop                     ; [1]
+        PC_PAD  2               ; [2] on a 2-byte PC, [0] on the Mega: the CALL and the RET
         ret                     ; [5]              total 100
         .size   ref100, . - ref100
 
@@ -26,5 +30,6 @@ init37:                         ; CALL [5]
         ldi     r24, 9          ; [1]
 1:      dec     r24             ; [1] × 9
         brne    1b              ; [2] × 8 + [1]
+        PC_PAD  2               ; [2] on a 2-byte PC, [0] on the Mega: the CALL and the RET
         ret                     ; [5]              total 37
         .size   init37, . - init37

@@ -16,7 +16,7 @@
 #include "timing.h"
 
 /* simavr: MCU and clock (the .mmcu section never reaches the chip; the HEX omits it). */
-AVR_MCU(F_CPU, "atmega2560");
+AVR_MCU(F_CPU, MCU_NAME);
 
 #ifndef MEASUREMENTS
 #define MEASUREMENTS 100

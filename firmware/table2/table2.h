@@ -8,8 +8,18 @@
 #ifndef PINTIME_TABLE2_H
 #define PINTIME_TABLE2_H
 
+#include <avr/io.h>
+
 #define ROUND_MAX_LEN   24      /* samples per round: 1 … ROUND_MAX_LEN (TABLE2.md §2) */
-#define BATCH_ROUNDS    100     /* rounds per TABLE2 frame (FORMAT.md §7) */
+/* rounds per TABLE2 frame (FORMAT.md §7), all in RAM at once (52 bytes each): 100 in the ATmega2560's 8 KB,
+   24 in the ATmega32U4's 2.5 KB, 16 in the ATmega328P's 2 KB (firmware/BOARDS.md) */
+#if RAMEND >= 0x2000
+#define BATCH_ROUNDS    100
+#elif RAMEND >= 0xA00
+#define BATCH_ROUNDS    24
+#else
+#define BATCH_ROUNDS    16
+#endif
 
 /* Layout of struct round for the assembler: samples, coder start state (3 bytes), length. */
 #define ROUND_STATE_OFFSET  (2 * ROUND_MAX_LEN)

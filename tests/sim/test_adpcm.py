@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
 from adpcm_build import (
     build_check_elf,
     build_host_coder,
@@ -12,6 +13,9 @@ from adpcm_build import (
     run_check_elf,
     samples,
 )
+
+# the chips of the boards (firmware/BOARDS.md): the Mega's, the Uno's and Nano's, the Leonardo's and Micro's
+MCUS = ("atmega2560", "atmega328p", "atmega32u4")
 
 
 def test_host_build_matches_all_vectors(tmp_path):
@@ -26,19 +30,22 @@ def test_host_build_matches_all_vectors(tmp_path):
         assert line.split() == [row["out_hex"], row["valprev_out"], row["index_out"]], f"case {row['case']}"
 
 
-def test_avr_build_in_simavr_matches_vectors(tmp_path):
+@pytest.mark.parametrize("mcu", MCUS)
+def test_avr_build_in_simavr_matches_vectors(tmp_path, mcu):
     rows = load_vectors()
-    elf = build_check_elf(tmp_path, [(samples(r), int(r["valprev_in"]), int(r["index_in"])) for r in rows])
-    results = run_check_elf(elf, len(rows))
+    cases = [(samples(r), int(r["valprev_in"]), int(r["index_in"])) for r in rows]
+    elf = build_check_elf(tmp_path, cases, mcu)
+    results = run_check_elf(elf, len(rows), mcu)
     for row, (out, valprev, index, _) in zip(rows, results, strict=True):
         assert (out, valprev, index) == (row["out_hex"], int(row["valprev_out"]), int(row["index_out"])), \
             f"case {row['case']}"
 
 
-def test_generated_rounds_identical_on_host_and_avr(tmp_path):
+@pytest.mark.parametrize("mcu", MCUS)
+def test_generated_rounds_identical_on_host_and_avr(tmp_path, mcu):
     """firmware/table2/adpcm_input.c + the coder over many rounds: same bytes on the AVR and the host."""
     rounds, seed, max_len = 300, 777, 24
-    results = run_check_elf(build_rounds_elf(tmp_path, rounds, seed, max_len), rounds)
+    results = run_check_elf(build_rounds_elf(tmp_path, rounds, seed, max_len, mcu), rounds, mcu)
     host = subprocess.run([str(build_host_coder(tmp_path)), str(rounds), str(seed), str(max_len)],
                           capture_output=True, text=True, check=True).stdout.splitlines()
     assert [line.split() for line in host] == [[out, str(v), str(i)] for out, v, i, _ in results]

@@ -17,7 +17,7 @@ from pintime.avr.cfg import exit_names, function_cfg
 from pintime.avr.expect import path_cycles
 from pintime.pipeline import analyze
 from pintime.table2.blocksystem import EPSILON
-from pintime.table2.table import PULSE_EPSILON_CYCLES, build_table2, outside, table2_json
+from pintime.table2.table import build_table2, outside, pulse_epsilon_cycles, table2_json
 from pintime.table2.visits import Rounds, SimRounds, load_sim_rounds
 from support import BUILD, SIM
 
@@ -46,13 +46,13 @@ def test_expected_cycles_are_simavrs(sim, exact):
     """Every unknown of both models: expected from the listing = simavr's exact value, a whole number of
     cycles, never flagged; an exit-model unknown is its integer combination of exit costs and ε."""
     t2 = exact
-    assert t2.epsilon_cycles == PULSE_EPSILON_CYCLES == 6  # TABLE2.md §3: simavr agrees with the listing
+    assert t2.epsilon_cycles == pulse_epsilon_cycles(sim.cfg) == 6  # TABLE2.md §3: simavr agrees
     for model in (t2.block, t2.exit):
         for u in model.unknowns:
             assert u.expected_cycles == round(u.truth_cycles)
             assert abs(u.truth_cycles - u.expected_cycles) < 1e-6
             assert outside(u, t2.us_per_cycle) is False
-    costs = [Fraction(e.cycles) for e in sim.cfg.exits] + [Fraction(PULSE_EPSILON_CYCLES)]
+    costs = [Fraction(e.cycles) for e in sim.cfg.exits] + [Fraction(pulse_epsilon_cycles(sim.cfg))]
     for u, coefficients in zip(t2.exit.unknowns, zip(*t2.exit.reduction.coefficients, strict=True),
                                strict=True):
         assert u.expected_cycles == sum(c * costs[k] for k, c in enumerate(coefficients))
@@ -75,7 +75,7 @@ def test_each_resolved_exit_measures_its_listing_cost(sim):
         assert c["mean_cycles"] == pytest.approx(c["expected_cycles"], abs=1e-6)
         assert c["outside_expectation"] is False
     [eps] = [c for c in columns if c["name"] == EPSILON]
-    assert eps["expected_cycles"] == PULSE_EPSILON_CYCLES and eps["outside_expectation"] is False
+    assert eps["expected_cycles"] == pulse_epsilon_cycles(sim.cfg) and eps["outside_expectation"] is False
 
 
 def test_a_pulse_the_model_does_not_know_is_flagged(sim):
@@ -97,4 +97,4 @@ def test_the_coders_whole_call_is_bounded_below_only(sim):
     call from below only: 204 cycles without a sample (TABLE2.md: BB0 et al. without ε), no maximum."""
     e = path_cycles(function_cfg(Path(BUILD / "firmware" / "table2.elf"), "adpcm_coder"))
     assert e.min_cycles == 204 and e.max_cycles is None and "trip count unknown" in e.how
-    assert np.all(sim.width_cycles - PULSE_EPSILON_CYCLES >= e.min_cycles)
+    assert np.all(sim.width_cycles - pulse_epsilon_cycles(sim.cfg) >= e.min_cycles)

@@ -6,7 +6,8 @@ branch, jump, return or skip; a skip (``cpse``, ``sbrc``, ``sbrs``, ``sbic``, ``
 the instruction it may skip is a block of its own. Each block leaves by one or two *exits* (CFG edges); an
 exit carries the block's cycle cost when it leaves that way, so a block whose final branch is taken or
 not (1 or 2 cycles) or whose skip skips or not (1, 2 or 3 cycles) has two costs. Timings are those of
-the ATmega2560 (22-bit PC) in its datasheet's instruction set summary; simavr 1.6 charges the same.
+the datasheets' instruction set summary; simavr 1.6 charges the same. RET and RETI depend on the program
+counter's width (:mod:`pintime.avr.chip`: 3 bytes on the ATmega2560, 2 on the ATmega328P and ATmega32U4).
 
 Per-round visit counts come from simavr: either a PC trace of one call (:func:`visits_from_trace`) or a
 per-PC histogram of executions and charged cycles (:func:`visits_from_histogram`).
@@ -22,9 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
+from pintime.avr.chip import DEFAULT_PC_BYTES, pc_bytes, return_cycles
 from pintime.errors import PintimeError
 
-# Cycles of every instruction avr-gcc emits whose time does not depend on control flow (ATmega2560).
+# Cycles of every instruction avr-gcc emits whose time does not depend on control flow.
 _FIXED_CYCLES: dict[str, int] = {
     # one cycle: ALU, register moves, immediates, I/O, flag operations
     **dict.fromkeys(
@@ -40,7 +42,7 @@ _FIXED_CYCLES: dict[str, int] = {
 _JUMP_CYCLES = {"rjmp": 2, "jmp": 3}  # unconditional, target in the operand
 _INDIRECT = {"ijmp", "eijmp"}  # targets unknown statically
 _CALLS = {"rcall", "call", "icall", "eicall"}
-_RETURN_CYCLES = {"ret": 5, "reti": 5}
+_RETURNS = {"ret", "reti"}
 _BRANCHES = set(
     "brbc brbs brcc brcs breq brge brhc brhs brid brie brlo brlt brmi brne brpl brsh brtc brts brvc "
     "brvs".split()
@@ -127,6 +129,7 @@ class Cfg:
     address: int  # byte address of the entry
     size_bytes: int
     blocks: tuple[Block, ...]
+    pc_bytes: int = DEFAULT_PC_BYTES  # the chip's program counter (pintime.avr.chip)
 
     @property
     def exits(self) -> tuple[Exit, ...]:
@@ -147,8 +150,10 @@ def exit_names(cfg: Cfg) -> list[str]:
     return [f"BB{e.source}→{'ret' if e.target is None else f'BB{e.target}'}" for e in cfg.exits]
 
 
-def instruction_cycles(instruction: Instruction, taken: bool = False, skipped_size_bytes: int = 2) -> int:
-    """Cycles of one instruction; ``taken``: the branch is taken / the skip skips.
+def instruction_cycles(instruction: Instruction, taken: bool = False, skipped_size_bytes: int = 2,
+                       pc: int = DEFAULT_PC_BYTES) -> int:
+    """Cycles of one instruction on a ``pc``-byte program counter; ``taken``: the branch is taken / the skip
+    skips.
 
     Raises :class:`PintimeError` for an instruction whose time is not known statically here.
     """
@@ -157,8 +162,8 @@ def instruction_cycles(instruction: Instruction, taken: bool = False, skipped_si
         return _FIXED_CYCLES[m]
     if m in _JUMP_CYCLES:
         return _JUMP_CYCLES[m]
-    if m in _RETURN_CYCLES:
-        return _RETURN_CYCLES[m]
+    if m in _RETURNS:
+        return return_cycles(pc)[m]
     if m in _BRANCHES:
         return 2 if taken else 1
     if m in _SKIPS:
@@ -204,21 +209,24 @@ def binutils(command: list[str]) -> str:
 
 
 def code_symbol(elf: str | Path, name: str) -> tuple[int, int]:
-    """Byte address and size of a symbol in flash, a function or a constant (``avr-nm -S``)."""
+    """Byte address and size of a symbol in flash, a function or a constant (``avr-nm -S``). A C++
+    ``void name(void)`` (an Arduino sketch's, firmware/user/pintime.h) is found by its mangled name too."""
+    names = {name, f"_Z{len(name)}{name}v"}
     for line in binutils(["avr-nm", "-S", "--defined-only", str(elf)]).splitlines():
         fields = line.split()
-        if len(fields) == 4 and fields[3] == name and fields[2] in "Tt":
+        if len(fields) == 4 and fields[3] in names and fields[2] in "Tt":
             return int(fields[0], 16), int(fields[1], 16)
     raise PintimeError(f"{elf}: no '{name}' with a size in its symbol table (code or flash constants)")
 
 
 def function_cfg(elf: str | Path, function: str) -> Cfg:
-    """Disassemble ``function`` from ``elf`` and build its CFG (see :func:`build_cfg`)."""
-    return build_cfg(function, disassemble(elf, function))
+    """Disassemble ``function`` from ``elf`` and build its CFG (see :func:`build_cfg`) for the ELF's chip."""
+    return build_cfg(function, disassemble(elf, function), pc_bytes(elf))
 
 
-def build_cfg(function: str, instructions: list[Instruction]) -> Cfg:
-    """Split ``instructions`` (one function, in address order) into basic blocks with their exits."""
+def build_cfg(function: str, instructions: list[Instruction], pc: int = DEFAULT_PC_BYTES) -> Cfg:
+    """Split ``instructions`` (one function, in address order) into basic blocks with their exits, timed on
+    a ``pc``-byte program counter."""
     if not instructions:
         raise PintimeError(f"{function}: no instructions")
     start, end = instructions[0].address, instructions[-1].next_address
@@ -236,7 +244,7 @@ def build_cfg(function: str, instructions: list[Instruction]) -> Cfg:
             if skipped is None:
                 raise PintimeError(f"{function}: {i} is the last instruction")
             leaders.update((i.next_address, skipped.next_address))
-        elif m in _RETURN_CYCLES:
+        elif m in _RETURNS:
             leaders.add(i.next_address)
         else:
             instruction_cycles(i)  # every other instruction must have a known, fixed time
@@ -248,14 +256,14 @@ def build_cfg(function: str, instructions: list[Instruction]) -> Cfg:
     for n in range(len(ordered)):
         body = tuple(i for i in instructions if bounds[n] <= i.address < bounds[n + 1])
         exits = tuple(Exit(exit_index + k, *e)
-                      for k, e in enumerate(_exits(function, n, body, number, by_address, end)))
+                      for k, e in enumerate(_exits(function, n, body, number, by_address, end, pc)))
         exit_index += len(exits)
         blocks.append(Block(n, body, exits))
-    return Cfg(function, start, end - start, tuple(blocks))
+    return Cfg(function, start, end - start, tuple(blocks), pc)
 
 
 def _exits(function: str, n: int, body: tuple[Instruction, ...], number: dict[int, int],
-           by_address: dict[int, Instruction], end: int) -> list[tuple[int, int | None, bool, int]]:
+           by_address: dict[int, Instruction], end: int, pc: int) -> list[tuple[int, int | None, bool, int]]:
     """(source, target, taken, cycles) of each way block ``n`` can be left."""
     last = body[-1]
     base = sum(instruction_cycles(i) for i in body[:-1])
@@ -266,8 +274,8 @@ def _exits(function: str, n: int, body: tuple[Instruction, ...], number: dict[in
             raise PintimeError(f"{function}: execution runs off the end after {last}")
         return number[last.next_address]
 
-    if m in _RETURN_CYCLES:
-        return [(n, None, False, base + _RETURN_CYCLES[m])]
+    if m in _RETURNS:
+        return [(n, None, False, base + return_cycles(pc)[m])]
     if m in _JUMP_CYCLES:
         return [(n, number[last.target()], True, base + _JUMP_CYCLES[m])]
     if m in _BRANCHES:
@@ -389,8 +397,10 @@ def visits_from_histograms(cfg: Cfg, pcs: np.ndarray, counts: np.ndarray,
 
 
 def describe(cfg: Cfg) -> dict:
-    """The CFG as plain data (the JSON of ``pintime cfg --json``); :func:`cfg_from_description` reads it."""
-    return {
+    """The CFG as plain data (the JSON of ``pintime cfg --json``); :func:`cfg_from_description` reads it.
+    ``pc_bytes`` is written only where it is not the default 3 (older files hold none)."""
+    chip = {} if cfg.pc_bytes == DEFAULT_PC_BYTES else {"pc_bytes": cfg.pc_bytes}
+    return chip | {
         "function": cfg.function,
         "address": cfg.address,
         "size_bytes": cfg.size_bytes,
@@ -415,7 +425,7 @@ def cfg_from_description(data: dict, source: str = "CFG JSON") -> Cfg:
     copies, :mod:`pintime.avr.cutcopies`) is not part of the CFG and is left to that module."""
     try:
         code = [Instruction(int(a), int(n), str(m), str(o)) for a, n, m, o in data["code"]]
-        cfg = build_cfg(str(data["function"]), code)
+        cfg = build_cfg(str(data["function"]), code, int(data.get("pc_bytes", DEFAULT_PC_BYTES)))
     except PintimeError as err:
         raise PintimeError(f"{source}: {err}") from None
     except (KeyError, TypeError, ValueError, OverflowError) as err:  # OverflowError: int(Infinity)

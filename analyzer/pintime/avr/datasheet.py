@@ -1,6 +1,7 @@
-"""What the ATmega2560 datasheet says compiled code costs: the cycles of a straight-line function with the
-calls it makes, and of one turn of a loop, summed from the instruction set summary's cycle counts
-(``cfg.instruction_cycles``; CALL 5, RCALL/ICALL/EICALL 4 on the 22-bit PC) over the ELF's machine code.
+"""What the datasheet says compiled code costs: the cycles of a straight-line function with the calls it
+makes, and of one turn of a loop, summed from the instruction set summary's cycle counts
+(``cfg.instruction_cycles``; CALL 5, RCALL/ICALL/EICALL 4 on the ATmega2560's 22-bit PC, one less on a
+2-byte PC: :mod:`pintime.avr.chip`) over the ELF's machine code.
 
 These are expectations computed without running anything, beside which the micro-benchmarks' measurements
 and simavr's truth are printed (``pintime.estimate.micro``).
@@ -12,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pintime.avr.cfg import Instruction, binutils, instruction_cycles, parse_listing
+from pintime.avr.chip import DEFAULT_PC_BYTES, pc_bytes
+from pintime.avr.chip import call_cycles as chip_call_cycles
 from pintime.errors import PintimeError
 
-CALL_CYCLES = {"call": 5, "rcall": 4, "icall": 4, "eicall": 4}  # 22-bit PC: three bytes pushed
+_CALLS = {"call", "rcall", "icall", "eicall"}
 _INDIRECT_CALLS = {"icall", "eicall"}
 _SKIPS = {"cpse", "sbrc", "sbrs", "sbic", "sbis"}
 _MAX_STEPS = 10_000  # a straight-line walk this long is a loop
@@ -26,6 +29,7 @@ class Code:
 
     at: dict[int, Instruction]  # byte address → instruction
     symbols: dict[str, int]  # function name → byte address
+    pc: int = DEFAULT_PC_BYTES  # the chip's program counter in bytes
 
     @staticmethod
     def read(elf: str | Path) -> Code:
@@ -36,7 +40,7 @@ class Code:
             fields = line.split()
             if len(fields) == 3 and fields[1] in "Tt":
                 symbols[fields[2]] = int(fields[0], 16)
-        return Code({i.address: i for i in listing}, symbols)
+        return Code({i.address: i for i in listing}, symbols, pc_bytes(elf))
 
     def address(self, function: str) -> int:
         if function not in self.symbols:
@@ -53,7 +57,7 @@ def call_cycles(code: Code, function: str, indirect: str | None = None) -> int:
     """Cycles of ``call function`` up to and including its RET: the CALL, then every instruction the
     function runs, the functions it calls (``indirect``: the target of its ICALL/EICALL) included.
     PintimeError unless the function and its callees are straight-line code (jumps allowed)."""
-    return CALL_CYCLES["call"] + _run(code, code.address(function), indirect)
+    return chip_call_cycles(code.pc)["call"] + _run(code, code.address(function), indirect)
 
 
 def _run(code: Code, address: int, indirect: str | None) -> int:
@@ -62,12 +66,12 @@ def _run(code: Code, address: int, indirect: str | None) -> int:
     for _ in range(_MAX_STEPS):
         i = code.instruction(address)
         if i.mnemonic in ("ret", "reti"):
-            return cycles + instruction_cycles(i)
-        if i.mnemonic in CALL_CYCLES:
+            return cycles + instruction_cycles(i, pc=code.pc)
+        if i.mnemonic in _CALLS:
             if i.mnemonic in _INDIRECT_CALLS and indirect is None:
                 raise PintimeError(f"{i}: an indirect call with no known target")
             target = code.address(indirect) if i.mnemonic in _INDIRECT_CALLS and indirect else i.target()
-            cycles += CALL_CYCLES[i.mnemonic] + _run(code, target, indirect)
+            cycles += chip_call_cycles(code.pc)[i.mnemonic] + _run(code, target, indirect)
             address = i.next_address
         elif i.mnemonic in ("jmp", "rjmp"):
             cycles += instruction_cycles(i)
@@ -105,7 +109,7 @@ def _turn(code: Code, back: Instruction) -> int:
     cycles, address = 0, back.target()
     while address != back.address:
         i = code.instruction(address)
-        if i.mnemonic in CALL_CYCLES or i.mnemonic in ("jmp", "rjmp", "ret", "reti"):
+        if i.mnemonic in _CALLS or i.mnemonic in ("jmp", "rjmp", "ret", "reti"):
             raise PintimeError(f"{i}: a loop body with calls or jumps has no single turn cost here")
         if i.mnemonic in _SKIPS:
             raise PintimeError(f"{i}: a skip in a loop body has no single turn cost here")

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pintime.avr.cfg import Cfg, Exit, Instruction, function_cfg
+from pintime.avr.chip import call_cycles
 from pintime.errors import PintimeError
 
-CALL_CYCLES = 5  # `call` on the ATmega2560: its 22-bit PC pushes 3 bytes (datasheet; simavr agrees, §9)
 # A listing counts whole cycles: a 95 % CI that misses its range by less than half a cycle still rounds into
 # it, and is a measurement's own systematic error (ps of a pin or a card, or the 5 % a CI misses by
 # chance), not the model's. Only a CI wholly beyond that is flagged.
@@ -90,7 +90,8 @@ def expect_call(elf: str | Path, function: str) -> Expectation:
     (firmware/user/pintime.h), or an expectation of None saying why the listing cannot tell."""
     try:
         cfg = function_cfg(elf, function)
-        return path_cycles(cfg).plus(CALL_CYCLES, f"CALL {CALL_CYCLES}")
+        call = call_cycles(cfg.pc_bytes)["call"]
+        return path_cycles(cfg).plus(call, f"CALL {call}")
     except PintimeError as err:
         return Expectation(None, None, f"not from the listing: {err}")
 

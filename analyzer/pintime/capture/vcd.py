@@ -27,6 +27,9 @@ from pintime.errors import PintimeError
 SIGNAL_CHANNELS = {b"PA0": MEASUREMENT_CHANNEL, b"PB5": REFERENCE_CHANNEL,
                    **{f"PA{c - FIRST_SIGNAL_CHANNEL + 1}".encode(): c
                       for c in range(FIRST_SIGNAL_CHANNEL, MAX_CHANNEL + 1)}}
+# … or by the role it starts with, for the other chips' pins (firmware/BOARDS.md: measurement_PB2 and
+# reference_PB1 on an ATmega328P, measurement_PF0 on an ATmega32U4)
+ROLE_CHANNELS = {b"measurement": MEASUREMENT_CHANNEL, b"reference": REFERENCE_CHANNEL}
 _UNIT_S = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "fs": 1e-15, "as": 1e-18,
            "zs": 1e-21}
 _TIMESCALE = re.compile(rb"(1|10|100)(s|ms|us|ns|ps|fs|as|zs)")
@@ -154,12 +157,13 @@ def _declarations(tokens: Iterator[bytes]) -> tuple[float | None, dict[bytes, in
             if len(words) < 4 or words[0] not in _VAR_TYPES or not words[1].isdigit():
                 raise _Malformed(f"bad $var '{_shown(b' '.join(words))}'")
             declared.add(words[2])
-            pin = words[3].rsplit(b"_", 1)[-1]
-            if int(words[1]) == 1 and pin in SIGNAL_CHANNELS:
-                if SIGNAL_CHANNELS[pin] in ids.values() and words[2] not in ids:  # e.g. a ddr_PA0 elsewhere
+            role, _, pin = words[3].rpartition(b"_")
+            channel = SIGNAL_CHANNELS.get(pin, ROLE_CHANNELS.get(role))
+            if int(words[1]) == 1 and channel is not None:
+                if channel in ids.values() and words[2] not in ids:  # e.g. a ddr_PA0 elsewhere
                     raise _Malformed(f"two signals end in _{pin.decode()} ('{_shown(words[3])}' and one "
                                      "before it): which one is the pin is ambiguous")
-                ids[words[2]] = SIGNAL_CHANNELS[pin]
+                ids[words[2]] = channel
         elif token in _SKIPPED:
             _until_end(tokens, token)
         else:

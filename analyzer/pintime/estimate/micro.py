@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from pintime.avr import datasheet
+from pintime.avr.chip import DEFAULT_PC_BYTES, interrupt_response_cycles, return_cycles
 from pintime.avr.symbols import function_names
 from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
@@ -63,16 +64,23 @@ WHAT = {  # what one unit of each kind is, for the printed table
     "return": "from the handler's RETI to the next toggle in main",
 }
 
-# The datasheet's interrupt timing (ATmega2560, 22-bit PC): the response takes 5 cycles (PC pushed, I
-# cleared), the vector is a JMP (3); RETI takes 5 and the chip runs one instruction after SEI or RETI before
-# a pending interrupt. In cycles of the instructions micro_groups.S runs (MICRO.md §4):
-RESPONSE_CYCLES, VECTOR_JMP_CYCLES, RETI_CYCLES = 5, 3, 5
-IRQ_DATASHEET_CYCLES = {
-    # out, sei, nop, the interrupt, nop, cli
-    "round_trip": 1 + 1 + 1 + RESPONSE_CYCLES + VECTOR_JMP_CYCLES + RETI_CYCLES + 1 + 1,
-    "entry": 1 + 1 + RESPONSE_CYCLES + VECTOR_JMP_CYCLES,  # sei, the nop, response, the vector's JMP
-    "return": RETI_CYCLES + 1,  # RETI, then the nop the interrupt came before, then the toggle
-}
+# The datasheet's interrupt timing: the response takes 5 cycles on the ATmega2560's 22-bit PC, 4 on a 2-byte
+# PC (PC pushed, I cleared: pintime.avr.chip), the vector is a JMP (3); RETI takes as long as the response
+# and the chip runs one instruction after SEI or RETI before a pending interrupt.
+VECTOR_JMP_CYCLES = 3
+
+
+def irq_datasheet_cycles(pc: int) -> dict[str, int]:
+    """Per interrupt benchmark, in cycles of the instructions micro_groups.S runs (MICRO.md §4) on a
+    ``pc``-byte program counter."""
+    response, reti = interrupt_response_cycles(pc), return_cycles(pc)["reti"]
+    return {
+        # out, sei, nop, the interrupt, nop, cli
+        "round_trip": 1 + 1 + 1 + response + VECTOR_JMP_CYCLES + reti + 1 + 1,
+        "entry": 1 + 1 + response + VECTOR_JMP_CYCLES,  # sei, the nop, response, the vector's JMP
+        "return": reti + 1,  # RETI, then the nop the interrupt came before, then the toggle
+    }
+
 
 @dataclass(frozen=True)
 class MicroRow:
@@ -110,14 +118,14 @@ def datasheet_cycles(elf: str | Path) -> dict[int, int]:
         elif b.kind == "loop":
             out[i] = datasheet.loop_turn_cycles(code, f"micro_{b.symbol}")
         else:
-            out[i] = IRQ_DATASHEET_CYCLES[b.kind]
+            out[i] = irq_datasheet_cycles(code.pc)[b.kind]
     return out
 
 
 def build_micro(frames: list[Frame], time: np.ndarray, us_per_unit: float, f_cpu_hz: int,
                 expected: dict[int, int] | None = None) -> list[MicroRow]:
     """One row per benchmark decoded, from the valid USER frames of a micro capture; ``expected``: the
-    datasheet cycles (:func:`datasheet_cycles`), else only the interrupts' are known."""
+    datasheet cycles (:func:`datasheet_cycles`), else only the interrupts' are known (the ATmega2560's)."""
     widths: dict[int, dict[int, np.ndarray]] = defaultdict(dict)  # benchmark → rep → pulse widths
     for frame in frames:
         if frame.kind == "user":
@@ -131,7 +139,7 @@ def build_micro(frames: list[Frame], time: np.ndarray, us_per_unit: float, f_cpu
     rows = []
     for i in sorted(widths):
         b = BENCHMARKS[i]
-        ds = (expected or {}).get(i, IRQ_DATASHEET_CYCLES.get(b.kind))
+        ds = (expected or {}).get(i, irq_datasheet_cycles(DEFAULT_PC_BYTES).get(b.kind))
         if i in fits:
             _, fit = fits[i]
             rows.append(MicroRow(i, b, fit.slope, f_cpu_hz, ds, fit))

@@ -22,7 +22,7 @@ model is exact — ``truth_residual_cycles`` says whether it is.
 
 Expectation (:mod:`pintime.avr.expect`): each unknown's value as the listing predicts it — every round's
 pulse width predicted from the datasheet cost of each CFG exit it took, plus the pulse's own instructions
-(:data:`PULSE_EPSILON_CYCLES`), and solved as the measurement is. An exit-model unknown is an integer
+(:func:`pulse_epsilon_cycles`), and solved as the measurement is. An exit-model unknown is an integer
 combination of exit costs; a block-model unknown stands for whatever its count column means on these
 rounds (a block's own cost, or that and the branch costs its count carries), which only the rounds' paths
 tell. Each row is flagged when its 95 % CI lies wholly outside its expectation.
@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 from pintime.avr.cfg import Cfg, exit_names
-from pintime.avr.expect import CALL_CYCLES, Expectation
+from pintime.avr.chip import call_cycles
+from pintime.avr.expect import Expectation
 from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
 from pintime.frames import Frame
@@ -56,10 +57,19 @@ from pintime.table2.blocksystem import (
 from pintime.table2.cuts import Resolved, format_resolved, resolve, resolved_json
 from pintime.table2.visits import Rounds, load_sim_rounds, locate, match, with_widths
 
-# inside a pulse besides adpcm_coder itself (firmware/table2/adpcm_pulse.S): the rising `out` (1) and the CALL
-PULSE_EPSILON_CYCLES = 1 + CALL_CYCLES
-EXPECTED_HOW = ("the listing's exit costs along each round's path + ε = rising out 1 + CALL 5, solved as the "
-                "measurement is")
+
+def pulse_epsilon_cycles(cfg: Cfg) -> int:
+    """Inside a pulse besides adpcm_coder itself (firmware/table2/adpcm_pulse.S): the rising `out` (1) and
+    the CALL (5 on the ATmega2560, 4 on a 2-byte program counter)."""
+    return 1 + call_cycles(cfg.pc_bytes)["call"]
+
+
+def expected_how(t: Table2) -> str:
+    """How the listing's expectation of an unknown is made (the pulse's ε: :func:`pulse_epsilon_cycles`)."""
+    return (f"the listing's exit costs along each round's path + ε = rising out 1 + CALL "
+            f"{t.listing_cycles[EPSILON] - 1}, solved as the measurement is")
+
+
 EXACT_CYCLES = 1e-6  # RMS residual of the exact widths below which a model's truth is exact (float rounding)
 # Moreno & Fischmeister, Table 2 (their compiler's blocks of adpcm_coder at 1 MHz): label, µs, ± 95 % CI
 PAPER_TABLE2: list[tuple[str, float, float]] = [
@@ -190,7 +200,7 @@ def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float, memo: Memo = com
         raise PintimeError("no TABLE2 round in the capture")
     eps = epsilon_cycles(cfg, rounds.exit_counts, rounds.width_cycles)
     costs = np.array([e.cycles for e in cfg.exits], dtype=np.int64)
-    expected = rounds.exit_counts @ costs + PULSE_EPSILON_CYCLES  # the listing's pulse widths
+    expected = rounds.exit_counts @ costs + pulse_epsilon_cycles(cfg)  # the listing's pulse widths
     block = fit_model("block", rounds.block_counts, [b.name for b in cfg.blocks], rounds, expected, memo)
     exit_ = fit_model("exit", rounds.exit_counts, exit_names(cfg), rounds, expected, memo)
     n = len(rounds.width_us)  # the rank of both models' columns side by side, never joined (≈ 70 MB)
@@ -208,7 +218,7 @@ def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float, memo: Memo = com
     listing = {name: e.cycles for name, e in zip(exit_names(cfg), cfg.exits, strict=True)}
     return Table2(cfg.function, us_per_cycle, eps, len(rounds.width_us), block, exit_,
                   capture_epsilon(exact, eps, us_per_cycle), same_span, resolved, note,
-                  listing | {EPSILON: PULSE_EPSILON_CYCLES}, rounds)
+                  listing | {EPSILON: pulse_epsilon_cycles(cfg)}, rounds)
 
 
 def table2_from_capture(capture: Path, visits: str | Path | None, run: dict[str, int], frames: list[Frame],
@@ -266,9 +276,9 @@ def _ci(e: est.Estimate) -> str:
     return f"{half:.4f}" if not half < 1e-3 else f"{half:.1e}"
 
 
-def expectation(u: Unknown) -> Expectation:
-    """What the listing expects of an unknown (one value: see the module)."""
-    return Expectation(u.expected_cycles, u.expected_cycles, EXPECTED_HOW)
+def expectation(u: Unknown, how: str = "") -> Expectation:
+    """What the listing expects of an unknown (one value: see the module), made as ``how`` says."""
+    return Expectation(u.expected_cycles, u.expected_cycles, how)
 
 
 def outside(u: Unknown, us_per_cycle: float) -> bool | None:
@@ -277,7 +287,7 @@ def outside(u: Unknown, us_per_cycle: float) -> bool | None:
     return expectation(u).outside(low / us_per_cycle, high / us_per_cycle)
 
 
-def _rows(model: Model, us_per_cycle: float) -> list[dict[str, Any]]:
+def _rows(model: Model, us_per_cycle: float, how: str) -> list[dict[str, Any]]:
     return [{"label": u.label, "blocks": [n for n, _ in u.members],
              "coefficients": [c for _, c in u.members], "formula": u.formula,
              "mean_us": u.estimate.mean_us, "std_us": u.estimate.std_us,
@@ -286,7 +296,7 @@ def _rows(model: Model, us_per_cycle: float) -> list[dict[str, Any]]:
              "ci95_us": list(u.estimate.ci95_us), "ci95_half_us": _half(u.estimate),
              "count": u.estimate.count, "mean_cycles": u.estimate.mean_us / us_per_cycle,
              "truth_cycles": u.truth_cycles}
-            | expectation(u).to_json(*(x / us_per_cycle for x in u.estimate.ci95_us))
+            | expectation(u, how).to_json(*(x / us_per_cycle for x in u.estimate.ci95_us))
             for u in model.unknowns]
 
 
@@ -303,7 +313,8 @@ def _fit_json(model: Model) -> dict[str, Any]:
 
 def table2_json(t: Table2) -> dict[str, Any]:
     """``table2`` (block model rows, docs/design.md §6), ``table2_exits`` (exit model) and ``table2_fit``."""
-    return {"table2": _rows(t.block, t.us_per_cycle), "table2_exits": _rows(t.exit, t.us_per_cycle),
+    return {"table2": _rows(t.block, t.us_per_cycle, expected_how(t)),
+            "table2_exits": _rows(t.exit, t.us_per_cycle, expected_how(t)),
             "table2_fit": {"function": t.function, "rounds": t.rounds, "us_per_cycle": t.us_per_cycle,
                            "epsilon_cycles": t.epsilon_cycles,
                            "capture_epsilon_us": None if t.capture_epsilon is None else {
@@ -323,7 +334,7 @@ def _resolved_json(t: Table2, resolved: Resolved) -> dict[str, Any]:
         cycles = t.listing_cycles.get(column.name)
         if cycles is not None:
             e = Expectation(cycles, cycles, "this exit's cost in the listing" if column.name != EPSILON
-                            else "the pulse's rising out 1 + CALL 5")
+                            else f"the pulse's rising out 1 + CALL {cycles - 1}")
             if column.estimate is None:  # unresolved: nothing measured to flag
                 row |= e.to_json(np.nan, np.nan) | {"outside_expectation": None}
             else:
@@ -331,7 +342,7 @@ def _resolved_json(t: Table2, resolved: Resolved) -> dict[str, Any]:
     return out
 
 
-def _model_lines(model: Model, us_per_cycle: float, title: str) -> list[str]:
+def _model_lines(model: Model, us_per_cycle: float, title: str, how: str) -> list[str]:
     head = (f"{'Basic Block' if model.kind == 'block' else 'CFG edge':<22} {'Execution time (µs)':>24} "
             f"{'truth (µs)':>11} {'cycles':>10} {'truth':>8} {'expected':>9}  stands for")
     lines = [title, head, "-" * len(head)]
@@ -350,7 +361,7 @@ def _model_lines(model: Model, us_per_cycle: float, title: str) -> list[str]:
                  f"max {np.max(model.condition):.3g}; "
                  f"exact widths leave {model.truth_residual_cycles:.3g} cycles RMS")
     missed = sum(bool(outside(u, us_per_cycle)) for u in model.unknowns)
-    lines.append(f"  expected: {EXPECTED_HOW}; {missed} of {len(model.unknowns)} 95 % CIs wholly outside it")
+    lines.append(f"  expected: {how}; {missed} of {len(model.unknowns)} 95 % CIs wholly outside it")
     if model.reduction.unused:
         lines.append(f"  never ran (undetermined): "
                      f"{', '.join(model.reduction.names[c] for c in model.reduction.unused)}")
@@ -363,7 +374,7 @@ def format_table2(t: Table2) -> str:
     lines = _model_lines(t.block, t.us_per_cycle,
                          f"Table 2: {t.function} basic blocks, {t.rounds} rounds "
                          f"(≈{per:.0f} per measurement); ± = 95 % CI over measurements; truth from simavr "
-                         f"(ε = {t.epsilon_cycles} cycles per pulse)")
+                         f"(ε = {t.epsilon_cycles} cycles per pulse)", expected_how(t))
     if t.capture_epsilon is not None:
         e = t.capture_epsilon
         lines.append(f"  ε of this capture: {e.mean_us:.4f} ± {_ci(e)} µs (the unknown holding ε "
@@ -372,7 +383,7 @@ def format_table2(t: Table2) -> str:
                      "systematic error (e.g. rising vs falling edge timing)")
     lines += [""] + _model_lines(t.exit, t.us_per_cycle,
                                  "Exit model (beyond the paper): unknowns are CFG edges, each a whole number "
-                                 "of cycles")
+                                 "of cycles", expected_how(t))
     if t.same_span:
         lines.append("  Here every exit count is a combination of block counts: both models span the same "
                      "columns and fit identically; the block model's unknowns absorb the taken-branch costs.")
