@@ -155,10 +155,22 @@ sim: deps firmware $(PROGRAMS:%=$(BUILD)/sim/%.json)
 FORCE:
 
 # The quality gates CI runs (.ci/run: `make test`): ruff and mypy, the firmware and harness built with -Werror
-# (`sim`), the tests, then every benchmark in its short mode (its figures produced, their values not judged).
-test: deps sim lint
-	$(PY) -m pytest -q tests
+# (`sim`), `pip install ./analyzer` alone (check-install), the tests (the 25 slowest listed), then every
+# benchmark in its short mode (its figures produced, their values not judged).
+.PHONY: test-fast check-install
+test: deps sim lint check-install
+	$(PY) -m pytest -q --durations=25 tests
 	@$(MAKE) --no-print-directory bench-short
+
+# While editing: the unit tests (no simavr, no captures, no long pipelines), under a minute. Tests that need
+# `make sim` carry the marker `sim` (tests/conftest.py), left out here and by `pytest -m "not sim"`.
+test-fast: deps
+	$(PY) -m pytest -q -m "not sim" --durations=10 tests/unit
+
+# A user's install on any OS, with no make, no apt and no dev extras: `pip install ./analyzer` in a fresh
+# venv, whose pintime must analyse a committed capture exactly as tests/golden has it.
+check-install: deps
+	sh tools/check_pip_install.sh
 
 # One rule set (analyzer/pyproject.toml) for the package, the tests, the benchmarks and the tools.
 lint: deps

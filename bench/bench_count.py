@@ -69,9 +69,9 @@ def coverage_rows(found: dict, truth: dict) -> list[dict]:
 
 def pulse_edges(a: Analysis) -> dict[str, np.ndarray]:
     """Each technique's repetitions (edges from each one's first, µs) by the plan's label."""
-    out = {row.label: a.table.pulse_edges_us((row.technique, row.n)) for row in a.table.rows}
-    if a.table.overdetermined_m is not None:
-        out["§5 system T_e"] = a.table.pulse_edges_us(("overdet", a.table.overdetermined_m))
+    out = {row.label: a.result.pulse_edges_us((row.technique, row.n)) for row in a.result.rows}
+    if a.result.overdetermined_m is not None:
+        out["§5 system T_e"] = a.result.pulse_edges_us(("overdet", a.result.overdetermined_m))
     return out
 
 

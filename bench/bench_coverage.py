@@ -42,10 +42,10 @@ from bench_rates import excerpt
 from figures import check_short
 from pintime.capture.wav import DEFAULT_CHANNELS
 from pintime.pipeline import analyze, summary_json
+from pintime.programs.truth import shared_sigma_us
 from pintime.soundcard import model as sc
 from pintime.soundcard.formats import README_LEVEL, with_format, with_level
 from pintime.soundcard.synth import synthesize
-from pintime.validate.compare import shared_sigma_us
 
 RATE_HZ = 48000
 # (profile, bits, README's level or the profile's own, what varies: "seeds" of the noise, or "levels" of

@@ -7,6 +7,18 @@ from pathlib import Path
 import pytest
 from support import make_build, require_sim
 
+SIM_FIXTURES = {"make_sim", "build_16mhz"}  # each reads or makes a simavr run
+SIM_FOLDER = Path(__file__).resolve().parent / "sim"  # every test here needs simavr (tests/README.md)
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The marker ``sim`` (pytest.ini) on every test that needs `make sim`: those in tests/sim/ and those
+    that use a fixture of :data:`SIM_FIXTURES`, directly or through another fixture."""
+    for item in items:
+        if SIM_FIXTURES & set(getattr(item, "fixturenames", ())) or SIM_FOLDER in item.path.parents:
+            item.add_marker(pytest.mark.sim)
+
 
 @pytest.fixture(scope="session")
 def make_sim() -> Path:

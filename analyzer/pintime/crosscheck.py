@@ -2,9 +2,8 @@
 
 The threshold, inflection and count methods read one edge in a window, and their σ comes from the
 calibration train's isolated edges. A neighbour inside the window biases them alike in every repetition,
-which no spread shows: Table 1 at 48 kHz by the threshold method read Differential 80.9 µs with a 95 % CI
-of ± 0.001 µs, where the truth is 100 (docs/results.md, "The other methods, an edge's neighbour, and low
-rates"). The template method fits neighbouring edges together. Every estimate of the summary JSON (a
+which no spread shows (docs/results.md, "The other methods, an edge's neighbour, and low rates", has a
+48 kHz capture's). The template method fits neighbouring edges together. Every estimate of the summary JSON (a
 ``mean_us`` with its ``ci95_us``) is compared with the template's of the same row; one that differs by
 more than the two CI half-widths together is reported, so that no such number goes out unflagged. The
 count method's estimates are its slow-clock rows, with the CI Beilner's variance predicts.

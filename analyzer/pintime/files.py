@@ -104,8 +104,10 @@ def whole_or_nothing(path: str | Path) -> Iterator[Path]:
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-        os.fchmod(fd, _mode_for(path))  # mkstemp's is 0600: the file gets the mode any new file would
         os.close(fd)
+        # mkstemp's is 0600: the file gets the mode any new file would (chmod: Windows has no fchmod
+        # before Python 3.13, and there only the read-only bit applies)
+        os.chmod(tmp, _mode_for(path))
         yield Path(tmp)
         if path.is_dir():
             raise IsADirectoryError(21, "Is a directory")
@@ -128,9 +130,10 @@ def _mode_for(path: Path) -> int:
 
 
 def write_text(path: str | Path, text: str) -> None:
-    """Write a result file whole or not at all (:func:`whole_or_nothing`)."""
+    """Write a result file whole or not at all (:func:`whole_or_nothing`): UTF-8 with LF line ends on every
+    OS (Windows' text mode would write CR LF), the same bytes wherever it is made."""
     with whole_or_nothing(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8", newline="\n")
 
 
 def sidecar_path(wav_path: str | Path) -> Path:

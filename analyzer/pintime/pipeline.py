@@ -1,14 +1,14 @@
-"""The analysis pipeline: capture → edges → clock calibration → frames → estimates (Table 1, Table 2, user
-functions, the kernel). ``pintime analyze``, ``pintime validate`` and the benchmarks all call
-:func:`analyze`."""
+"""The analysis pipeline: capture → edges → clock calibration → frames → the capture's program's estimates
+(:mod:`pintime.programs`: Table 1, Table 2, user functions, micro-benchmarks, the kernel). ``pintime
+analyze``, ``pintime validate`` and the benchmarks all call :func:`analyze`."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -20,13 +20,9 @@ from pintime.capture.vcd import read_vcd
 from pintime.capture.wav import DEFAULT_CHANNELS, DEFAULT_REFERENCE, Channels, open_wav
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
-from pintime.estimate.kernel import Kernel, build_kernel, kernel_json
-from pintime.estimate.micro import MicroRow, build_micro, datasheet_cycles, micro_json
 from pintime.estimate.shared import estimate_means, with_shared_error
 from pintime.estimate.slowclock import SlowClock, slow_clock, slow_clock_json
-from pintime.estimate.table1 import Table1, build_table1, table1_json
-from pintime.estimate.user import UserRow, build_user, user_json
-from pintime.frames import FORMAT_VERSION, PROGRAMS, Frame, FrameDecode, ScaledTimes, decode_between_gaps
+from pintime.frames import FORMAT_VERSION, Frame, FrameDecode, ScaledTimes, decode_between_gaps
 from pintime.ladder import LADDER, Attribution, attribute
 from pintime.locate.bend import Bend
 from pintime.locate.capture_edges import CaptureEdges, gap_guard_s, locate_capture
@@ -38,22 +34,19 @@ from pintime.locate.store import release_free_memory
 from pintime.locate.template_error import DrawModel
 from pintime.locate.train import TrainFit
 from pintime.lost_audio import LostAudio, cut_spans, reconcile
-from pintime.table2.visits import locate, run_files
+from pintime.programs.base import Inputs, Program
+from pintime.programs.registry import program_of
 
-# the learned template's error is worked out on a capture's first this many edges (or more, until their
-# frames give every estimate): ≈ 17 s of Table 1 runs, 10 repetitions; the error is the same in every one
-# (the 171 s capture: Differential's σ 3.07 ps from these, 3.1 ps from 2¹⁸ or all 672 000 edges; the
-# other rows' 0.02-6 ps up to 2.6× those from 2¹⁸, fewer repetitions averaging less of what varies with
-# each edge's phase (all larger here); 0.15 s of work instead of 0.4 s)
+# The learned template's error is worked out on a capture's first this many edges, or more until their
+# frames give every estimate: the error is the same in every repetition, and time and memory stay bounded
+# (docs/design.md §11 has the figures that chose it).
 DRAW_EDGES = 1 << 16
-
-if TYPE_CHECKING:
-    from pintime.table2.table import Table2
+SCHEMA_VERSION = 2  # of the analyze JSON (docs/design.md §6): 2 gives a program's keys alone
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Analysis:
-    """Everything ``analyze`` found in one capture."""
+    """Everything ``analyze`` found in one capture: its facts, and its program's result."""
 
     path: Path
     method: str  # edge locator used ("template", "inflection", "threshold"), or "exact" for VCD/edge lists
@@ -61,17 +54,14 @@ class Analysis:
     clock: clk.Clock
     decode: FrameDecode
     run: dict[str, int]  # the RUN frames' fields (all equal)
+    program: Program  # the RUN frames' program (pintime.programs)
+    result: Any  # what the program estimated (Program.estimate): Table 1, Table 2, user functions, …
     missing: int | None  # frames the END frame counts that were neither decoded nor rejected
     # calibration-train period error after calibration, ppm ± 1σ, and its halves' difference (the wander)
     cal_ppm: tuple[float, float, float] | None
-    table: Table1
-    table2: Table2 | None = None  # table2 captures: the block-time system of paper §5.1 (Table 2)
-    user: list[UserRow] | None = None  # user programs (firmware/user/pintime.h): each function's line fit
     gaps: RecordingGaps | None = None  # a recording's gaps (its sidecar), None without any
     lost_to_gaps: int = 0  # frames cut by a recording gap (listed or found): counted, never decoded
     lost_audio: LostAudio | None = None  # WAVs: lost audio found from the data, against the listed gaps
-    kernel: Kernel | None = None  # kernel programs (firmware/kernel/KERNEL.md): the kernel's figures
-    micro: list[MicroRow] | None = None  # program micro (firmware/micro/): each benchmark's estimate
     slow_clock: SlowClock | None = None  # --method count: the slow-clock model beside every estimate
     ladder: Attribution | None = None  # a resistor-ladder capture (pintime.ladder): its edges' attribution
     skipped_s: tuple[float, float] | None = None  # WAVs: edges left out before a later run's train
@@ -123,8 +113,9 @@ def ladder_edges(path: str | Path, method: str | None = None, progress: bool = F
     return attribute(e.time, e.sigma, located.amp, e.polarity, e.channel, str(path))
 
 
-def _run_fields(path: Path, decode: FrameDecode) -> dict[str, int]:
-    """The (single) RUN header of a capture; PintimeError on another format, program or mixed runs."""
+def _run_fields(path: Path, decode: FrameDecode) -> tuple[dict[str, int], Program]:
+    """The (single) RUN header of a capture and its program; PintimeError on another format, program or
+    mixed runs."""
     if not decode.frames:
         versions = sorted(r for r in decode.reasons if r.startswith("version"))
         if versions:
@@ -140,11 +131,12 @@ def _run_fields(path: Path, decode: FrameDecode) -> dict[str, int]:
     if len(runs) > 1:
         raise PintimeError(f"{path}: RUN frames disagree (firmware changed during the capture?)")
     run = dict(next(iter(runs)))
-    if run["program"] not in PROGRAMS:
+    program = program_of(run["program"])
+    if program is None:
         raise PintimeError(f"{path}: unknown program {run['program']} in RUN frame")
     if run["f_cpu_hz"] <= 0:
         raise PintimeError(f"{path}: RUN frame gives no MCU clock frequency")
-    return run
+    return run, program
 
 
 def _calibration_check(decode: FrameDecode, time_us: ScaledTimes, polarity: np.ndarray,
@@ -154,15 +146,6 @@ def _calibration_check(decode: FrameDecode, time_us: ScaledTimes, polarity: np.n
         return None
     g = train.group
     return clk.calibration_train_ppm(time_us[g], polarity[g], train.fields["period_cycles"], f_cpu_hz)
-
-
-def _pin_asymmetry(decode: FrameDecode, time_us: ScaledTimes,
-                   polarity: np.ndarray) -> tuple[float, float] | None:
-    """The measurement pin's fall-minus-rise offset from its first calibration train (µs, ±1σ), None
-    without a train."""
-    train = decode.calibration_train()
-    return None if train is None else clk.train_fall_minus_rise_us(time_us[train.group],
-                                                                     polarity[train.group])
 
 
 def without_lost_audio(raw: Edges, gaps: RecordingGaps | None, rate_hz: float,
@@ -196,12 +179,12 @@ def located_without_lost_audio(path: str | Path, method: str | None, progress: b
     return located, edges, kept_gaps, lost
 
 
-def _with_shared_errors(results: tuple[Any, ...],
-                        estimates: Callable[[np.ndarray, list[Frame]], tuple[Any, ...]],
+def _with_shared_errors(results: Any, estimates: Callable[[np.ndarray, list[Frame]], Any],
                         located: CaptureEdges, fit: TrainFit, meas_time: np.ndarray,
                         meas_polarity: np.ndarray, frames: list[Frame]
-                        ) -> tuple[tuple[Any, ...], QuantizationModel | None]:
-    """``results`` with the errors every repetition shares in every estimate (:mod:`pintime.estimate.shared`):
+                        ) -> tuple[Any, QuantizationModel | None]:
+    """``results`` (a program's) with the errors every repetition shares in every estimate
+    (:mod:`pintime.estimate.shared`):
     the learned template's (``fit``: the train fit that learned it, with its draws;
     :mod:`pintime.locate.template_error`), and rounding's where the recording is quieter than one LSB
     (:mod:`pintime.locate.quantization`; its model is returned, None where there is none), each from the
@@ -239,6 +222,77 @@ def _with_shared_errors(results: tuple[Any, ...],
     return with_shared_error(results, base, moved, "quantization_sigma_us"), rounding
 
 
+@dataclass(frozen=True)
+class _Source:
+    """A capture's edges as the analysis takes them, and what reading them found."""
+
+    edges: Edges  # those kept: away from recording gaps and lost audio
+    raw: Edges  # every edge located (a calibration train's clock reads these)
+    gaps: RecordingGaps | None  # the sidecar's listed gaps
+    lost: LostAudio | None  # lost audio found in the data (WAVs)
+    rate_hz: float = 0.0  # a WAV's sample rate
+    guard_s: float = 0.0  # how near a gap an edge's location may see it (gap_guard_s)
+    attribution: Attribution | None = None  # a ladder capture's
+    located: CaptureEdges | None = None  # a WAV's (not a ladder's) location
+    reference_ignored: str | None = None  # why a WAV's channel 1, the reference by default, was not one
+
+
+def _ladder_source(path: Path, method: str | None, channels: Channels, gaps: RecordingGaps | None) -> _Source:
+    """A resistor-ladder WAV's pin edges, attributed, without those beside gaps or lost audio."""
+    attribution = ladder_edges(path, method, sys.stderr.isatty(), channels)
+    raw, rate_hz = attribution.edges, open_wav(path, *channels).samplerate_hz
+    guard_s = gap_guard_s(rate_hz)
+    edges, gaps, lost = without_lost_audio(raw, gaps, rate_hz, guard_s)
+    return _Source(edges, raw, gaps, lost, rate_hz, guard_s, attribution=attribution)
+
+
+def _wav_source(path: Path, method: str | None, channels: Channels, gaps: RecordingGaps | None) -> _Source:
+    """A WAV's located edges without those beside gaps or lost audio; read as a mono capture when the
+    channel taken for the reference by default is none."""
+    located, edges, kept, lost = located_without_lost_audio(path, method, sys.stderr.isatty(), channels,
+                                                            gaps, steps=False)
+    by_default = channels[1] == DEFAULT_REFERENCE and located.info.reference_channel is not None
+    reference_ignored = clk.not_a_reference(edges, located.info.channel_name(1)) if by_default else None
+    if reference_ignored is not None:
+        located, edges, kept, lost = located_without_lost_audio(path, method, False, (channels[0], None),
+                                                                gaps, steps=False)
+    rate_hz = located.info.samplerate_hz
+    return _Source(edges, located.edges, kept, lost, rate_hz, gap_guard_s(rate_hz, located.template),
+                   located=located, reference_ignored=reference_ignored)
+
+
+def _source(path: Path, is_wav: bool, method: str | None, channels: Channels, ladder: bool) -> _Source:
+    """The capture's edges, whatever its kind (exact sources lose none); a WAV's are the only long step."""
+    if not is_wav:
+        edges = load_edges(path)
+        return _Source(edges, edges, None, None)
+    gaps = read_gaps(path)
+    return (_ladder_source if ladder else _wav_source)(path, method, channels, gaps)
+
+
+def _estimated(program: Program, inputs: Inputs, source: _Source, meas_time: np.ndarray,
+               meas_polarity: np.ndarray) -> tuple[Any, QuantizationModel | None]:
+    """The program's result, with the errors every repetition shares where a template-located WAV has
+    draws of them (:func:`_with_shared_errors`), and the rounding model (None without one)."""
+    def estimates(time: np.ndarray, frames: list[Frame]) -> Any:
+        return program.estimate(inputs, time, frames)
+
+    result = estimates(meas_time, inputs.decode.frames)
+    located = source.located
+    if located is None or located.method != "template" or located.train is None or not located.train.draws:
+        return result, None
+    return _with_shared_errors(result, estimates, located, located.train, meas_time, meas_polarity,
+                               inputs.decode.frames)
+
+
+def _missing(decode: FrameDecode, lost_to_gaps: int) -> int | None:
+    """Frames the END frame counts that were neither decoded nor rejected (None without an END frame)."""
+    ends = decode.of_kind("end")
+    seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
+            + lost_to_gaps)
+    return max(ends[-1].fields["frames"] - seen, 0) if ends else None
+
+
 def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
             elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS,
             ladder: bool = False) -> Analysis:
@@ -246,98 +300,49 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     through a resistor ladder (:mod:`pintime.ladder`)."""
     path = Path(path)
     is_wav = sniff(path) == "wav"
-    gaps = read_gaps(path) if is_wav else None
-    listed_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
-    attribution, lost, rate_hz, skipped_s, unplaced, at_file_ends = None, None, 0.0, None, 0, 0
-    level_changes: tuple[tuple[float, int, float], ...] = ()
-    reference_ignored: str | None = None  # why a WAV's channel 1, the reference by default, was not one
-    draws_from: CaptureEdges | None = None  # a template-located WAV: its template's error draws (and bend)
-    # the only long step: a WAV's edges; lost audio found from the data, listed or not (exact sources lose
-    # none)
-    if ladder:
-        attribution = ladder_edges(path, method, sys.stderr.isatty(), channels)
-        raw, rate_hz = attribution.edges, open_wav(path, *channels).samplerate_hz
-        guard_s = gap_guard_s(rate_hz)
-        edges, gaps, lost = without_lost_audio(raw, gaps, rate_hz, guard_s)
-    elif is_wav:
-        located, edges, kept, lost = located_without_lost_audio(path, method, sys.stderr.isatty(), channels,
-                                                                gaps, steps=False)
-        by_default = channels[1] == DEFAULT_REFERENCE and located.info.reference_channel is not None
-        reference_ignored = clk.not_a_reference(edges, located.info.channel_name(1)) if by_default else None
-        if reference_ignored is not None:  # the channel taken by default is none: read as a mono capture
-            located, edges, kept, lost = located_without_lost_audio(path, method, False, (channels[0], None),
-                                                                    gaps, steps=False)
-        gaps = kept
-        raw, rate_hz, skipped_s = located.edges, located.info.samplerate_hz, located.skipped_s
-        guard_s = gap_guard_s(rate_hz, located.template)
-        unplaced, at_file_ends, level_changes = located.unplaced, located.at_file_ends, located.level_changes
-        draws_from = located if located.method == "template" else None
-    else:
-        edges = raw = load_edges(path)
-        guard_s = 0.0
+    source = _source(path, is_wav, method, channels, ladder)
+    edges, lost = source.edges, source.lost
     release_free_memory()  # what checking a long capture's frames left free (docs/design.md §11)
+    listed_s = np.zeros(0) if source.gaps is None else source.gaps.times_s  # WAV edges: seconds of the file
     gaps_s = listed_s if lost is None else np.sort(np.concatenate([listed_s, lost.boundaries_s]))
     has_reference = len(edges.on(REFERENCE_CHANNEL).time) > 0
     clock = (clk.calibrate(edges, gaps_s) if has_reference
-             else clk.calibrate_from_train(raw, cut_spans(listed_s, lost), guard_s))
+             else clk.calibrate_from_train(source.raw, cut_spans(listed_s, lost), source.guard_s))
     meas = edges.on(MEASUREMENT_CHANNEL)  # views
     meas_time, meas_polarity = meas.time, meas.polarity
     time_us = ScaledTimes(meas_time, clock.us_per_unit)  # clock.to_us, product by product
     decode, lost_to_gaps = decode_between_gaps(time_us, meas_polarity, clock.to_us(gaps_s))
-    run = _run_fields(path, decode)
+    run, program = _run_fields(path, decode)
     if clock.unit_s is None:  # a cycle time base: now the MCU clock is known
         clock = clock.with_unit(1.0 / run["f_cpu_hz"])
     clk.check_rate(clock, run["f_cpu_hz"], str(path))
     polarity = -meas_polarity if decode.inverted else meas_polarity
-
-    joined: dict[Any, Any] = {}  # Table 2's rounds joined with simavr's, once per set of frames
-
-    def estimates(meas_time: np.ndarray, frames: list[Frame]) -> tuple[Any, ...]:
-        """Table 1 and the program's own results from the measurement channel's edge times and ``frames``
-        (all of the capture's, or those of its first edges)."""
-        table = build_table1(frames, meas_time, clock.us_per_unit)
-        table2 = None
-        if PROGRAMS[run["program"]] == "table2":  # its modules (block systems, cuts, CFGs) only for it
-            from pintime.table2.table import table2_from_capture
-
-            table2 = table2_from_capture(path, visits, run, frames, meas_time, clock.us_per_unit, joined)
-        user = (build_user(frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
-                           None if elf is None else _same_firmware(elf, run, path))
-                if PROGRAMS[run["program"]] == "user" else None)
-        kernel = (build_kernel(frames, meas_time, edges, clock.us_per_unit, run["f_cpu_hz"],
-                               _pin_asymmetry(decode, time_us, polarity),
-                               None if attribution is None else attribution.unattributed_s)
-                  if PROGRAMS[run["program"]] == "kernel" else None)
-        micro = (build_micro(frames, meas_time, clock.us_per_unit, run["f_cpu_hz"],
-                             None if elf is None else datasheet_cycles(_same_firmware(elf, run, path)))
-                 if PROGRAMS[run["program"]] == "micro" else None)
-        return table, table2, user, kernel, micro
-
-    results, rounding = estimates(meas_time, decode.frames), None
-    if draws_from is not None and draws_from.train is not None and draws_from.train.draws:
-        results, rounding = _with_shared_errors(results, estimates, draws_from, draws_from.train,
-                                                meas_time, meas_polarity, decode.frames)
-    table, table2, user, kernel, micro = results
-    ends = decode.of_kind("end")
-    seen = (sum(1 for f in decode.frames if f.kind != "end") + decode.rejected + decode.incomplete
-            + lost_to_gaps)
-    missing = max(ends[-1].fields["frames"] - seen, 0) if ends else None
+    inputs = Inputs(path, run, clock.us_per_unit, edges, decode, time_us, polarity, visits, elf,
+                    None if source.attribution is None else source.attribution.unattributed_s)
+    result, rounding = _estimated(program, inputs, source, meas_time, meas_polarity)
     # the train checks a clock it did not give (it would agree with itself by construction)
     cal = _calibration_check(decode, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
     used = (method or METHODS[0]) if is_wav else "exact"
-    slow = (slow_clock(edges, clock, decode, gaps_s, rate_hz, table, user)  # count: a WAV's method
-            if used == "count" else None)
-    if slow is not None and table2 is not None:
-        from pintime.table2.countmodel import table2_models
-
-        slow = replace(slow, table2=table2_models(table2, slow.tick_us))
-    if table2 is not None:  # its rounds served the count method's model only (70 MB on the 984 s run)
-        table2 = replace(table2, fitted=None)
+    slow = (program.with_slow_clock(slow_clock(edges, clock, decode, gaps_s, source.rate_hz), result)
+            if used == "count" else None)  # count: a WAV's method
+    located = source.located
+    draws_from = located if located is not None and located.method == "template" else None
     draws = 0 if draws_from is None or draws_from.train is None else len(draws_from.train.draws)
-    return Analysis(path, used, edges, clock, decode, run, missing, cal, table, table2, user, gaps,
-                    lost_to_gaps, lost, kernel, micro, slow, attribution, skipped_s, unplaced, draws,
-                    None if rounding is None else (rounding.step_lsb, rounding.noise_lsb), at_file_ends,
-                    level_changes, reference_ignored, None if draws_from is None else draws_from.bend)
+    return Analysis(
+        path=path, method=used, edges=edges, clock=clock, decode=decode, run=run, program=program,
+        result=program.released(result), missing=_missing(decode, lost_to_gaps), cal_ppm=cal,
+        gaps=source.gaps, lost_to_gaps=lost_to_gaps, lost_audio=lost, slow_clock=slow,
+        ladder=source.attribution, template_draws=draws,
+        rounding_lsb=None if rounding is None else (rounding.step_lsb, rounding.noise_lsb),
+        reference_ignored=source.reference_ignored, **({} if located is None else _located_facts(located)),
+        bend=None if draws_from is None else draws_from.bend)
+
+
+def _located_facts(located: CaptureEdges) -> dict[str, Any]:
+    """The Analysis fields a WAV's location gives."""
+    return {"skipped_s": located.skipped_s, "unplaced": located.unplaced,
+            "at_file_ends": located.at_file_ends,
+            "level_changes": located.level_changes}
 
 
 def _gaps_json(a: Analysis) -> dict[str, Any] | None:
@@ -363,13 +368,15 @@ def _gaps_json(a: Analysis) -> dict[str, Any] | None:
 
 
 def summary_json(a: Analysis) -> dict[str, Any]:
-    """The JSON of docs/design.md §6: ``clock``, ``frames``, ``table1`` (+ ``overdetermined``)."""
+    """The JSON of docs/design.md §6: the capture's facts (``run``, ``clock``, ``frames``, …), then its
+    program's result (:meth:`pintime.programs.base.Program.to_json`)."""
     c = a.clock
     return {
+        "schema_version": SCHEMA_VERSION,
         "capture": str(a.path),
         "method": a.method,
         "run": {"f_cpu_hz": a.run["f_cpu_hz"], "revision": f"{a.run['revision']:08x}",
-                "program": PROGRAMS[a.run["program"]]},
+                "program": a.program.name},
         "clock": {"ppm": c.rate_ppm, "ppm_sigma": c.rate_ppm_sigma,
                   "source": c.source, "reference_ignored": a.reference_ignored,
                   "reference_edges": c.fit.n_edges if c.source == "reference" else 0,
@@ -393,19 +400,9 @@ def summary_json(a: Analysis) -> dict[str, Any]:
         "rounding_in_ci": None if a.rounding_lsb is None else {
             "step_lsb": a.rounding_lsb[0], "analog_noise_lsb": a.rounding_lsb[1], "draws": ROUNDING_DRAWS},
         **({} if a.ladder is None else {"ladder": ladder_json(a.ladder)}),
-        **table1_json(a.table),
-        **({} if a.table2 is None else _table2_json(a.table2)),
-        **({} if a.user is None else user_json(a.user)),
-        **({} if a.kernel is None else kernel_json(a.kernel)),
-        **({} if a.micro is None else micro_json(a.micro)),
+        **a.program.to_json(a.result),
         **({} if a.slow_clock is None else {"slow_clock": slow_clock_json(a.slow_clock)}),
     }
-
-
-def _table2_json(table2: Table2) -> dict[str, Any]:
-    from pintime.table2.table import table2_json
-
-    return table2_json(table2)
 
 
 def ladder_json(att: Attribution) -> dict[str, Any]:
@@ -415,31 +412,9 @@ def ladder_json(att: Attribution) -> dict[str, Any]:
             "step_fs": [list(pair) for pair in att.step_fs], "tolerance_fs": list(att.tolerance_fs)}
 
 
-def _same_firmware(elf: str | Path, run: dict[str, int], capture: Path) -> str | Path:
-    """``elf`` if it is the firmware that made the capture (its revision is the RUN frame's), else a
-    PintimeError: another build's functions may be numbered otherwise, and their times would be swapped."""
-    from pintime.avr.symbols import firmware_revision
-
-    revision = firmware_revision(elf)
-    if revision != run["revision"]:
-        raise PintimeError(f"{elf}: firmware {revision:08x}, but {capture} was made by firmware "
-                           f"{run['revision']:08x}: give the ELF of the firmware that made the capture")
-    return elf
-
-
 def refuse_unused_elf(a: Analysis, elf: str | Path | None) -> None:
     """PintimeError when an ELF was given for a capture that is not of a user or micro program: never
     ignored."""
-    if elf is not None and a.user is None and a.micro is None:
+    if elf is not None and a.program.elf_use is None:
         raise PintimeError(f"{a.path}: --elf names the functions of a user program (firmware/user/pintime.h)"
-                           f" or the micro benchmarks' code; this capture is of program "
-                           f"{PROGRAMS[a.run['program']]}")
-
-
-def table2_inputs(capture: str | Path, visits: str | Path | None) -> list[Path]:
-    """The files a table2 analysis of ``capture`` reads besides it (none when there are no visits)."""
-    try:
-        found = locate(Path(capture), visits)
-        return [found, *run_files(found)]
-    except PintimeError:  # a table1 capture, or the analysis will say what is missing
-        return []
+                           f" or the micro benchmarks' code; this capture is of program {a.program.name}")

@@ -15,13 +15,10 @@ runs without hardware in the tests, and ``pintime`` works on machines without Po
 from __future__ import annotations
 
 import json
-import os
 import queue
-import signal
-import threading
+import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -33,11 +30,12 @@ import soundfile as sf
 from tqdm import tqdm
 
 from pintime.capture.gaps import Gap
-from pintime.capture.wav import WAV_MAX_BYTES, iter_blocks, open_wav
+from pintime.capture.wav import WAV_MAX_BYTES, iter_blocks, open_wav, soundfile_name
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL
 from pintime.errors import PintimeError
 from pintime.files import refuse_existing, sidecar_path, version, write_text
 from pintime.locate.detect import edge_threshold
+from pintime.stopsignals import stop_signals_call
 
 SAMPLE_RATE_HZ = 192000  # what pintime records at (the analyzer reads any standard rate)
 CHANNELS = 2  # left = measurement pin, right = clock reference
@@ -62,11 +60,19 @@ def load_backend() -> ModuleType:
     try:
         import sounddevice
     except OSError:  # the package is there, the PortAudio library is not
-        raise PintimeError("pintime record needs PortAudio: sudo apt-get install libportaudio2") from None
+        raise PintimeError(f"pintime record needs PortAudio: {portaudio_install(sys.platform)}") from None
     except ImportError:
-        raise PintimeError("pintime record needs the sounddevice package: make deps "
-                           "(or pip install sounddevice)") from None
+        raise PintimeError("pintime record needs the sounddevice package: pip install sounddevice") from None
     return sounddevice
+
+
+def portaudio_install(platform: str) -> str:
+    """How to get the PortAudio library on ``platform`` (``sys.platform``): sounddevice's wheels bring
+    their own on Windows and macOS, Linux takes the system's."""
+    if platform.startswith("linux"):
+        return ("install the system's libportaudio2 (Debian, Ubuntu: sudo apt-get install libportaudio2; "
+                "Fedora: sudo dnf install portaudio)")
+    return "sounddevice's wheel brings it: pip install --force-reinstall sounddevice"
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,9 @@ def resampling_risk(device: Device) -> str | None:
         return "an ALSA plugin or sound server (PulseAudio, PipeWire) converts the card's own rate"
     if device.host_api in ("MME", "Windows DirectSound"):
         return "the Windows shared mixer converts every stream to its own rate"
+    if device.host_api == "Core Audio" and device.default_samplerate_hz != SAMPLE_RATE_HZ:
+        return (f"macOS converts the card's current {device.default_samplerate_hz:.0f} Hz (set the device to "
+                f"{SAMPLE_RATE_HZ} Hz in Audio MIDI Setup first)")
     return None
 
 
@@ -179,7 +188,7 @@ class RecordResult:
     device: Device
     frames: int
     interrupted: bool = False
-    stopped_by: str | None = None  # the signal that stopped it: "SIGINT" (Ctrl-C), "SIGTERM" or "SIGHUP"
+    stopped_by: str | None = None  # the signal that stopped it: "SIGINT" (Ctrl-C), "SIGTERM", "SIGHUP"…
     stalled: bool = False
     gaps: list[Gap] = field(default_factory=list)
     reference_found: bool | None = None
@@ -243,7 +252,7 @@ def record(path: str | Path, seconds: float, device: str | None = None, force: b
     started_utc = datetime.now(timezone.utc).isoformat(timespec="seconds")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        out = sf.SoundFile(os.fsencode(path), "w", samplerate=SAMPLE_RATE_HZ, channels=CHANNELS,
+        out = sf.SoundFile(soundfile_name(path), "w", samplerate=SAMPLE_RATE_HZ, channels=CHANNELS,
                            subtype="PCM_24", format="WAV")
     except (OSError, sf.LibsndfileError) as err:
         stream.close()
@@ -301,7 +310,9 @@ def _open_stream(backend: Any, device: Device, capture: _Capture) -> Any:
 def _stream_to(out: sf.SoundFile, stream: Any, capture: _Capture, result: RecordResult, n_total: int,
                bar: tqdm, warn: Callable[[str], None], save: Callable[[], None]) -> None:
     """Run the stream until ``n_total`` frames are written, a stop signal, a stall or a write error; then
-    drain the queue. ``save`` rewrites the sidecar (its gap list) whenever a gap appears."""
+    drain the queue. ``save`` rewrites the sidecar (its gap list) whenever a gap appears. A stop signal
+    only ends the loop (:mod:`pintime.stopsignals`): a KeyboardInterrupt raised between taking a block
+    from the queue and counting it would lose or miscount it, and a kill would leave no final sidecar."""
     reference = _ReferenceCheck()
     reported = 0
 
@@ -328,8 +339,11 @@ def _stream_to(out: sf.SoundFile, stream: Any, capture: _Capture, result: Record
             result.gaps = [g for g in capture.gaps[:reported] if g.frame < n_total]
             save()
 
+    def stop(signal_name: str) -> None:  # the recording ends as after Ctrl-C, complete with its sidecar
+        result.interrupted, result.stopped_by = True, signal_name
+
     last_block = time.monotonic()
-    with _stop_signals_set_flag(result):
+    with stop_signals_call(stop):
         try:
             stream.start()
             while result.frames < n_total and not result.interrupted and result.write_error is None:
@@ -348,37 +362,6 @@ def _stream_to(out: sf.SoundFile, stream: Any, capture: _Capture, result: Record
         except queue.Empty:
             break
     result.reference_found = reference.found
-
-
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # Ctrl-C, kill, the terminal closing
-
-
-@contextmanager
-def _stop_signals_set_flag(result: RecordResult) -> Iterator[None]:
-    """While recording, Ctrl-C (SIGINT), SIGTERM and SIGHUP only set ``result.interrupted``: the recording
-    then ends as after Ctrl-C, with a complete file and its final sidecar (a KeyboardInterrupt raised
-    between taking a block from the queue and counting it would lose or miscount it; a kill would leave
-    no sidecar). Main thread only (elsewhere Python delivers no signal anyway). A signal ignored when
-    recording starts stays ignored, as Python itself leaves it: a job started in the background
-    (``nohup pintime record … &``) was shielded from the terminal's Ctrl-C and hangup on purpose, and runs
-    its full length."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: Any) -> None:
-        result.interrupted = True
-        result.stopped_by = signal.Signals(signum).name
-
-    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
-    for s, handler in previous.items():
-        if handler is not signal.SIG_IGN:
-            signal.signal(s, stop)
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
 
 
 def _check_levels(result: RecordResult) -> None:

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from pintime.cli.validate import format_validation
 from pintime.errors import PintimeError
+from pintime.programs.table2 import Table2Check, Table2Unknown
 from pintime.soundcard import synth as synth_module
 from pintime.validate import edgecheck
 from pintime.validate.report import edges_section
-from pintime.validate.validation import Table2Unknown, Validation
+from pintime.validate.validation import Validation
 from support import CAPTURES, EXAMPLE_WAV, SIM, assert_fails, run_cli
 
 pytestmark = pytest.mark.usefixtures("make_sim")
@@ -99,7 +100,8 @@ def test_report_shows_the_figures_found_at_any_depth(tmp_path, validation):
 def test_validation_prints_only_sections_with_rows():
     """A table2 result has no Table 1 rows: no Table 1 header (it was printed empty before Table 2)."""
     table2_row = Table2Unknown("BB3 et al.", 235.0, 235.0, 1e-13, 100, 235.0, True)
-    text = format_validation(Validation({"recording_gaps": None}, "truth.json", 235.0, table2=(table2_row,)))
+    check = Table2Check(block=(table2_row,))
+    text = format_validation(Validation({"recording_gaps": None}, "truth.json", check))
     assert text.splitlines()[0].startswith("Basic Block") and "Technique" not in text
     assert "routine ref100" not in text and "" not in text.splitlines()
 
@@ -120,8 +122,7 @@ def test_a_method_whose_edges_cannot_be_compared_is_reported_not_fatal(monkeypat
     errors = edgecheck.edge_errors(Path("x.wav"), None)
     assert errors["threshold"] == "only 5 of the 9 located edges match an exact edge"
     assert errors["template"] == ("compared", "template")
-    validation = Validation({"recording_gaps": None, "table1": []}, "truth.json", 100.0,
-                            edges={"threshold": errors["threshold"]})
+    validation = Validation({"recording_gaps": None}, "truth.json", edges={"threshold": errors["threshold"]})
     assert "edges [threshold]: not compared: only 5 of the 9" in format_validation(validation)
     out = tmp_path / "v.json"
     out.write_text(json.dumps({"capture": "x.wav", **validation.to_json()}))

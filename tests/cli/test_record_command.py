@@ -213,14 +213,6 @@ def test_bad_arguments(tmp_path, source, monkeypatch, capsys, argv, message):
     assert message in capsys.readouterr().err
 
 
-def test_without_portaudio_the_error_says_what_to_install(tmp_path, monkeypatch):
-    (tmp_path / "sounddevice.py").write_text("raise OSError('PortAudio library not found')\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "sounddevice", raising=False)
-    with pytest.raises(PintimeError, match="needs PortAudio: sudo apt-get install libportaudio2"):
-        rec.load_backend()
-
-
 def test_many_gaps_are_announced_ten_times_and_all_counted(tmp_path, source):
     result, warnings = record(tmp_path, source, overflow_blocks=range(1, 41, 2))
     assert result.overflows == 20
@@ -272,6 +264,28 @@ def test_a_kill_or_hangup_leaves_a_complete_file_and_sidecar(tmp_path, source, m
     assert [g["frame"] for g in sidecar["gaps"]] == [4 * rec.BLOCK_FRAMES]
     assert sf.info(out).frames == sidecar["frames"] == 10 * rec.BLOCK_FRAMES
     assert signal.getsignal(stop_signal) is previous  # restored
+
+
+def test_where_there_is_no_sighup_a_kill_still_stops_the_recording(tmp_path, source, monkeypatch, capsys):
+    """Windows has no SIGHUP: the other stop signals are caught all the same."""
+    monkeypatch.delattr(signal, "SIGHUP")
+    monkeypatch.setattr(rec, "load_backend", lambda: FakeBackend(source, interrupt_after_block=9,
+                                                                 stop_signal=signal.SIGTERM))
+    out = tmp_path / "r.wav"
+    assert cli.main(["record", "-o", str(out), "--seconds", "100"]) == 0
+    assert "(stopped by SIGTERM)" in capsys.readouterr().out
+    assert sf.info(out).frames == 10 * rec.BLOCK_FRAMES
+
+
+def test_a_core_audio_device_at_another_rate_warns_that_it_may_resample(tmp_path, source):
+    backend = FakeBackend(source)
+    backend.HOSTAPIS = ("Core Audio",)
+    warnings: list[str] = []
+    rec.record(tmp_path / "r.wav", 0.1, device="0", backend=backend, warn=warnings.append)
+    assert warnings == ["HDA Intel PCH: ALC892 Analog (hw:0,0) (Core Audio) may be resampling: macOS "
+                        "converts the card's current 44100 Hz (set the device to 192000 Hz in Audio MIDI "
+                        "Setup first); the edges then carry the converter's filter (and nothing above half "
+                        "the card's real rate): prefer the card's own device"]
 
 
 def test_a_crash_over_an_old_take_leaves_the_new_gap_list(tmp_path, source, monkeypatch):

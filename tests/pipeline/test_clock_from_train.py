@@ -64,8 +64,8 @@ def test_analysis_without_reference_matches_the_one_with_it(monkeypatch):
     alone = pipeline.analyze(CAPTURE)
     assert alone.clock.source == "calibration train" and alone.cal_ppm is None
     assert len(alone.decode.frames) == len(both.decode.frames)
-    rows = {(r.technique, r.n): r for r in both.table.rows}
-    for r in alone.table.rows:
+    rows = {(r.technique, r.n): r for r in both.result.rows}
+    for r in alone.result.rows:
         twin = rows[(r.technique, r.n)]
         # widths of ≤ 21 ms: a rate difference of ≲ 0.01 ppm moves them by ≲ 0.2 ps
         assert r.estimate.mean_us == pytest.approx(twin.estimate.mean_us, abs=1e-6)
@@ -100,7 +100,7 @@ def test_a_48_khz_16_bit_mono_recording_gives_table1(mono48):
     a = pipeline.analyze(mono48)
     assert a.clock.source == "calibration train"
     assert (a.decode.rejected, a.decode.incomplete) == (0, 1) and len(a.decode.frames) > 30
-    line20 = next(r for r in a.table.rows if r.technique == "line_fit" and r.n == 20)
+    line20 = next(r for r in a.result.rows if r.technique == "line_fit" and r.n == 20)
     assert abs(line20.estimate.mean_us - 100.0) < 0.002
 
 
@@ -123,7 +123,7 @@ def test_reference_none_on_a_stereo_capture(capsys, tmp_path):
 
 def _table1(path) -> dict:
     a = pipeline.analyze(path, channels=(0, None))
-    return {(r.technique, r.n): r.estimate.mean_us for r in a.table.rows}, a
+    return {(r.technique, r.n): r.estimate.mean_us for r in a.result.rows}, a
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ def test_every_estimate_of_a_located_capture_holds_the_template_term():
     assert a.template_draws == DRAWS and a.rounding_lsb is None  # 24 bits: no rounding shared
     t_reps = scipy.special.stdtrit(2 - 1, (1 + CI_LEVEL) / 2)
     t_draws = scipy.special.stdtrit(DRAWS, (1 + CI_LEVEL) / 2)
-    for row in a.table.rows:
+    for row in a.result.rows:
         e = row.estimate
         assert 0 < e.template_sigma_us < 1e-3  # a few ps to ns at the profile's own level
         reps_half = t_reps * e.std_us / np.sqrt(e.count)
@@ -38,7 +38,7 @@ def test_every_estimate_of_a_located_capture_holds_the_template_term():
 
 def test_exact_edges_have_no_template_term(make_sim):
     a = pipeline.analyze(make_sim / "table1.edges.csv")
-    assert a.template_draws == 0 and all(r.estimate.template_sigma_us == 0 for r in a.table.rows)
+    assert a.template_draws == 0 and all(r.estimate.template_sigma_us == 0 for r in a.result.rows)
     code, out, _ = run_cli(["analyze", str(make_sim / "table1.edges.csv")])
     assert code == 0 and "edge shape" not in out
 
@@ -55,7 +55,7 @@ def test_a_template_learned_without_a_train_says_its_error_is_not_in_the_cis(tmp
     silenced = tmp_path / "no-train.wav"
     sf.write(silenced, data, rate, subtype="PCM_24")
     a = pipeline.analyze(silenced)
-    assert a.template_draws == 0 and all(r.estimate.template_sigma_us == 0 for r in a.table.rows)
+    assert a.template_draws == 0 and all(r.estimate.template_sigma_us == 0 for r in a.result.rows)
     code, out, _ = run_cli(["analyze", str(silenced)])
     assert code == 0
     assert "The learned edge shape's error is NOT in these CIs (learned without a calibration train" in out
@@ -66,13 +66,13 @@ def test_rounding_below_one_lsb_is_in_every_ci(make_sim, tmp_path):
     noise is a tenth of an LSB, the pin's levels round alike in every repetition, and the Differential rows
     read 7–11 ns off with a CI of ± 3.4 ns before (docs/results.md, "Quantization without dither"). Now the
     rounding's draws are in every CI and the output says so; the same render at 24 bits has none."""
-    truth = {r.label: r.estimate.mean_us for r in pipeline.analyze(make_sim / "table1.edges.csv").table.rows}
+    truth = {r.label: r.estimate.mean_us for r in pipeline.analyze(make_sim / "table1.edges.csv").result.rows}
     card = with_level(with_format(sc.PROFILES["wide-filter"], 48000, 16, 1), "readme")
     wav = synthesize(make_sim / "table1.edges.csv", tmp_path / "w16.wav", card, 1, duration_s=8).wav_path
     a = pipeline.analyze(wav)
     assert a.rounding_lsb is not None and a.rounding_lsb[1] < 0.3 and 1000 < a.rounding_lsb[0] < 1200
     t_draws = scipy.special.stdtrit(ROUNDING_DRAWS, (1 + CI_LEVEL) / 2)
-    for row in a.table.rows:
+    for row in a.result.rows:
         e = row.estimate
         if row.label.startswith("Differential"):
             assert e.quantization_sigma_us > 2e-3  # a few ns: more than the template's noise draws give
@@ -85,4 +85,4 @@ def test_rounding_below_one_lsb_is_in_every_ci(make_sim, tmp_path):
     wav24 = synthesize(make_sim / "table1.edges.csv", tmp_path / "w24.wav", with_format(card, bits=24), 1,
                        duration_s=8).wav_path
     a24 = pipeline.analyze(wav24)
-    assert a24.rounding_lsb is None and all(r.estimate.quantization_sigma_us == 0 for r in a24.table.rows)
+    assert a24.rounding_lsb is None and all(r.estimate.quantization_sigma_us == 0 for r in a24.result.rows)

@@ -139,8 +139,8 @@ def test_scheduler_matches_simavr_histogram(tmp_path, scheduler_lows):
 @pytest.mark.parametrize("capture", ["kernel.edges.csv", "kernel.vcd"])
 def test_analysis_of_exact_edges(capture, scheduler_lows, exact):
     a = analyze(BUILD / "sim" / capture)
-    assert a.kernel is not None
-    rows = {r.name: r.estimate for r in a.kernel.rows}
+    assert a.program.name == "kernel"
+    rows = {r.name: r.estimate for r in a.result.rows}
     per_thread = (scheduler_lows[16][0] - scheduler_lows[1][0]) / 15
     assert rows["scheduler per thread"].mean_us == pytest.approx(per_thread, abs=1e-9)
     assert rows["scheduler fixed part"].mean_us == pytest.approx(scheduler_lows[1][0] - per_thread, abs=1e-9)

@@ -17,7 +17,7 @@ from pintime.capture.edgelist import read_edge_list
 from pintime.errors import PintimeError
 from pintime.estimate.micro import BENCHMARKS, datasheet_cycles
 from pintime.frames import PROGRAMS, decode_frames
-from pintime.validate.compare import SIMAVR_DIFFERS
+from pintime.programs.micro import SIMAVR_DIFFERS
 from support import BUILD, ROOT, SIM, run_cli
 
 pytestmark = pytest.mark.usefixtures("make_sim")

@@ -46,7 +46,7 @@ def _exact_truth(t2, model, cfg) -> list[Fraction]:
 
 def test_exact_edges_give_every_unknown_its_truth(sim):
     a = analyze(Path(f"{sim}.edges.csv"))
-    t2 = a.table2
+    t2 = a.result
     cfg = function_cfg(json.loads(Path(f"{sim}.json").read_text())["elf"], "adpcm_coder")
     assert t2.epsilon_cycles == 6  # TABLE2.md §3: rising `out` + CALL
     _, measurements, rounds = next(v for v in BUILDS.values() if v[0] == a.run["f_cpu_hz"])
@@ -124,10 +124,10 @@ def test_lost_frame_rounds_are_matched_by_label(sim, tmp_path):
     capture = tmp_path / "cut.edges.csv"
     capture.write_text("\n".join([rows[0], *kept]) + "\n")
     a = analyze(capture, visits=f"{sim}.visits.csv")
-    assert a.table2.rounds == sum(f.fields["count"] for f in frames) - cut.fields["count"]
-    truth = np.array([u.truth_cycles for u in a.table2.exit.unknowns])
-    np.testing.assert_allclose(a.table2.exit.values_us / a.table2.us_per_cycle,
-                               np.broadcast_to(truth, a.table2.exit.values_us.shape), atol=1e-6)
+    assert a.result.rounds == sum(f.fields["count"] for f in frames) - cut.fields["count"]
+    truth = np.array([u.truth_cycles for u in a.result.exit.unknowns])
+    np.testing.assert_allclose(a.result.exit.values_us / a.result.us_per_cycle,
+                               np.broadcast_to(truth, a.result.exit.values_us.shape), atol=1e-6)
 
 
 def _copy_run(sim: Path, tmp: Path) -> Path:
@@ -206,7 +206,7 @@ def test_synthesized_capture_rounds_to_the_true_cycles(sim, tmp_path, profile):
     are found through the capture's sidecar."""
     wav = tmp_path / f"table2-{profile}.wav"
     assert main(["synth", f"{sim}.edges.csv", "-o", str(wav), "--profile", profile, "--seed", "3"]) == 0
-    t2 = analyze(wav, "template").table2
+    t2 = analyze(wav, "template").result
     for model in (t2.block, t2.exit):
         cycles = np.array([u.estimate.mean_us for u in model.unknowns]) / t2.us_per_cycle
         truth = np.array([u.truth_cycles for u in model.unknowns])

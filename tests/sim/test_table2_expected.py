@@ -64,7 +64,7 @@ def test_expected_cycles_are_simavrs(sim, exact):
 def test_each_resolved_exit_measures_its_listing_cost(sim):
     """The cut measurements resolve every CFG exit alone (a block left one way): on simavr's exact edges
     each measures exactly the cycles the listing gives it, and ε the pulse's out + CALL."""
-    t2 = analyze(SIM / "table2.edges.csv").table2
+    t2 = analyze(SIM / "table2.edges.csv").result
     assert t2 is not None and t2.resolved is not None, t2
     columns = table2_json(t2)["table2_resolved"]["columns"]
     costs = dict(zip(exit_names(sim.cfg), (e.cycles for e in sim.cfg.exits), strict=True))

@@ -157,7 +157,7 @@ def test_listing_expects_what_simavr_measures(capsys, tmp_path, truth_cycles):
 def test_a_wrong_expectation_is_flagged():
     """A deliberately wrong model — mac16's listing without the CALL that enters it (43 cycles, not 48) —
     leaves the exact measurement outside: the row says so in JSON and in print."""
-    rows = analyze(EDGES, elf=ELF).user
+    rows = analyze(EDGES, elf=ELF).result
     assert rows is not None
     mac16 = next(r for r in rows if r.name == "mac16")
     assert mac16.outside() is False

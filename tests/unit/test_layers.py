@@ -2,24 +2,27 @@
 
 Layers, lowest first; a module may import only from its own layer or lower ones. The analyzer core
 (capture, frames, locate, clock, estimate, avr, table2) thereby never imports the sound-card model,
-validation, plots or the command line.
+validation, plots or the command line; the programs (one module each behind one interface) sit on the
+estimates they call and under the pipeline that looks them up.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from support import ROOT
 
 PACKAGE = ROOT / "analyzer" / "pintime"
 LAYERS = [
-    {"errors", "edges", "files", "compiled"},
+    {"errors", "edges", "files", "compiled", "stopsignals"},
     {"capture", "frames"},
     {"locate", "ladder"},
     {"frame_timing"},
     {"clock", "lost_audio", "estimate", "avr"},
     {"table2"},
+    {"programs"},
     {"pipeline", "crosscheck"},
     {"validate", "soundcard", "record"},
     {"plots"},
@@ -32,7 +35,8 @@ def _modules() -> dict[str, Path]:
             for p in PACKAGE.rglob("*.py")}
 
 
-def _imports(path: Path) -> list[tuple[str, list[str]]]:
+@functools.cache  # each file parsed once for all the tests here
+def _imports(path: Path) -> tuple[tuple[str, list[str]], ...]:
     """(module, names) of every ``import``/``from … import`` of pintime in the file, at any depth."""
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
@@ -40,7 +44,7 @@ def _imports(path: Path) -> list[tuple[str, list[str]]]:
             found.append((node.module, [a.name for a in node.names]))
         elif isinstance(node, ast.Import):
             found += [(a.name, []) for a in node.names if a.name.split(".")[0] == "pintime"]
-    return found
+    return tuple(found)
 
 
 def _layer(module: str) -> int:

@@ -12,9 +12,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from pintime.errors import PintimeError
+from pintime.programs.table2 import ResolvedExit, Table2Unknown, table2_coverage
 from pintime.table2.blocksystem import EPSILON, QR_ROWS, identical_groups, r_factor, rank, reduce_columns
-from pintime.validate.compare import table2_coverage
-from pintime.validate.validation import ResolvedExit, Table2Unknown
 
 
 def _rank(rows: list[list[Fraction]]) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +73,13 @@ class WavInfo:
         return "mono" if self.channels == 1 else f"#{channel}"
 
 
+def soundfile_name(path: str | Path) -> str | bytes:
+    """``path`` as libsndfile is given it: bytes on POSIX, where they open any file name, decodable or
+    not; text on Windows, which soundfile opens by its wide-character name (bytes would be read in the
+    ANSI code page there, and a name outside it not found)."""
+    return str(path) if sys.platform == "win32" else os.fsencode(path)
+
+
 def open_wav(path: str | Path, measurement_channel: int = 0,
              reference_channel: int | None | Literal["default"] = DEFAULT_REFERENCE) -> WavInfo:
     """Check that ``path`` is a complete recording pintime can time edges in and describe it.
@@ -88,7 +96,7 @@ def open_wav(path: str | Path, measurement_channel: int = 0,
     """
     path = Path(path)
     try:
-        info = sf.info(os.fsencode(path))  # bytes: any file name, decodable or not
+        info = sf.info(soundfile_name(path))
     except (sf.SoundFileError, RuntimeError) as err:
         raise PintimeError(f"{path}: not an audio file libsndfile can read ({err})") from None
     if info.samplerate not in STANDARD_RATES_HZ:
@@ -239,7 +247,7 @@ class _SoundFile:
     """The frames of any file libsndfile reads, as float32, of the channels ``info.columns`` names."""
 
     def __init__(self, info: WavInfo) -> None:
-        self.file = sf.SoundFile(os.fsencode(info.path))
+        self.file = sf.SoundFile(soundfile_name(info.path))
         self.columns = list(info.columns)
         # all of the file's channels in their order (stereo, mono): read in place, no copy of the samples
         self.in_place = self.columns == list(range(info.channels))

@@ -101,10 +101,17 @@ def one_line(message: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
-def main(argv: list[str] | None = None) -> int:
-    for stream in (sys.stdout, sys.stderr):  # a file name's undecodable bytes are printed back as they were
+def reconfigure_output(platform: str) -> None:
+    """stdout and stderr print a file name's undecodable bytes back as they were; on Windows (``platform``
+    ``win32``) they write UTF-8, since a redirected stream's ANSI code page cannot hold σ or ε."""
+    utf8 = {"encoding": "utf-8"} if platform == "win32" else {}
+    for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="surrogateescape")
+            stream.reconfigure(errors="surrogateescape", **utf8)
+
+
+def main(argv: list[str] | None = None) -> int:
+    reconfigure_output(sys.platform)
     args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)
     try:
         code = int(args.run(args))

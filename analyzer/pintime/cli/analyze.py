@@ -9,24 +9,20 @@ from pathlib import Path
 
 from pintime.cli.args import add_channel_arguments, channels
 from pintime.crosscheck import check_text, compare_estimates
-from pintime.estimate.kernel import format_kernel
-from pintime.estimate.micro import format_micro
 from pintime.estimate.shared import largest_sigma
 from pintime.estimate.slowclock import format_slow_clock
-from pintime.estimate.table1 import format_table1
-from pintime.estimate.user import format_user
 from pintime.files import refuse_overwrite, write_text
 from pintime.frame_timing import DetectedGap
-from pintime.frames import PROGRAMS
 from pintime.ladder import format_attribution
 from pintime.locate.bend import Bend
 from pintime.locate.methods import METHODS, SIMPLE_HALF
 from pintime.lost_audio import LostAudio
-from pintime.pipeline import Analysis, analyze, refuse_unused_elf, summary_json, table2_inputs
+from pintime.pipeline import Analysis, analyze, refuse_unused_elf, summary_json
+from pintime.programs.table2 import table2_inputs
 
 
 def format_summary(a: Analysis) -> str:
-    """Header lines (run, clock, frames) then Table 1."""
+    """Header lines (run, clock, frames) then the program's table."""
     c, d = a.clock, a.decode
     rate = "(unknown unit)" if c.rate_ppm is None else f"{c.rate_ppm:+.4f} ± {c.rate_ppm_sigma:.4f} ppm"
     ppm = (f"clock: capture clock vs MCU {rate}"
@@ -49,20 +45,9 @@ def format_summary(a: Analysis) -> str:
               + ("" if not a.unplaced else f"; {unplaced_text(a.unplaced, a.method)}")
               + ("" if not a.at_file_ends else f"; {at_file_ends_text(a.at_file_ends)}")
               + ("" if not a.level_changes else f"; {level_changes_text(a.level_changes)}"))
-    run = (f"{a.path}: program {PROGRAMS[a.run['program']]}, F_CPU {a.run['f_cpu_hz']} Hz, "
+    run = (f"{a.path}: program {a.program.name}, F_CPU {a.run['f_cpu_hz']} Hz, "
            f"firmware {a.run['revision']:08x}")
-    if a.table2 is None:
-        table = format_table1(a.table)
-    else:
-        from pintime.table2.table import format_table2  # only table2 captures need its modules
-
-        table = format_table2(a.table2)
-    if a.user is not None:
-        table = format_user(a.user)
-    if a.kernel is not None:
-        table = format_kernel(a.kernel)
-    if a.micro is not None:
-        table = format_micro(a.micro)
+    table = a.program.format(a.result)
     slow = [] if a.slow_clock is None else ["", format_slow_clock(a.slow_clock)]
     ladder = [] if a.ladder is None else [format_attribution(a.ladder)]
     bend = [] if a.bend is None or not a.bend.significant else [bend_text(a.bend)]
@@ -84,12 +69,11 @@ def template_error_lines(a: Analysis) -> list[str]:
                else "learned without a calibration train")
         return [f"The learned edge shape's error is NOT in these CIs ({why}: no draws of it); it is shared "
                 "by every repetition, so no spread shows it"]
-    results = (a.table, a.table2, a.user, a.kernel, a.micro)
-    where, sigma = largest_sigma(results)
+    where, sigma = largest_sigma(a.result)
     lines = [f"The CIs hold the learned edge shape's error, which every repetition shares (no std. deviation "
              f"shows it): σ up to {sigma:.2g} µs ({where}), from {a.template_draws} draws of it"]
     if a.rounding_lsb is not None:
-        where, sigma = largest_sigma(results, "quantization_sigma_us")
+        where, sigma = largest_sigma(a.result, "quantization_sigma_us")
         step_lsb, noise_lsb = a.rounding_lsb
         lines.append(f"The CIs hold the rounding of a recording quieter than one LSB ({noise_lsb:.2f} LSB of "
                      f"noise beneath it, steps of {step_lsb:.0f} LSB: the same levels round alike in every "

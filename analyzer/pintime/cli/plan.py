@@ -21,7 +21,6 @@ import numpy as np
 from pintime.capture.sniff import sniff
 from pintime.cli.args import add_channel_arguments, channels, number
 from pintime.errors import PintimeError
-from pintime.estimate.estimators import Estimate
 from pintime.estimate.plan import (
     Card,
     Technique,
@@ -36,6 +35,7 @@ from pintime.estimate.slowclock import design
 from pintime.estimate.table1 import PAPER_TABLE1, overdetermined_design
 from pintime.files import refuse_overwrite, write_text
 from pintime.pipeline import Analysis, analyze, refuse_unused_elf
+from pintime.programs.base import LinearEstimate
 from pintime.soundcard.formats import with_format
 from pintime.soundcard.model import PROFILES, get_profile, step_response
 
@@ -124,26 +124,17 @@ def techniques_of(template: Analysis, count: Analysis) -> tuple[list[Technique],
                             shared_half_us={"template": shared[label]})
                   for label, technique, key, x, edges, e in linear_estimates(count)
                   if e.count >= MIN_REPETITIONS and label in template_std]
-    if template.table2 is not None and count.table2 is not None:
-        techniques += table2_techniques(template, count)
+    techniques += spread_techniques(template, count)
     if not techniques:
         raise PintimeError(f"{count.path}: no technique with {MIN_REPETITIONS} repetitions or more decoded: "
                            "too few to measure a spread from (plan from a longer capture, or --profile)")
     return techniques, card, float(count.run["f_cpu_hz"])
 
 
-def linear_estimates(a: Analysis) -> list[tuple[str, str, tuple[str, int], np.ndarray, np.ndarray, Estimate]]:
-    """Every linear per-repetition estimate of a capture: label, technique, its frames' key (as
-    :func:`frame_spans_us` has them), design, repetitions' edges (µs from each one's first) and estimate."""
-    out = [(row.label, row.technique, (row.technique, row.n), design(row.technique, row.n),
-            a.table.pulse_edges_us((row.technique, row.n)), row.estimate) for row in a.table.rows]
-    m, o = a.table.overdetermined_m, a.table.overdetermined
-    if m is not None and o is not None:
-        out.append(("§5 system T_e", "overdetermined", ("overdet", m), overdetermined_design(m),
-                    a.table.pulse_edges_us(("overdet", m)), o.t_e))
-    out += [(f"{u.name} per call", "user", ("user", u.function), design("line_fit", u.m), u.pulse_edges_us,
-             u.fit.slope) for u in a.user or []]
-    return out
+def linear_estimates(a: Analysis) -> list[LinearEstimate]:
+    """Every linear per-repetition estimate of a capture (:meth:`pintime.programs.base.Program.
+    linear_estimates`)."""
+    return a.program.linear_estimates(a.result)
 
 
 def frame_spans_us(a: Analysis) -> dict[tuple[str, int], float]:
@@ -163,19 +154,17 @@ def frame_spans_us(a: Analysis) -> dict[tuple[str, int], float]:
     return {k: float(np.median(v)) for k, v in spans.items()}
 
 
-def table2_techniques(template: Analysis, count: Analysis) -> list[Technique]:
-    """Table 2's unknowns (block model), each with its measured spread over measurements by each method;
-    a repetition is one measurement, its MCU time the TABLE2 frames' span over the measurements."""
-    t2, c2 = template.table2, count.table2
-    assert t2 is not None and c2 is not None
-    frames = [f for f in count.decode.frames if f.kind == "table2"]
-    span = float(count.time_us[frames[-1].group[-1]] - count.time_us[frames[0].start])
-    rep_us = span / max(1, len({f.fields["measurement"] for f in frames}))
-    return [Technique(f"Table 2 {u.label}", "table2", rep_us,
-                      std_us={"template": u.estimate.std_us, "count": v.estimate.std_us},
-                      shared_half_us={"template": shared_half_us(u.estimate, template.template_draws)})
-            for u, v in zip(t2.block.unknowns, c2.block.unknowns, strict=True)
-            if min(u.estimate.count, v.estimate.count) >= MIN_REPETITIONS]
+def spread_techniques(template: Analysis, count: Analysis) -> list[Technique]:
+    """The program's estimates planned from their measured spread alone (Table 2's unknowns,
+    :meth:`pintime.programs.base.Program.spread_estimates`), each with its spread over repetitions by each
+    method."""
+    rep_us, counted = count.program.spread_estimates(count.result, count.decode.frames, count.time_us)
+    _, templated = template.program.spread_estimates(template.result, template.decode.frames,
+                                                     template.time_us)
+    return [Technique(label, technique, rep_us, std_us={"template": u.std_us, "count": v.std_us},
+                      shared_half_us={"template": shared_half_us(u, template.template_draws)})
+            for (label, technique, u), (_, _, v) in zip(templated, counted, strict=True)
+            if min(u.count, v.count) >= MIN_REPETITIONS]
 
 
 def from_profile(args: argparse.Namespace) -> tuple[list[Technique], Card, float]:

@@ -168,10 +168,12 @@ class SlowClock:
 
     tick_us: float  # one sample of the card's clock in MCU µs
     phases: PhaseTest
-    table1: list[tuple[str, int, str, ModelEstimate]]  # technique, n, label, estimate
-    overdetermined: dict[str, ModelEstimate]  # t_e, t_i, epsilon
-    user: list[tuple[str, ModelEstimate]]  # function name, time per call
-    table2: list[tuple[str, ModelEstimate]] = field(default_factory=list)  # Table 2's unknowns by label
+    # beside the program's estimates (pintime.programs): Table 1's by technique, n, label; the §5 system's
+    # t_e, t_i, epsilon; user functions' time per call by name; Table 2's unknowns by label
+    table1: list[tuple[str, int, str, ModelEstimate]] = field(default_factory=list)
+    overdetermined: dict[str, ModelEstimate] = field(default_factory=dict)
+    user: list[tuple[str, ModelEstimate]] = field(default_factory=list)
+    table2: list[tuple[str, ModelEstimate]] = field(default_factory=list)
 
 
 def clock_edge_samples(edges: Edges, clock: Clock, decode: FrameDecode, gaps: np.ndarray,
@@ -194,15 +196,18 @@ def clock_edge_samples(edges: Edges, clock: Clock, decode: FrameDecode, gaps: np
     return (line + np.rint((time - line) / fit.step) * fit.step) * rate_hz
 
 
-def slow_clock(edges: Edges, clock: Clock, decode: FrameDecode, gaps: np.ndarray, rate_hz: float,
-               table: Table1, user: list[UserRow] | None) -> SlowClock:
-    """The model beside every estimate of a count-method capture, and its phase test."""
+def slow_clock(edges: Edges, clock: Clock, decode: FrameDecode, gaps: np.ndarray,
+               rate_hz: float) -> SlowClock:
+    """The model of a count-method capture's clock, and its phase test; the models beside its program's
+    estimates are added by the program (:meth:`pintime.programs.base.Program.with_slow_clock`)."""
     tick_us = clock.us_per_unit / rate_hz
-    rows, over = table1_models(table, tick_us)
-    users = [(u.name, model_estimate(u.fit.slope, beilner_std_us(design("line_fit", u.m), u.pulse_edges_us,
-                                                                  tick_us))) for u in user or []]
-    return SlowClock(tick_us, phase_test(clock_edge_samples(edges, clock, decode, gaps, rate_hz)), rows, over,
-                     users)
+    return SlowClock(tick_us, phase_test(clock_edge_samples(edges, clock, decode, gaps, rate_hz)))
+
+
+def user_models(user: list[UserRow], tick_us: float) -> list[tuple[str, ModelEstimate]]:
+    """The model beside every user function's time per call."""
+    return [(u.name, model_estimate(u.fit.slope, beilner_std_us(design("line_fit", u.m), u.pulse_edges_us,
+                                                                 tick_us))) for u in user]
 
 
 def table1_models(table: Table1, tick_us: float) -> tuple[list[tuple[str, int, str, ModelEstimate]],

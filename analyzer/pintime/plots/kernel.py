@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from pintime.edges import MEASUREMENT_CHANNEL  # noqa: E402
-from pintime.estimate.kernel import INSERT_CHANNEL, SWITCH_CHANNEL, THREAD0_CHANNEL  # noqa: E402
+from pintime.estimate.kernel import INSERT_CHANNEL, SWITCH_CHANNEL, THREAD0_CHANNEL, Kernel  # noqa: E402
 
 if TYPE_CHECKING:
     from pintime.pipeline import Analysis
@@ -26,7 +26,6 @@ TICK_INDEX = 1  # its second tick (the first follows the kernel's start)
 
 def fig_kernel_tick(a: Analysis, out: Path) -> Path:
     """The four signals from one tick's start to the next, N = TICK_THREADS (or the fewest threads)."""
-    assert a.kernel is not None
     frames = a.decode.of_kind("kernel")
     frame = next((f for f in frames if f.fields["threads"] == TICK_THREADS), frames[0])
     meas = a.edges.on(MEASUREMENT_CHANNEL)
@@ -56,8 +55,7 @@ def fig_kernel_tick(a: Analysis, out: Path) -> Path:
 
 def fig_kernel_fit(a: Analysis, out: Path) -> Path:
     """Each repetition's scheduler time per configuration against N, and the mean line fit."""
-    k = a.kernel
-    assert k is not None
+    k: Kernel = a.result
     n = np.array([f.threads for f in k.frames])
     tick = np.array([f.tick_us for f in k.frames])
     slope, intercept = k.fit.slope, k.fit.intercept

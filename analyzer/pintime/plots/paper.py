@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 def fig2_line_fit(a: Analysis, out: Path) -> Path:
     """Fig. 2: the pulse widths T_k of one repetition against k, and the fitted line (eq. 4–5)."""
-    m = max(a.table.line_fits)
-    fit, points = a.table.line_fits[m], a.table.line_points[m]
+    m = max(a.result.line_fits)
+    fit, points = a.result.line_fits[m], a.result.line_points[m]
     rep = fit.reps[0]
     k = np.arange(1, m + 1)
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -35,10 +35,10 @@ def fig2_line_fit(a: Analysis, out: Path) -> Path:
 
 def fig3_outlier(a: Analysis, out: Path) -> Path:
     """Fig. 3: a repetition with an outlier rejected (§4.1) or, if none, the rule's threshold band."""
-    found = [(m, i) for m, fit in sorted(a.table.line_fits.items()) for i, r in enumerate(fit.reps)
+    found = [(m, i) for m, fit in sorted(a.result.line_fits.items()) for i, r in enumerate(fit.reps)
              if not r.kept.all()]
-    m, i = found[0] if found else (max(a.table.line_fits), 0)
-    fit, y = a.table.line_fits[m], a.table.line_points[m][i]
+    m, i = found[0] if found else (max(a.result.line_fits), 0)
+    fit, y = a.result.line_fits[m], a.result.line_points[m][i]
     rep = fit.reps[i]
     k = np.arange(1, m + 1)
     all_a, all_b = rep.all_points_us
@@ -58,7 +58,7 @@ def fig3_outlier(a: Analysis, out: Path) -> Path:
     bottom.set(xlabel="executions $N_k = k$", ylabel=f"|deviation| from Theil–Sen line ({unit})")
     bottom.legend()
     title = (f"Outlier rejected: line 1×–{m}×, repetition {i + 1}" if found else
-             f"no outlier in {sum(len(f.reps) for f in a.table.line_fits.values())} line fits; "
+             f"no outlier in {sum(len(f.reps) for f in a.result.line_fits.values())} line fits; "
              f"repetition 1 of 1×–{m}× shown")
     top.set_title("Robustness of the line fit (Fig. 3)\n" + title, fontsize=10)
     return _save(fig, out / "fig3_outlier.png")
@@ -66,11 +66,11 @@ def fig3_outlier(a: Analysis, out: Path) -> Path:
 
 def fig7_executing_error(a: Analysis, out: Path) -> Path:
     """Fig. 7: |Executing N× − T_e| against N on log-log axes, with ε/N (ε = line-fit intercept)."""
-    m = max(a.table.line_fits)
-    fit = a.table.line_fits[m]
+    m = max(a.result.line_fits)
+    fit = a.result.line_fits[m]
     t_e, eps = fit.slope.mean_us, fit.intercept.mean_us
     te_half = (fit.slope.ci95_us[1] - fit.slope.ci95_us[0]) / 2
-    rows = [r for r in a.table.rows if r.technique in ("direct", "executing")]
+    rows = [r for r in a.result.rows if r.technique in ("direct", "executing")]
     n = np.array([r.n for r in rows], dtype=float)
     err = np.array([abs(r.estimate.mean_us - t_e) for r in rows])
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -99,6 +99,6 @@ def _save(fig: plt.Figure, path: Path) -> Path:
 def write_plots(a: Analysis, out: Path) -> list[Path]:
     """Write every figure this capture supports into ``out``; the paths written."""
     out.mkdir(parents=True, exist_ok=True)
-    if not a.table.line_fits:
+    if not a.result.line_fits:
         return []
     return [fig2_line_fit(a, out), fig3_outlier(a, out), fig7_executing_error(a, out)]

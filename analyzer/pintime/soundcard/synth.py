@@ -16,7 +16,6 @@ blocks of ``BLOCK_SAMPLES`` (memory stays bounded however long the capture).
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from scipy import signal
 from tqdm import tqdm
 
 from pintime.capture.edgelist import read_edge_list
-from pintime.capture.wav import WAV_MAX_BYTES
+from pintime.capture.wav import WAV_MAX_BYTES, soundfile_name
 from pintime.edges import REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.files import (
@@ -327,8 +326,8 @@ def _write_wav(wav_path: Path, channels: list[_Channel], n_samples: int, profile
     noise_rms = 0.0 if profile.noise_dbfs is None else 10 ** (profile.noise_dbfs / 20)
     jitter_samples = profile.jitter_rms_s * profile.samplerate_hz
     clipped = 0
-    wav = sf.SoundFile(os.fsencode(wav_path), "w", samplerate=profile.samplerate_hz, channels=len(channels),
-                       subtype=PCM_SUBTYPES[profile.bits], format="WAV")
+    wav = sf.SoundFile(soundfile_name(wav_path), "w", samplerate=profile.samplerate_hz,
+                       channels=len(channels), subtype=PCM_SUBTYPES[profile.bits], format="WAV")
     with wav as out, tqdm(total=n_samples, unit="sample", unit_scale=True, disable=not progress,
                           desc="synth") as bar:
         for n0 in range(0, n_samples, BLOCK_SAMPLES):

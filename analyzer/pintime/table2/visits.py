@@ -107,7 +107,7 @@ def locate(capture: Path, explicit: str | Path | None) -> Path:
     sidecar = capture.with_suffix(".json")
     if capture.suffix.lower() == ".wav" and sidecar.exists():
         try:
-            sources.append(Path(json.loads(sidecar.read_text())["source_edges"]))
+            sources.append(Path(json.loads(sidecar.read_text(encoding="utf-8"))["source_edges"]))
         except (OSError, ValueError, KeyError, TypeError, RecursionError):
             pass
     candidates = []

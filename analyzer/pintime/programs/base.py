@@ -1,0 +1,112 @@
+"""The interface every program of the firmware implements: what it estimates from a capture's decoded
+frames, its JSON and its printed table, how its estimates are checked against simavr's truth, and what the
+count method's slow-clock model and ``pintime plan`` take from it.
+
+The pipeline finds a capture's program by its RUN frame (:mod:`pintime.programs.registry`) and asks it alone;
+nothing else tests which program a capture holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pintime.edges import Edges
+from pintime.errors import PintimeError
+from pintime.estimate.estimators import Estimate
+from pintime.estimate.slowclock import SlowClock
+from pintime.frames import Frame, FrameDecode, ScaledTimes
+from pintime.programs.truth import Check
+
+# an estimate linear in one repetition's pulse widths (pintime plan): label, technique, its frames' key
+# (as pintime.cli.plan.frame_spans_us has them), design, each repetition's edges (µs from its first), estimate
+LinearEstimate = tuple[str, str, tuple[str, int], np.ndarray, np.ndarray, Estimate]
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a program's estimates are made from besides the frames and the edge times they index."""
+
+    path: Path  # the capture
+    run: dict[str, int]  # its RUN frame's fields
+    us_per_unit: float  # the calibrated clock: edge time base → MCU µs
+    edges: Edges  # every channel's edges (the kernel reads its signal pins)
+    decode: FrameDecode  # every frame decoded
+    time_us: ScaledTimes  # the measurement channel's edge times in MCU µs
+    polarity: np.ndarray  # its edges' polarity, an inverted pin undone
+    visits: str | Path | None = None  # table2: simavr's per-pulse visits (None: beside the capture)
+    elf: str | Path | None = None  # user, micro: the firmware's ELF
+    unattributed_s: np.ndarray | None = None  # a ladder capture's edges no pin could be given
+    # what the estimations of one analysis share (Table 2's joined rounds), kept by the program
+    cache: dict[Any, Any] = field(default_factory=dict)
+
+    @property
+    def f_cpu_hz(self) -> int:
+        """The MCU clock the RUN frame gives."""
+        return self.run["f_cpu_hz"]
+
+    def elf_of_this_firmware(self) -> str | Path | None:
+        """The ELF given (None without one), if it is the firmware that made the capture
+        (:func:`same_firmware`)."""
+        return None if self.elf is None else same_firmware(self.elf, self.run, self.path)
+
+def same_firmware(elf: str | Path, run: dict[str, int], capture: Path) -> str | Path:
+    """``elf`` if it is the firmware that made the capture (its revision is the RUN frame's), else a
+    PintimeError: another build's functions may be numbered otherwise, and their times would be swapped."""
+    from pintime.avr.symbols import firmware_revision
+
+    revision = firmware_revision(elf)
+    if revision != run["revision"]:
+        raise PintimeError(f"{elf}: firmware {revision:08x}, but {capture} was made by firmware "
+                           f"{run['revision']:08x}: give the ELF of the firmware that made the capture")
+    return elf
+
+
+class Program:
+    """One program of the firmware; a subclass per program, registered by its RUN frame name."""
+
+    name: ClassVar[str]  # frames.PROGRAMS' name of its RUN frame's program id
+    elf_use: ClassVar[str | None] = None  # what its ELF (--elf) gives it; None: it takes none
+    reads_visits: ClassVar[bool] = False  # whether it joins simavr's per-pulse visits (--visits)
+
+    def estimate(self, inputs: Inputs, time: np.ndarray, frames: list[Frame]) -> Any:
+        """The program's result from the measurement channel's edge times ``time`` (source time base) and
+        ``frames`` (all of the capture's, or those of its first edges): every Estimate in it is widened by
+        the errors all repetitions share (:mod:`pintime.estimate.shared`)."""
+        raise NotImplementedError
+
+    def to_json(self, result: Any) -> dict[str, Any]:
+        """The result's keys of the ``analyze`` JSON (docs/design.md §6)."""
+        raise NotImplementedError
+
+    def format(self, result: Any) -> str:
+        """The result as ``pintime analyze`` prints it."""
+        raise NotImplementedError
+
+    def check(self, result: Any, out: dict[str, Any], exact_out: dict[str, Any], f_cpu_hz: int) -> Check:
+        """The estimates of ``out`` (the capture's ``analyze`` JSON; ``result`` the program's result behind
+        it) beside their truth: those of ``exact_out``, the same analysis of simavr's exact edges, unless
+        the program knows the truth otherwise."""
+        return Check()
+
+    def with_slow_clock(self, slow: SlowClock, result: Any) -> SlowClock:
+        """``slow`` with the count method's model beside each of the result's estimates (none here)."""
+        return slow
+
+    def released(self, result: Any) -> Any:
+        """The result as the analysis keeps it, once every model has been made from it."""
+        return result
+
+    def linear_estimates(self, result: Any) -> list[LinearEstimate]:
+        """Its estimates linear in one repetition's pulse widths, which ``pintime plan`` plans from their
+        design (none here)."""
+        return []
+
+    def spread_estimates(self, result: Any, frames: list[Frame], time_us: np.ndarray
+                         ) -> tuple[float, list[tuple[str, str, Estimate]]]:
+        """The MCU time of one repetition (µs) and the estimates (label, technique, estimate) that
+        ``pintime plan`` plans from their measured spread alone (none here)."""
+        return float("nan"), []
