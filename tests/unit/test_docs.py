@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support import ROOT
 
-from pintime.cli import build_parser
+from pintime.cli import EXAMPLES, build_parser
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -52,12 +52,21 @@ def make_targets() -> list[re.Pattern[str]]:
 COMMANDS = shell_commands()
 
 
+def is_pintime(command: str) -> bool:
+    """Whether the command runs pintime itself (``pintime``, ``.venv/bin/pintime``, a venv's on any OS)."""
+    return re.split(r"[/\\]", shlex.split(command)[0])[-1] in ("pintime", "pintime.exe")
+
+
 def test_the_docs_show_commands() -> None:
     kinds = {shlex.split(c)[0] for _, c in COMMANDS}
     assert {".venv/bin/pintime", "make"} <= kinds
 
 
-@pytest.mark.parametrize(("doc", "command"), [c for c in COMMANDS if "pintime" in shlex.split(c[1])[0]])
+HELP_EXAMPLES = [(f"pintime {name} --help", line) for name, lines in EXAMPLES.items() for line in lines]
+
+
+@pytest.mark.parametrize(("doc", "command"),
+                         [c for c in COMMANDS if is_pintime(c[1])] + HELP_EXAMPLES)
 def test_pintime_commands_parse(doc: str, command: str) -> None:
     argv = shlex.split(command)[1:]
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
