@@ -17,7 +17,7 @@ OUT = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
 
 
 def reference() -> str:
-    """The Markdown reference: the top-level help, then each subcommand's, as ``pintime CMD --help`` prints it."""
+    """The Markdown reference: the top-level help, then each subcommand's as ``pintime CMD --help`` has it."""
     os.environ["COLUMNS"] = str(WIDTH_COLUMNS)  # argparse's formatter reads the width from here
     from pintime.cli import COMMANDS, build_parser
 

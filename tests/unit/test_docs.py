@@ -12,9 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import ROOT
-
 from pintime.cli import EXAMPLES, build_parser
+from support import ROOT
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -95,7 +94,7 @@ def test_links_point_at_files(doc: Path) -> None:
 
 def test_cli_reference_is_current() -> None:
     if sys.version_info >= (3, 13):
-        pytest.skip("argparse formats option help differently from Python 3.13 on; docs/cli.md is made with 3.11")
+        pytest.skip("argparse formats option help otherwise from Python 3.13 on; docs/cli.md is made with 3.11")
     run = subprocess.run([sys.executable, str(ROOT / "tools" / "cli_reference.py"), "--check"],
                          capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr
