@@ -94,7 +94,7 @@ def test_links_point_at_files(doc: Path) -> None:
 
 def test_cli_reference_is_current() -> None:
     if sys.version_info >= (3, 13):
-        pytest.skip("argparse formats option help otherwise from Python 3.13 on; docs/cli.md is made with 3.11")
+        pytest.skip("argparse formats option help otherwise from Python 3.13; docs/cli.md is made with 3.11")
     run = subprocess.run([sys.executable, str(ROOT / "tools" / "cli_reference.py"), "--check"],
                          capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr
