@@ -88,6 +88,30 @@ COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
 }
 
 
+# subcommand → the examples its --help ends with (tests/unit/test_docs.py parses each)
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "synth": ("pintime synth build/sim/table1.edges.csv -o t1.wav --duration-s 60",
+              "pintime synth build/sim/table1.edges.csv -o mono48.wav --profile laptop-48k --channels 1"),
+    "analyze": ("pintime analyze captures/table1-default.wav",
+                "pintime analyze my.wav --elf build/firmware/user.elf --json my.json --plots figures",
+                "pintime analyze captures/table1-default.wav --method inflection"),
+    "validate": ("pintime validate t1.wav --truth build/sim/table1.json",
+                 "pintime validate t1.wav --truth build/sim/table1.json --json t1.validate.json"),
+    "edges": ("pintime edges square.wav --csv square.csv --vcd square.vcd",
+              "pintime edges captures/table1-default.wav --method inflection --csv edges.csv"),
+    "plan": ("pintime plan t1.wav --target-ns 1",
+             "pintime plan --profile default --rate 48000 --resolve-cycle"),
+    "cfg": ("pintime cfg build/firmware/table2.elf",),
+    "report": ("pintime report out/*.json -o report.md --figures figures",),
+    "record": ("pintime record --list-devices",
+               "pintime record -o my.wav --seconds 200 --device 2"),
+}
+
+
+def _epilog(name: str) -> str:
+    return "examples:\n" + "\n".join(f"  {line}" for line in EXAMPLES.get(name, ()))
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The command line's parser. Only the subcommand ``argv`` names (its first word that is one) gets its
     arguments, and only its module is imported; None: every subcommand's."""
@@ -99,7 +123,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     named = None if argv is None else next((a for a in argv if a in COMMANDS), "")
     for name, (load, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        p = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".",
+                           epilog=_epilog(name), formatter_class=argparse.RawDescriptionHelpFormatter)
         if named is None or name == named:
             module = load()
             module.add_arguments(p)
