@@ -1,7 +1,7 @@
 """Four signal pins on a stereo card: two pins per audio channel through a resistor ladder, told apart by
 the size of each edge's step.
 
-Wiring (README "Four signals on one stereo card"; KERNEL.md §7 for the pairing): each audio channel sums
+Wiring (docs/ladder.md; KERNEL.md §7 for the pairing): each audio channel sums
 two pins with weights 2 : 1, so a pin's edge is a step of ±2 or ±1 *units* and an edge of both pins at once
 ±3 or ±1 (one rises, the other falls). Both pins' levels are tracked, so each step is read against the
 levels it starts from: for known levels the three possible moves (the big pin, the small pin, both)

@@ -182,8 +182,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "micro: to read the compiled benchmarks' datasheet cycles")
     add_channel_arguments(parser)
     parser.add_argument("--ladder", action="store_true",
-                        help="a WAV of four pins through a resistor ladder (README): PA0+PA2 left, PA1+PA3 "
-                             "right; edges attributed to pins by step size")
+                        help="a WAV of four pins through a resistor ladder (docs/ladder.md): PA0+PA2 left, "
+                             "PA1+PA3 right; edges attributed to pins by step size")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -50,7 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the card's clock locked to the MCU's: exactly nominal rate, no wander")
     parser.add_argument("--ladder", action="store_true",
                         help="record the four signal pins through a resistor ladder, PA0 (weight 2) + PA2 "
-                             "(1) left, PA1 (2) + PA3 (1) right, instead of PA0 and the reference (README)")
+                             "(1) left, PA1 (2) + PA3 (1) right, instead of PA0 and the reference "
+                             "(docs/ladder.md)")
     parser.add_argument("--force", action="store_true",
                         help="overwrite an existing CAPTURE.wav and its sidecar")
     parser.add_argument("--plot", metavar="DIR", default=None,
