@@ -48,8 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also (or, without --csv, instead) write them as a VCD for a logic viewer")
     parser.add_argument("--ladder", action="store_true",
                         help="a WAV of four pins through a resistor ladder (docs/ladder.md): each edge "
-                        "attributed to its pin (a pin column; channels 0, 2, 3, 4 = PA0 … PA3); edges no pin's step "
-                        "fits are counted and left out")
+                        "attributed to its pin (a pin column; channels 0, 2, 3, 4 = PA0 … PA3); edges no "
+                        "pin's step fits are counted and left out")
     add_channel_arguments(parser)
 
 

@@ -73,8 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="user programs: the ELF naming the functions; micro: the ELF whose "
                         "benchmarks' datasheet cycles to read (default: the truth's elf)")
     parser.add_argument("--ladder", action="store_true",
-                        help="a WAV of four pins through a resistor ladder (docs/ladder.md): each pin's edges "
-                        "are checked against simavr's (instead of per-edge errors by locator)")
+                        help="a WAV of four pins through a resistor ladder (docs/ladder.md): each pin's "
+                        "edges are checked against simavr's (instead of per-edge errors by locator)")
     add_channel_arguments(parser)
 
 
