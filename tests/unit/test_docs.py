@@ -34,12 +34,13 @@ def shell_commands() -> list[tuple[str, str]]:
     return found
 
 
-def make_targets() -> list[re.Pattern[str]]:
-    """Every target the Makefile names in a rule or a .PHONY line, as a pattern (``%`` matches a stem)."""
+def make_targets(build: str = "build") -> list[re.Pattern[str]]:
+    """Every target the Makefile names in a rule or a .PHONY line, as a pattern (``%`` matches a stem),
+    with the build folder ``build`` (the Makefile's: ``build/<board>`` for a board other than the Mega)."""
     text = (ROOT / "Makefile").read_text(encoding="utf-8")
     names = {word for rule in TARGET.findall(text) for word in rule.split()}
     names |= {w for line in re.findall(r"^\.PHONY:(.*)$", text, re.MULTILINE) for w in line.split()}
-    folders = {"$(BUILD)": "build", "$(FW_BUILD)": "build/firmware", "$(OUT)": "out"}
+    folders = {"$(BUILD)": build, "$(FW_BUILD)": f"{build}/firmware", "$(OUT)": "out"}
     patterns = []
     for name in names:
         for variable, folder in folders.items():
@@ -80,8 +81,11 @@ def test_pintime_commands_parse(doc: str, command: str) -> None:
 
 @pytest.mark.parametrize(("doc", "command"), [c for c in COMMANDS if shlex.split(c[1])[0] == "make"])
 def test_make_commands_name_targets(doc: str, command: str) -> None:
-    goals = [w for w in shlex.split(command)[1:] if "=" not in w and not w.startswith("-")]
-    missing = [g for g in goals if not any(t.match(g) for t in make_targets())]
+    words = shlex.split(command)[1:]
+    goals = [w for w in words if "=" not in w and not w.startswith("-")]
+    board = dict(w.split("=", 1) for w in words if "=" in w).get("BOARD", "mega")
+    targets = make_targets("build" if board == "mega" else f"build/{board}")
+    missing = [g for g in goals if not any(t.match(g) for t in targets)]
     assert not missing, f"{doc}: `{command}`: no Makefile target {missing}"
 
 
