@@ -39,7 +39,7 @@ class Inputs:
     time_us: ScaledTimes  # the measurement channel's edge times in MCU µs
     polarity: np.ndarray  # its edges' polarity, an inverted pin undone
     visits: str | Path | None = None  # table2: simavr's per-pulse visits (None: beside the capture)
-    elf: str | Path | None = None  # user, micro: the firmware's ELF
+    elf: str | Path | None = None  # user, micro: the ELF of the firmware that made it (same_firmware)
     unattributed_s: np.ndarray | None = None  # a ladder capture's edges no pin could be given
     # what the estimations of one analysis share (Table 2's joined rounds), kept by the program
     cache: dict[Any, Any] = field(default_factory=dict)
@@ -49,10 +49,6 @@ class Inputs:
         """The MCU clock the RUN frame gives."""
         return self.run["f_cpu_hz"]
 
-    def elf_of_this_firmware(self) -> str | Path | None:
-        """The ELF given (None without one), if it is the firmware that made the capture
-        (:func:`same_firmware`)."""
-        return None if self.elf is None else same_firmware(self.elf, self.run, self.path)
 
 def same_firmware(elf: str | Path, run: dict[str, int], capture: Path) -> str | Path:
     """``elf`` if it is the firmware that made the capture (its revision is the RUN frame's), else a
