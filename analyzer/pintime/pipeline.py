@@ -35,7 +35,7 @@ from pintime.locate.store import release_free_memory
 from pintime.locate.template_error import DrawModel
 from pintime.locate.train import TrainFit
 from pintime.lost_audio import LostAudio, cut_spans, periodic_jumps, reconcile
-from pintime.programs.base import Inputs, Program
+from pintime.programs.base import Inputs, Program, same_firmware
 from pintime.programs.registry import program_of
 
 # The learned template's error is worked out on a capture's first this many edges, or more until their
@@ -326,11 +326,13 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
         clock = clock.with_unit(1.0 / run["f_cpu_hz"])
     clk.check_rate(clock, run["f_cpu_hz"], str(path))
     polarity = -meas_polarity if decode.inverted else meas_polarity
-    inputs = Inputs(path, run, clock.us_per_unit, edges, decode, time_us, polarity, visits, elf,
-                    None if source.attribution is None else source.attribution.unattributed_s)
     # the train checks a clock it did not give (it would agree with itself by construction)
     cal = _calibration_check(decode, time_us, polarity, run["f_cpu_hz"]) if has_reference else None
     clk.check_train_agrees(cal, str(path))
+    same_elf = (None if elf is None or program.elf_use is None
+                else same_firmware(elf, run, path, decode.frames))
+    inputs = Inputs(path, run, clock.us_per_unit, edges, decode, time_us, polarity, visits, same_elf,
+                    None if source.attribution is None else source.attribution.unattributed_s)
     result, rounding = _estimated(program, inputs, source, meas_time, meas_polarity)
     used = (method or METHODS[0]) if is_wav else "exact"
     slow = (program.with_slow_clock(slow_clock(edges, clock, decode, gaps_s, source.rate_hz), result)

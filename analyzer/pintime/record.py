@@ -274,6 +274,15 @@ def record(path: str | Path, seconds: float, device: str | None = None, force: b
             _stream_to(out, stream, capture, result, n_total, bar, warn, save)
         except backend.PortAudioError as err:
             failure = f"{dev.name}: {str(err).splitlines()[0]}"
+    _finish(result, capture, n_total, failure, warn, save)
+    return result
+
+
+def _finish(result: RecordResult, capture: _Capture, n_total: int, failure: str | None,
+            warn: Callable[[str], None], save: Callable[[], None]) -> None:
+    """The end of a recording: a device's ``failure`` before any audio is the error, after some a warning;
+    the gaps inside the file kept; a write error raised once the sidecar says where the file ends."""
+    path = result.wav_path
     if failure is not None:
         if result.frames == 0:
             path.unlink()
@@ -291,7 +300,6 @@ def record(path: str | Path, seconds: float, device: str | None = None, force: b
         _check_levels(result)
     result.finished = True
     save()
-    return result
 
 
 def _open_stream(backend: Any, device: Device, capture: _Capture) -> Any:

@@ -8,6 +8,7 @@ nothing else tests which program a capture holds.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -38,7 +39,7 @@ class Inputs:
     time_us: ScaledTimes  # the measurement channel's edge times in MCU µs
     polarity: np.ndarray  # its edges' polarity, an inverted pin undone
     visits: str | Path | None = None  # table2: simavr's per-pulse visits (None: beside the capture)
-    elf: str | Path | None = None  # user, micro: the firmware's ELF
+    elf: str | Path | None = None  # user, micro: the ELF of the firmware that made it (same_firmware)
     unattributed_s: np.ndarray | None = None  # a ladder capture's edges no pin could be given
     # what the estimations of one analysis share (Table 2's joined rounds), kept by the program
     cache: dict[Any, Any] = field(default_factory=dict)
@@ -47,11 +48,6 @@ class Inputs:
     def f_cpu_hz(self) -> int:
         """The MCU clock the RUN frame gives."""
         return self.run["f_cpu_hz"]
-
-    def elf_of_this_firmware(self) -> str | Path | None:
-        """The ELF given (None without one), if it is the firmware that made the capture
-        (:func:`same_firmware`)."""
-        return None if self.elf is None else same_firmware(self.elf, self.run, self.path, self.decode.frames)
 
 
 def same_firmware(elf: str | Path, run: dict[str, int], capture: Path, frames: list[Frame]) -> str | Path:
@@ -86,32 +82,34 @@ def same_firmware(elf: str | Path, run: dict[str, int], capture: Path, frames: l
     return elf
 
 
-class Program:
-    """One program of the firmware; a subclass per program, registered by its RUN frame name."""
+class Program(ABC):
+    """One program of the firmware; a subclass per program, registered by its RUN frame name
+    (:mod:`pintime.programs.registry`)."""
 
     name: ClassVar[str]  # frames.PROGRAMS' name of its RUN frame's program id
     elf_use: ClassVar[str | None] = None  # what its ELF (--elf) gives it; None: it takes none
     reads_visits: ClassVar[bool] = False  # whether it joins simavr's per-pulse visits (--visits)
 
+    @abstractmethod
     def estimate(self, inputs: Inputs, time: np.ndarray, frames: list[Frame]) -> Any:
         """The program's result from the measurement channel's edge times ``time`` (source time base) and
-        ``frames`` (all of the capture's, or those of its first edges): every Estimate in it is widened by
-        the errors all repetitions share (:mod:`pintime.estimate.shared`)."""
-        raise NotImplementedError
+        ``frames`` (all of the capture's, or those of its first edges). The pipeline calls it again on each
+        draw of the errors all repetitions share, and widens every Estimate in it by their spread
+        (:mod:`pintime.estimate.shared`)."""
 
+    @abstractmethod
     def to_json(self, result: Any) -> dict[str, Any]:
         """The result's keys of the ``analyze`` JSON (docs/design.md §6)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def format(self, result: Any) -> str:
         """The result as ``pintime analyze`` prints it."""
-        raise NotImplementedError
 
+    @abstractmethod
     def check(self, result: Any, out: dict[str, Any], exact_out: dict[str, Any], f_cpu_hz: int) -> Check:
         """The estimates of ``out`` (the capture's ``analyze`` JSON; ``result`` the program's result behind
         it) beside their truth: those of ``exact_out``, the same analysis of simavr's exact edges, unless
         the program knows the truth otherwise."""
-        return Check()
 
     def with_slow_clock(self, slow: SlowClock, result: Any) -> SlowClock:
         """``slow`` with the count method's model beside each of the result's estimates (none here)."""

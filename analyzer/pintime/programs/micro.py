@@ -99,9 +99,8 @@ class MicroProgram(Program):
     elf_use = "gives the compiled benchmarks' datasheet cycles"
 
     def estimate(self, inputs: Inputs, time: np.ndarray, frames: list[Frame]) -> list[MicroRow]:
-        elf = inputs.elf_of_this_firmware()
         return build_micro(frames, time, inputs.us_per_unit, inputs.f_cpu_hz,
-                           None if elf is None else datasheet_cycles(elf))
+                           None if inputs.elf is None else datasheet_cycles(inputs.elf))
 
     def to_json(self, result: list[MicroRow]) -> dict[str, Any]:
         return micro_json(result)

@@ -73,7 +73,7 @@ class UserProgram(Program):
     elf_use = "names the measured functions"
 
     def estimate(self, inputs: Inputs, time: np.ndarray, frames: list[Frame]) -> list[UserRow]:
-        return build_user(frames, time, inputs.us_per_unit, inputs.f_cpu_hz, inputs.elf_of_this_firmware())
+        return build_user(frames, time, inputs.us_per_unit, inputs.f_cpu_hz, inputs.elf)
 
     def to_json(self, result: list[UserRow]) -> dict[str, Any]:
         return user_json(result)
