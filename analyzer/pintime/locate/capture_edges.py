@@ -172,7 +172,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     noise = tuple(p if not p < floor else floor for p in map(_pool, noise_parts))
     # the edges' σ and bounds take the noise their fits see; the train's checks the noise about a line
     located_noise = tuple(p if not p < floor else floor for p in map(_pool, fit_parts))
-    pos = np.concatenate(pos_all)
+    pos = np.concatenate(pos_all) if pos_all else np.zeros(0, np.int64)  # an empty span reads no block
     if pos.size == 0:
         raise PintimeError(f"{info.path}: no edges on the measurement ({info.channel_name(0)}) channel"
                            + (f" from {start / info.samplerate_hz:.1f} s" if start else "")
