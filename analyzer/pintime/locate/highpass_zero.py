@@ -6,14 +6,17 @@ e⁻² = 0.135 of the step. A real input can undershoot far more (a PC line inpu
 after it, the zero crossing at 0.4 ms): two real poles with one zero at DC and one at r₀ ≠ 1. With the
 poles removed and one zero undone, the recording is ``w = g·(x[n] − r₀·x[n−1])``, x the pin level: between
 edges ``w = g(1 − r₀)·L + c'`` (L the level), and each edge adds an impulse of area ``g·r₀`` times its step.
-So the quiet samples' regression on the level gives β = g(1 − r₀), the edges' impulses γ = g·r₀, and
-r₀ = γ / (β + γ). The regression is per block (each block starts its filters from zero: a constant, and
-its first moments left out, where the leaky integrator still settles: ``SETTLE_CORNERS``).
+So the quiet samples' regression on the level (as the leaky integrator that undid the zero at DC passes
+it: the level less its average over the integrator's time constant) gives β = g(1 − r₀), the edges'
+impulses γ = g·r₀, and r₀ = γ / (β + γ). The regression is per block (each block starts its filters
+from zero: a constant, and its first moments left out, where the leaky integrator still settles:
+``SETTLE_CORNERS``).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy import signal
 
 SETTLE_CORNERS = 5 / (2 * np.pi)  # the leaky integrator's state from zero: e⁻⁵ of it left after this / its
 # corner (s)
@@ -28,49 +31,59 @@ MIN_EDGES = 20  # isolated edges whose impulses give γ
 class ZeroLearner:
     """Sums over one channel's blocks (restored with the poles removed and one zero undone)."""
 
+    TERMS = 1  # the level
+
     def __init__(self, samplerate_hz: float, guard_samples: int, leak_hz: float) -> None:
         """``guard_samples``: quiet samples are this far from every edge; ``leak_hz``: the corner of the
         leaky integrator that undid the zero at DC."""
         self.guard = guard_samples
         self.settle = int(SETTLE_CORNERS / leak_hz * samplerate_hz)
-        self.sums = np.zeros(3)  # Σ l², Σ l·w, Σ w² of the quiet samples, each block's means taken off
+        self.leak = np.exp(-2 * np.pi * leak_hz / samplerate_hz)
+        self.gram = np.zeros((self.TERMS + 1, self.TERMS + 1))  # [level, w] of the quiet samples, centred
         self.count = 0
-        self.impulses: list[np.ndarray] = []  # per isolated edge: (Σ w, Σ L) about the block's quiet means
+        self.impulses: list[np.ndarray] = []  # per isolated edge: Σ [level, w] about the block's quiet means
 
     def add(self, w: np.ndarray, pos: np.ndarray, sign: np.ndarray, lo: int, hi: int,
             first_block: bool) -> None:
         """A block: ``w`` its samples, ``pos`` / ``sign`` its edges (sorted), its own frames [lo, hi)."""
-        level = np.zeros(len(w))
-        np.add.at(level, np.clip(pos, 0, len(w) - 1), sign)
-        level = np.cumsum(level)  # the pin level (in steps, from the block's start) after each edge
+        # each step half on its sample, half on the next: the level's own step centred on the edge's
+        # sample, as the edge is (its integer step one sample late had read r₀ 3e-4 low, γ 1 % off)
+        steps = np.zeros(len(w) + 1)
+        np.add.at(steps, np.clip(pos, 0, len(w) - 1), 0.5 * sign)
+        np.add.at(steps, np.clip(pos, 0, len(w) - 1) + 1, 0.5 * sign)
+        steps = steps[:-1]
+        level = signal.lfilter([1.0], [1.0, -self.leak], steps)  # L as the leaky integrator passes it
+        cols = np.stack([level, w], axis=1)
         n = np.arange(lo if first_block else max(lo, self.settle), min(hi, len(w)))
-        near = _nearest(pos, n)
-        quiet = n[near > self.guard]
-        if len(quiet) < 2:
+        quiet = n[_nearest(pos, n) > self.guard]
+        if len(quiet) < self.TERMS + 1:
             return
-        l_mean, w_mean = level[quiet].mean(), w[quiet].mean()
-        dl, dw = level[quiet] - l_mean, w[quiet] - w_mean
-        self.sums += [dl @ dl, dl @ dw, dw @ dw]
+        mean = cols[quiet].mean(axis=0)
+        centred = cols[quiet] - mean
+        self.gram += centred.T @ centred
         self.count += len(quiet)
-        gap = np.diff(pos)
-        apart = gap > 2 * self.guard
+        apart = np.diff(pos) > 2 * self.guard
         alone = np.concatenate([[False], apart]) & np.concatenate([apart, [False]])
         alone &= (pos >= max(lo, self.guard)) & (pos < min(hi, len(w) - self.guard))
         if not first_block:
             alone &= pos >= self.settle
         for p, s in zip(pos[alone], sign[alone], strict=True):
-            window = slice(p - self.guard, p + self.guard + 1)
-            self.impulses.append(s * np.array([np.sum(w[window] - w_mean), np.sum(level[window] - l_mean)]))
+            self.impulses.append(s * np.sum(cols[p - self.guard:p + self.guard + 1] - mean, axis=0))
 
     def result(self) -> float:
         """r₀, or 1.0 (both zeros at DC) where it is not clearly determined or moves nothing."""
-        sll, slw, sww = self.sums
-        if len(self.impulses) < MIN_EDGES or self.count < 3 or sll <= 0:
+        if len(self.impulses) < MIN_EDGES or self.count <= self.TERMS + 1:
             return 1.0
-        beta = slw / sll
-        se = np.sqrt(max(sww - beta * slw, 0.0) / (self.count - 2) / sll)
+        xx, xy = self.gram[:-1, :-1], self.gram[:-1, -1]
+        try:
+            theta = np.linalg.solve(xx, xy)
+            inverse = np.linalg.inv(xx)
+        except np.linalg.LinAlgError:
+            return 1.0
+        residual = max(float(self.gram[-1, -1] - theta @ xy), 0.0) / (self.count - self.TERMS - 1)
+        beta, se = theta[0], np.sqrt(residual * inverse[0, 0])
         rows = np.array(self.impulses)
-        gamma = float(np.median(rows[:, 0] - beta * rows[:, 1]))
+        gamma = float(np.median(rows[:, -1] - rows[:, :-1] @ theta))
         if gamma <= 0 or abs(beta) < MIN_T * se or HALF_SUPPORT * abs(beta) < MIN_EFFECT * gamma:
             return 1.0
         return float(gamma / (beta + gamma))
