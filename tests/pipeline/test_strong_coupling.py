@@ -82,3 +82,9 @@ def test_a_chain_of_high_passes_keeps_both_zeros_at_dc(tmp_path, make_sim):
     card = replace(sc.PROFILES["laptop-48k"], samplerate_hz=44100, channels=1, wander_adev_1s=0.0)
     wav = synthesize(csv, tmp_path / "laptop.wav", card, seed=2).wav_path
     assert [h.zero for h in locate_capture(wav).highpass] == [1.0]
+
+
+def test_a_level_change_before_the_first_edges_is_refused_in_one_line(run):
+    _, wav = run
+    with pytest.raises(PintimeError, match=r"level changed at 0\.00 s, before the first edges"):
+        locate_capture(wav, learn_before_s=0.0)
