@@ -23,6 +23,7 @@ from pintime.cli import main
 from pintime.errors import PintimeError
 from pintime.locate.capture_edges import learn_capture, locate_capture
 from pintime.soundcard import model as sc
+from pintime.soundcard.formats import with_format
 from pintime.soundcard.synth import synthesize
 from pintime.validate.edgematch import match_stretches
 from support import SIM
@@ -88,3 +89,17 @@ def test_a_level_change_before_the_first_edges_is_refused_in_one_line(run):
     _, wav = run
     with pytest.raises(PintimeError, match=r"level changed at 0\.00 s, before the first edges"):
         locate_capture(wav, learn_before_s=0.0)
+
+
+def test_a_zero_too_slow_for_the_blocks_is_refused_naming_the_rate(tmp_path, make_sim):
+    """At 176.4 kHz the same zero (175 Hz) decays 4× slower per sample: undone backwards over a block's
+    1024-frame padding it would leave 1 % of the level at the block's end. Refused, with the rate that
+    would do."""
+    lines = (make_sim / "table1.edges.csv").read_text().splitlines()
+    csv = tmp_path / "table1.edges.csv"
+    csv.write_text("\n".join([lines[0]] + [r for r in lines[1:] if int(r.split(",")[0]) < 4_000_000]) + "\n")
+    (tmp_path / "table1.json").write_text((SIM / "table1.json").read_text())
+    card = with_format(sc.PROFILES["pc-line-44k"], 176400)
+    wav = synthesize(csv, tmp_path / "fast.wav", card, seed=2).wav_path
+    with pytest.raises(PintimeError, match=r"a zero at 1\d\d Hz .* at a lower sample rate \(≤ \d+ Hz\)"):
+        locate_capture(wav)

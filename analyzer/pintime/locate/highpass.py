@@ -63,6 +63,7 @@ MIN_QUIET = 500  # fewer quiet samples (per channel) learn nothing: the recordin
 # a corner learned from a minimum-phase filter's ringing, 814 Hz for 1.6 Hz, left 104-175×: every step
 # integrated into a ramp
 RESTORED_NOISE_MAX = 20.0
+ZERO_TAIL = 1e-4  # a zero undone backwards leaves at most this fraction of the level at a block's own end
 
 
 @dataclass(frozen=True)
@@ -374,7 +375,30 @@ def _with_zeros(info: WavInfo, learned: tuple[Highpass, ...], edges: list, block
         for c in second:
             pos, sign = found[c]
             zeros[c].add(w[:, c], pos, sign, block.own_lo - block.first, block.own_hi - block.first, k == 0)
-    return tuple(replace(h, zero=zeros[c].result()) if c in zeros else h for c, h in enumerate(learned))
+    out = tuple(replace(h, zero=zeros[c].result()) if c in zeros else h for c, h in enumerate(learned))
+    for c, h in enumerate(out):
+        _check_padding(h, pad_frames, f"{info.path}", info.channel_name(c))
+    return out
+
+
+def _check_padding(highpass: Highpass, pad_frames: int, path: str, channel: str) -> None:
+    """Refuse a zero outside the unit circle too slow for the blocks: undone backwards from each block's
+    end, its error ``r₀⁻ᵏ`` of the level must fall below ZERO_TAIL over the ``pad_frames`` after the
+    block's own frames."""
+    if highpass.zero <= 1.0 or highpass.zero ** -pad_frames <= ZERO_TAIL:
+        return
+    zero_hz = np.log(highpass.zero) * highpass.samplerate_hz / (2 * np.pi)
+    need = int(np.ceil(-np.log(ZERO_TAIL) / np.log(highpass.zero)))
+    raise PintimeError(f"{path}: the AC coupling on the {channel} channel has a zero at {zero_hz:.3g} Hz "
+                       "(its step response undershoots more than a chain of high-passes can); undoing it "
+                       f"needs {need} samples after each stretch read, more than the {pad_frames} pintime "
+                       f"reads at {highpass.samplerate_hz:g} Hz: record at a lower sample rate "
+                       f"(≤ {_highest_rate_hz(zero_hz, pad_frames):.0f} Hz)")
+
+
+def _highest_rate_hz(zero_hz: float, pad_frames: int) -> float:
+    """The sample rate up to which a zero of ``zero_hz`` decays to ZERO_TAIL over ``pad_frames``."""
+    return 2 * np.pi * zero_hz * pad_frames / -np.log(ZERO_TAIL)
 
 
 def check_restored(highpass: Highpass, restored: float, recorded: float, path: str, channel: str) -> None:
