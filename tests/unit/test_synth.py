@@ -354,3 +354,50 @@ def test_rendered_edges_carry_the_clock_wander(tmp_path):
         shifts.append(fitted - (local_s - n0 / FS))
     assert np.ptp(wander_s) > 5e-9  # tens of ns over 10 s: visible
     assert np.abs(np.array(shifts) - wander_s).max() < 0.1e-9
+
+
+PC_LINE = replace(sc.PROFILES["pc-line-44k"].quiet(), name="pc-line-quiet", clock_ppm=0.0)
+
+
+def _undershoot(samples, start):
+    """Depth (fraction of the step) and time (ms) of the deepest point after the rising edge at ``start``."""
+    after = samples[start:start + 200]
+    k = int(np.argmin(after))
+    return -after[k] / PC_LINE.step_fs, k / PC_LINE.samplerate_hz * 1e3
+
+
+def test_pc_line_coupling_has_the_measured_shape():
+    # the real chain (docs/design.md §10): 10-90 % of the peak in 1.44 samples, a zero crossing within half a
+    # millisecond, an undershoot of 0.4 of the step near 1.2-1.3 ms
+    fs = PC_LINE.samplerate_hz
+    t = np.arange(-1e-3, 5e-3, 1e-7)
+    y = sc.step_response(PC_LINE, t)
+    top = y.max()
+    rise = (t[np.argmax(y >= 0.9 * top)] - t[np.argmax(y >= 0.1 * top)]) * fs
+    assert rise == pytest.approx(1.44, abs=0.02)
+    mid_s = t[np.argmax(y >= 0.5 * top)]  # after the decimation filter's delay
+    crossing_ms = (t[np.argmax((t > t[np.argmax(y)]) & (y < 0))] - mid_s) * 1e3
+    assert 0.38 < crossing_ms < 0.5
+    assert y.min() == pytest.approx(-0.40, abs=0.01)
+    assert 1.1 < (t[np.argmin(y)] - mid_s) * 1e3 < 1.35
+
+
+def test_pc_line_rendered_edge_follows_the_step_response(tmp_path):
+    card = replace(PC_LINE, coupling_drift=0.0)
+    samples, result = render(tmp_path, [(1_600_000, 0, 1)], card)
+    n = np.arange(len(samples))
+    truth_s = 1_600_000 / F_CPU - result.start_s
+    expected = card.step_fs * sc.step_response(card, n / card.samplerate_hz - truth_s)
+    assert np.max(np.abs(samples - expected)) < 1e-4 * card.step_fs + 2 ** -15
+
+
+def test_pc_line_coupling_drifts_by_its_fraction(tmp_path):
+    # a rising edge every 2 s over a drift period: the undershoot moves ±coupling_drift of itself
+    card = replace(PC_LINE, coupling_drift_period_s=20.0)
+    rows = [(c, 0, lv) for k in range(10)
+            for c, lv in ((k * 32_000_000 + 1_000, 1), (k * 32_000_000 + 800_000, 0))]
+    samples, result = render(tmp_path, rows, card)
+    starts = [int((k * 2.0 - result.start_s) * card.samplerate_hz) + 30 for k in range(10)]
+    depth = np.array([_undershoot(samples, s)[0] for s in starts])
+    assert depth.max() / 0.402 - 1 == pytest.approx(0.1, abs=0.03)
+    assert depth.min() / 0.402 - 1 == pytest.approx(-0.1, abs=0.03)

@@ -172,7 +172,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     noise = tuple(p if not p < floor else floor for p in map(_pool, noise_parts))
     # the edges' σ and bounds take the noise their fits see; the train's checks the noise about a line
     located_noise = tuple(p if not p < floor else floor for p in map(_pool, fit_parts))
-    pos = np.concatenate(pos_all)
+    pos = np.concatenate(pos_all) if pos_all else np.zeros(0, np.int64)  # an empty span reads no block
     if pos.size == 0:
         raise PintimeError(f"{info.path}: no edges on the measurement ({info.channel_name(0)}) channel"
                            + (f" from {start / info.samplerate_hz:.1f} s" if start else "")
@@ -331,6 +331,11 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     info = open_wav(path, measurement_channel, reference_channel)
     start, stop, first_edge = learn_span(info, smallest_step)
     span = (start, stop if learn_before_s is None else min(stop, int(learn_before_s * info.samplerate_hz)))
+    if span[1] <= span[0]:  # a level change found before the first edge: nothing before it to learn from
+        raise PintimeError(f"{path}: the recording's level changed at {span[1] / info.samplerate_hz:.2f} s, "
+                           f"before the first edges ({start / info.samplerate_hz:.2f} s): nothing before "
+                           "it to learn the card's response from; set the input gain before the run "
+                           "starts, and leave it (README)")
     learning = BlockDetector(len(info.columns), smallest_step, MARGIN, PAD_FRAMES)
     try:
         highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, *span)

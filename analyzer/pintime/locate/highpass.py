@@ -28,14 +28,16 @@ first p samples, inside the block's padding.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy import signal
 
 from pintime.capture.wav import Block, WavInfo, iter_blocks
 from pintime.compiled import kernel
 from pintime.errors import PintimeError
 from pintime.locate import detect
+from pintime.locate.highpass_zero import ZeroLearner
 
 LEAK_HZ = 1.0  # corner of the leaky integrators that replace the coupling's zeros at DC
 GUARD_SAMPLES = 40  # quiet samples are this far from every edge (the anti-alias response has settled)
@@ -61,15 +63,19 @@ MIN_QUIET = 500  # fewer quiet samples (per channel) learn nothing: the recordin
 # a corner learned from a minimum-phase filter's ringing, 814 Hz for 1.6 Hz, left 104-175×: every step
 # integrated into a ramp
 RESTORED_NOISE_MAX = 20.0
+ZERO_TAIL = 1e-4  # a zero undone backwards leaves at most this fraction of the level at a block's own end
 
 
 @dataclass(frozen=True)
 class Highpass:
-    """A channel's learned coupling: ``y[n] = Σ aₖ·y[n−k] + c`` between edges."""
+    """A channel's learned coupling: ``y[n] = Σ aₖ·y[n−k] + c`` between edges, and where its order 2 has
+    one zero away from DC: ``zero``, that zero's root r₀ (numerator (1 − z⁻¹)(1 − r₀z⁻¹); 1: both at DC,
+    a chain of high-passes; 0: only one zero undone, the learner's view)."""
 
     coef: tuple[float, ...]  # a₁ … a_p (empty: nothing learned, the recording is used as it is)
     constant: float  # c
     samplerate_hz: float
+    zero: float = 1.0
 
     def corners_hz(self) -> tuple[float, ...]:
         """The sections' corner frequencies (a root r is a corner of −ln(r)·fs/2π)."""
@@ -86,9 +92,9 @@ class Highpass:
         """``A(z)``'s coefficients ``a₁ … a_p``; the leaky integrators' ``L(z)`` negated, ``−l₁ … −l_p``."""
         rho = np.exp(-2 * np.pi * LEAK_HZ / self.samplerate_hz)
         leak = np.array([1.0])
-        for _ in self.coef:
+        for _ in self.coef[:len(self.coef) - (self.zero != 1.0)]:
             leak = np.polymul(leak, [1.0, -rho])
-        return np.asarray(self.coef, dtype=np.float64), -leak[1:]
+        return np.asarray(self.coef, dtype=np.float64), np.pad(-leak[1:], (0, len(self.coef) + 1 - len(leak)))
 
 
 def restore_columns(x: np.ndarray, highpass: tuple[Highpass, ...]) -> np.ndarray:
@@ -102,7 +108,19 @@ def restore_columns(x: np.ndarray, highpass: tuple[Highpass, ...]) -> np.ndarray
     constant = np.array([h.constant for h in highpass])
     out = np.empty(x.shape, dtype=np.float64)
     _restore_kernel(x, a, constant, leak, order, out)
+    for c, h in enumerate(highpass):
+        if h.zero != 1.0:
+            out[:, c] = through_zero(out[:, c], h.zero)
     return out
+
+
+def through_zero(y: np.ndarray, zero: float) -> np.ndarray:
+    """``y / (1 − r₀z⁻¹)``: the coupling's zero r₀ away from DC undone. A zero outside the unit circle (a
+    step response that undershoots more than a chain of high-passes can) is undone backwards in time, from
+    a zero state after the last sample: stable, and its error decays as r₀⁻ᵏ k samples before the end."""
+    if zero <= 1.0:
+        return signal.lfilter([1.0], [1.0, -zero], y)
+    return signal.lfilter([0.0, -1.0 / zero], [1.0, -1.0 / zero], y[::-1])[::-1]
 
 
 @kernel
@@ -227,16 +245,29 @@ class HighpassLearner:
         roots = np.array([beta1[0]])
         constant = beta1[1]
         if abs(beta2[1]) > ORDER_T * np.sqrt(cov2[1, 1]) and rss2 < rss1:
-            pair = np.roots([1.0, -beta2[0], -beta2[1]])
-            pair = np.abs(pair) if np.iscomplexobj(pair) and np.any(pair.imag != 0) else pair.real
+            fitted = np.roots([1.0, -beta2[0], -beta2[1]])
+            complex_pair = np.iscomplexobj(fitted) and np.any(fitted.imag != 0)
+            pair = np.abs(fitted) if complex_pair else fitted.real
             # each root's error from the coefficients' (r² = a₁r + a₂: dr = (r·da₁ + da₂)/(2r − a₁))
             grad = np.stack([pair, np.ones(2)], axis=1) / (2 * pair - beta2[0])[:, None]
             root_se = np.sqrt(np.einsum("ri,ij,rj->r", grad, cov2[:2, :2], grad))
             if np.all((pair > 0) & (pair < 1) & (root_se < CORNER_TOLERANCE * (1 - pair))):
                 roots, constant = pair, beta2[2]
-        if not np.all((roots > 0) & (roots < 1)):
+            elif self._close_pair(beta2, cov2, pair):  # its polynomial as fitted: the roots are not known
+                roots, constant = (fitted if complex_pair else pair), beta2[2]
+        if not np.all((roots.real > 0) & (np.abs(roots) < 1)):
             return none
         return self._highpass(roots, constant)
+
+    @staticmethod
+    def _close_pair(beta: np.ndarray, cov: np.ndarray, pair: np.ndarray) -> bool:
+        """Two close corners (0.7 and 0.9 ms: the noise makes their roots complex, or each root's own error
+        large) whose polynomial is known: its distance from 1 at z = 1, (1 − r₁)(1 − r₂) = 1 − a₁ − a₂, and
+        its roots' mean distance, 1 − a₁/2, each to CORNER_TOLERANCE of itself."""
+        grads = np.array([[-1.0, -1.0], [-0.5, 0.0]])
+        values = np.array([1 - beta[0] - beta[1], 1 - beta[0] / 2])
+        se = np.sqrt(np.einsum("ri,ij,rj->r", grads, cov[:2, :2], grads))
+        return bool(np.all((pair > 0) & (pair < 1)) and np.all(se < CORNER_TOLERANCE * values))
 
     def with_poles(self, other: Highpass) -> Highpass | None:
         """This channel's coupling with the poles of ``other`` (another channel's, of order 2) and its own
@@ -267,9 +298,9 @@ class HighpassLearner:
         """The per-sample coupling whose recurrence over D samples has ``roots`` and ``constant``: the
         roots found over D samples are the sections' poles to the power D, and the constant scales as the
         recurrence's value at z = 1."""
-        per_sample = roots ** (1.0 / self.spacing)
-        coef = -np.poly(per_sample)[1:]  # A(z) = Π (1 − rᵢ z⁻¹) = 1 − a₁z⁻¹ − a₂z⁻²
-        scale = np.prod(1 - per_sample) / np.prod(1 - roots)  # A(1) / A_D(1)
+        per_sample = roots ** (1.0 / self.spacing)  # (a complex pair's: its principal roots, conjugate)
+        coef = (-np.poly(per_sample)[1:]).real  # A(z) = Π (1 − rᵢ z⁻¹) = 1 − a₁z⁻¹ − a₂z⁻²
+        scale = (np.prod(1 - per_sample) / np.prod(1 - roots)).real  # A(1) / A_D(1)
         return Highpass(tuple(float(a) for a in coef), float(constant * scale), self.samplerate_hz)
 
     def _fit(self, sums: int, regressors: list[int], instruments: list[int]
@@ -299,21 +330,23 @@ def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, start_fram
     (at −40 dB, the reference channel's coupling of 100 and 300 Hz was learned as one of 40 Hz)."""
     learners = [HighpassLearner(info.samplerate_hz) for _ in info.columns]
     swing: list[float | None] = [None] * len(info.columns)
+    edges = []  # per block, per channel: the edges' positions and signs
     for block in iter_blocks(info, block_frames, pad_frames, start_frame, stop_frame):
         found = []
         for c in range(len(learners)):
             x = block.data[:, c]
             threshold = detect.edge_threshold(x, swing[c])
-            pos = np.zeros(0, np.int64)
+            pos, strength = np.zeros(0, np.int64), np.zeros(0)
             if threshold is not None:
                 pos, strength = detect.find_steps(x, threshold)
                 if swing[c] is None and pos.size:
                     swing[c] = float(np.median(np.abs(strength)))
-            found.append(pos)
-        every = np.sort(np.concatenate(found))
+            found.append((pos, np.sign(strength)))
+        every = np.sort(np.concatenate([p for p, _ in found]))
         for c, learner in enumerate(learners):
-            learner.add(block.data[:, c], every, found[c], block.own_lo - block.first,
+            learner.add(block.data[:, c], every, found[c][0], block.own_lo - block.first,
                         block.own_hi - block.first)
+        edges.append(found)
     learned = [learner.result() for learner in learners]
     # a channel that learned order 1 takes the poles of one that learned order 2, where they fit it better
     donors = [c for c, h in enumerate(learned)
@@ -323,7 +356,49 @@ def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, start_fram
         for c, learner in enumerate(learners):
             if len(learned[c].coef) == 1:
                 learned[c] = learner.with_poles(donor) or learned[c]
-    return tuple(learned)
+    return _with_zeros(info, tuple(learned), edges, block_frames, pad_frames, start_frame, stop_frame)
+
+
+def _with_zeros(info: WavInfo, learned: tuple[Highpass, ...], edges: list, block_frames: int,
+                pad_frames: int, start_frame: int, stop_frame: int) -> tuple[Highpass, ...]:
+    """Each order-2 coupling with its zero away from DC, where the edges show one (:mod:`highpass_zero`):
+    the blocks again, with the poles removed and one zero undone. ``edges``: per block and channel, the
+    positions and signs of the edges found on the first pass."""
+    second = [c for c, h in enumerate(learned) if len(h.coef) == MAX_ORDER]
+    if not second:
+        return learned
+    one_zero = tuple(replace(h, zero=0.0) for h in learned)
+    zeros = {c: ZeroLearner(info.samplerate_hz, GUARD_SAMPLES, LEAK_HZ) for c in second}
+    blocks = iter_blocks(info, block_frames, pad_frames, start_frame, stop_frame)
+    for k, (block, found) in enumerate(zip(blocks, edges, strict=True)):
+        w = restore_columns(block.data, one_zero)
+        for c in second:
+            pos, sign = found[c]
+            zeros[c].add(w[:, c], pos, sign, block.own_lo - block.first, block.own_hi - block.first, k == 0)
+    out = tuple(replace(h, zero=zeros[c].result()) if c in zeros else h for c, h in enumerate(learned))
+    for c, h in enumerate(out):
+        _check_padding(h, pad_frames, f"{info.path}", info.channel_name(c))
+    return out
+
+
+def _check_padding(highpass: Highpass, pad_frames: int, path: str, channel: str) -> None:
+    """Refuse a zero outside the unit circle too slow for the blocks: undone backwards from each block's
+    end, its error ``r₀⁻ᵏ`` of the level must fall below ZERO_TAIL over the ``pad_frames`` after the
+    block's own frames."""
+    if highpass.zero <= 1.0 or highpass.zero ** -pad_frames <= ZERO_TAIL:
+        return
+    zero_hz = np.log(highpass.zero) * highpass.samplerate_hz / (2 * np.pi)
+    need = int(np.ceil(-np.log(ZERO_TAIL) / np.log(highpass.zero)))
+    raise PintimeError(f"{path}: the AC coupling on the {channel} channel has a zero at {zero_hz:.3g} Hz "
+                       "(its step response undershoots more than a chain of high-passes can); undoing it "
+                       f"needs {need} samples after each stretch read, more than the {pad_frames} pintime "
+                       f"reads at {highpass.samplerate_hz:g} Hz: record at a lower sample rate "
+                       f"(≤ {_highest_rate_hz(zero_hz, pad_frames):.0f} Hz)")
+
+
+def _highest_rate_hz(zero_hz: float, pad_frames: int) -> float:
+    """The sample rate up to which a zero of ``zero_hz`` decays to ZERO_TAIL over ``pad_frames``."""
+    return 2 * np.pi * zero_hz * pad_frames / -np.log(ZERO_TAIL)
 
 
 def check_restored(highpass: Highpass, restored: float, recorded: float, path: str, channel: str) -> None:

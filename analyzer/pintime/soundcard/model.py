@@ -29,6 +29,13 @@ The model is a chain of named physical effects, applied in this order to each ch
    ``digital_highpass_hz``: long pulses droop toward zero. Both are first-order sections applied at the
    card rate (bilinear transform, prewarped to the corner; the difference from the continuous-time filter
    is of order (2π·f/fs)²: 4e-7 of the step for 20 Hz at 192 kHz, 2e-3 for 300 Hz at 48 kHz).
+   A coupling of any shape with real poles, ``coupling_tau_s``: its step response is Σ wᵢ·e^(−t/τᵢ)
+   (``coupling_weights``, summing to 1): the input less the weighted outputs of first-order low-passes of
+   time constants τᵢ (bilinear at the card rate). Weights far from those of a chain of high-passes give a
+   zero away from DC: a step response that crosses zero and undershoots by far more than a chain's
+   e⁻² = 0.135 of the step. The coupling may drift along the take (components age, warm up):
+   ``coupling_drift``, the fraction its undershoot moves, as a sinusoid of ``coupling_drift_period_s`` and a
+   random phase (the first weight moves, the last takes up the difference).
 9. **additive** — mains hum (``hum_hz`` and its harmonics at ``hum_dbfs``), white noise ``noise_dbfs``,
    DC offset ``dc_offset_fs``; then the input stage's static **nonlinearity** ``y + a₂y² + a₃y³``
    (``nonlinearity`` = (a₂, a₃), y in FS: at a full-scale sine, harmonics a₂/2 and a₃/4). As a real card,
@@ -102,6 +109,11 @@ class Profile:
     # 10. output
     dither: bool  # TPDF dither of ±1 LSB before rounding to ``bits``
     nonlinearity: tuple[float, float] = (0.0, 0.0)  # (a₂, a₃) of y + a₂y² + a₃y³, y in FS (item 9)
+    # 8. a coupling of real poles of any shape: step response Σ wᵢ·e^(−t/τᵢ), and its drift (item 8)
+    coupling_tau_s: tuple[float, ...] = ()
+    coupling_weights: tuple[float, ...] = ()
+    coupling_drift: float = 0.0  # fraction the undershoot moves along the take (peak)
+    coupling_drift_period_s: float = 30.0
     samplerate_hz: int = SAMPLE_RATE_HZ  # nominal card rate
     bits: int = 24  # PCM word length of the WAV
     channels: int = 2  # 2: left = measurement pin, right = clock reference; 1: the pin alone
@@ -281,6 +293,41 @@ PROFILES: dict[str, Profile] = {
             bits=16,
         ),
         Profile(
+            name="pc-line-44k",
+            description="a consumer PC's line input at 44.1 kHz / 16 bit, mono: slow edges (10-90 % in 1.44 "
+                        "samples), a strong AC coupling of two real poles (0.7 and 0.9 ms) whose step "
+                        "response crosses zero 0.42 ms after the edge and undershoots to -0.4 of the step, "
+                        "drifting ±10 % along the take; step 0.09 FS, noise 4e-4 FS",
+            **_ARDUINO,
+            attenuator_ratio=0.09 * 1.41 / 5.0,  # step 0.09 FS on a 1 Vrms input
+            full_scale_v=1.41,
+            right_delay_s=0.0,
+            clock_ppm=-41.0,  # unlocked consumer crystal
+            wander_adev_1s=2e-8,
+            jitter_rms_s=300e-12,
+            # the measured 10-90 % rise of 1.44 samples (32.7 µs): an input filter far below the
+            # decimator's band edge (two poles near 12 kHz; assumed shape)
+            frontend_poles_hz=(12.1e3, 12.2e3),
+            inverted=False,
+            decimation=SHARP,
+            modulator_oversampling=64,  # 2.8224 MHz
+            crosstalk_db=None,  # mono
+            ac_coupling_hz=(),  # all in the coupling below
+            digital_highpass_hz=None,
+            noise_dbfs=-67.96,  # 4e-4 FS RMS, measured
+            hum_hz=None, hum_dbfs=(), dc_offset_fs=2e-4,
+            dither=False,  # noise ≫ 1 LSB (3e-5 FS)
+            samplerate_hz=44100,
+            bits=16,
+            channels=1,
+            # measured on a real recording: zero crossing 0.5 ms, undershoot -0.4 ± 0.04 at 1.3 ms; two
+            # real poles reach -0.40 at 1.21 ms with the zero crossing at 0.42 ms
+            coupling_tau_s=(0.7e-3, 0.9e-3),
+            coupling_weights=(7.97, -6.97),
+            coupling_drift=0.1,
+            coupling_drift_period_s=40.0,
+        ),
+        Profile(
             name="usb-96k",
             description="a USB audio interface at 96 kHz / 24 bit: sharp filter, 2 Vrms line input",
             **_ARDUINO,
@@ -401,8 +448,8 @@ def lowpass_table(profile: Profile, polarity: int) -> LowpassTable:
     return LowpassTable(values, n / TABLE_STEPS_PER_SAMPLE)
 
 
-def highpass_ba(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
-    """AC coupling + digital high-pass as one IIR at the card rate (bilinear first-order sections)."""
+def corners_ba(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
+    """AC coupling corners + digital high-pass as one IIR at the card rate (bilinear first-order sections)."""
     corners = list(profile.ac_coupling_hz)
     if profile.digital_highpass_hz:
         corners.append(profile.digital_highpass_hz)
@@ -412,6 +459,49 @@ def highpass_ba(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
         b = np.polymul(b, np.array([1.0, -1.0]) / (1 + k))
         a = np.polymul(a, [1.0, (k - 1) / (k + 1)])
     return b, a
+
+
+def coupling_lowpass_ba(profile: Profile) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The first-order low-passes of the shaped coupling (item 8), one per time constant, bilinear at the
+    card rate (prewarped to the corner 1/(2πτ))."""
+    out = []
+    for tau_s in profile.coupling_tau_s:
+        k = np.tan(0.5 / (tau_s * profile.samplerate_hz))
+        out.append((np.array([k, k]) / (1 + k), np.array([1.0, (k - 1) / (k + 1)])))
+    return out
+
+
+def coupling_drift_weight(profile: Profile) -> float:
+    """How far the first weight moves at the drift's peak: the undershoot, at its deepest, by
+    ``coupling_drift`` of itself (it is linear in the weights; the last weight takes up the difference)."""
+    if not profile.coupling_drift:
+        return 0.0
+    tau = np.asarray(profile.coupling_tau_s)
+    t = np.linspace(0.0, 10 * tau.max(), 20001)
+    parts = np.exp(-t[:, None] / tau)
+    y = parts @ np.asarray(profile.coupling_weights)
+    k = int(np.argmin(y))
+    return float(profile.coupling_drift * abs(y[k]) / abs(parts[k, 0] - parts[k, -1]))
+
+
+def highpass_ba(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
+    """AC coupling, digital high-pass and the shaped coupling at its nominal weights as one IIR at the
+    card rate: ``1 − Σ wᵢ·LPᵢ`` over the common denominator of the low-passes."""
+    b, a = corners_ba(profile)
+    lowpass = coupling_lowpass_ba(profile)
+    if not lowpass:
+        return b, a
+    den = np.array([1.0])
+    for _, a_i in lowpass:
+        den = np.polymul(den, a_i)
+    num = den.copy()
+    for i, ((b_i, _), w) in enumerate(zip(lowpass, profile.coupling_weights, strict=True)):
+        rest = np.array([1.0])
+        for j, (_, a_j) in enumerate(lowpass):
+            if j != i:
+                rest = np.polymul(rest, a_j)
+        num = np.polysub(num, w * np.polymul(b_i, rest))
+    return np.polymul(b, num), np.polymul(a, den)
 
 
 def step_response(profile: Profile, t_s: np.ndarray, polarity: int = 1, channel: int = 0) -> np.ndarray:

@@ -42,8 +42,10 @@ from pintime.ladder import LADDER, PIN_NAMES
 from pintime.soundcard.model import (
     TABLE_STEPS_PER_SAMPLE,
     Profile,
+    corners_ba,
+    coupling_drift_weight,
+    coupling_lowpass_ba,
     get_profile,
-    highpass_ba,
     lowpass_table,
 )
 
@@ -140,6 +142,32 @@ def _polyphase(values: np.ndarray, width: int) -> np.ndarray:
     return padded[rows]
 
 
+class _Coupling:
+    """The shaped coupling (model.py item 8) streamed block by block: the input less the weighted outputs of
+    its low-passes, each with its state carried; the first weight drifts as a sinusoid of the sample
+    index (phase ``phase``), the last takes up the difference."""
+
+    def __init__(self, profile: Profile, phase: float):
+        self.lowpass = [(b, a, np.zeros(1)) for b, a in coupling_lowpass_ba(profile)]
+        self.weights = np.asarray(profile.coupling_weights, dtype=float)
+        self.drift = coupling_drift_weight(profile)
+        self.omega = 2 * np.pi / (profile.coupling_drift_period_s * profile.samplerate_hz)
+        self.phase = phase
+
+    def apply(self, y: np.ndarray, n0: int) -> np.ndarray:
+        """Samples n0 … n0+len(y)−1 through the coupling (consecutive blocks)."""
+        if not self.lowpass:
+            return y
+        move = self.drift * np.sin(self.omega * (n0 + np.arange(len(y))) + self.phase) if self.drift else 0.0
+        out = y.copy()
+        for i, (b, a, zi) in enumerate(self.lowpass):
+            low, zi = signal.lfilter(b, a, y, zi=zi)
+            self.lowpass[i] = (b, a, zi)
+            w = self.weights[i] + (move if i == 0 else -move if i == len(self.lowpass) - 1 else 0.0)
+            out -= w * low
+        return out
+
+
 class _Channel:
     """Streaming renderer of one channel: edges at known positions → AC-coupled samples, block by block.
 
@@ -150,7 +178,7 @@ class _Channel:
     """
 
     def __init__(self, positions: np.ndarray, polarity: np.ndarray, profile: Profile,
-                 weight: np.ndarray | None = None):
+                 weight: np.ndarray | None = None, drift_phase: float = 0.0):
         order = np.argsort(positions, kind="stable")
         self.pos = positions[order]
         self.polarity = polarity[order].astype(np.int64)  # pin polarity: picks the rise or fall table
@@ -164,8 +192,10 @@ class _Channel:
         self.base = np.floor(self.pos).astype(np.int64) + 1  # first sample after each edge
         self.level = 0.0  # pin level (in steps, from the start) of the edges before the current block
         self.gain = (-1 if profile.inverted else 1) * profile.step_fs
-        b, a = highpass_ba(profile)
+        b, a = corners_ba(profile)
         self.hp = (b, a, np.zeros(max(len(a), len(b)) - 1))
+        self.coupling = _Coupling(profile, drift_phase)
+        self.coupling_level = _Coupling(profile, drift_phase)  # the ADC's input level's own state
         # a nonlinear input (model.py item 9) bends the ADC's input level, the pin level after the coupling
         self.nonlinearity = profile.nonlinearity
         self.hp_level = (b, a, self.hp[2].copy()) if any(profile.nonlinearity) else None  # its own state
@@ -185,12 +215,13 @@ class _Channel:
             b, a, zi = self.hp_level
             level, zi = signal.lfilter(b, a, x, zi=zi)
             self.hp_level = (b, a, zi)
+            level = self.coupling_level.apply(level, n0)
         lo, hi = np.searchsorted(self.base, [n0 - self.width, n0 + n])
         x += self._deviation(lo, hi, n0, n, jitter, self.weight) * self.gain
         b, a, zi = self.hp
         y, zi = signal.lfilter(b, a, x, zi=zi)
         self.hp = (b, a, zi)
-        return y, level
+        return self.coupling.apply(y, n0), level
 
     def bend(self, v: np.ndarray, n0: int, jitter: np.ndarray | None) -> np.ndarray:
         """What the input's bend a₂v² + a₃v³ adds to samples n0 … of this channel, ``v`` the ADC's input
@@ -407,9 +438,10 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
         raise PintimeError(f"{edges_csv}: no edge on the pins a {profile.channels}-channel profile records "
                            f"(channels 0 … {profile.channels - 1})")
 
-    names = ("start", "wander", "jitter", "noise", "hum", "dither")  # one stream per effect
-    rngs = dict(zip(names, (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(6)),
+    names = ("start", "wander", "jitter", "noise", "hum", "dither", "coupling")  # one stream per effect
+    rngs = dict(zip(names, (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(7)),
                     strict=True))
+    drift_phase = float(rngs["coupling"].uniform(0, 2 * np.pi))
     times_s = edges.time / f_cpu_hz + pin_delay_s
     fs = profile.samplerate_hz
     start_s = min(0.0, float(times_s[0])) - PREROLL_S - rngs["start"].random() / fs
@@ -418,8 +450,8 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
                            "longer than a WAV can hold (4 GiB)")
     wander_s = wander_phase(times_s - start_s, profile.wander_adev_1s, rngs["wander"])
     positions = edge_positions(times_s, edges.polarity, column, profile, start_s, wander_s)
-    channels = [_Channel(positions[column == c], edges.polarity[column == c], profile, weight[column == c])
-                for c in range(profile.channels)]
+    channels = [_Channel(positions[column == c], edges.polarity[column == c], profile, weight[column == c],
+                         drift_phase) for c in range(profile.channels)]
     if duration_s is None:
         recorded = positions[column < profile.channels]
         n_samples = int(np.ceil(recorded.max() + channels[0].support + POSTROLL_S * fs))
