@@ -54,6 +54,12 @@ class WavInfo:
     pcm_layout: tuple[int, int] | None = None  # plain 16/24-bit PCM: (data offset, bytes per sample)
 
     @property
+    def clips_at(self) -> float:
+        """|sample| at or above this is clipped: a float recording holds any value (beyond 1.0 too), so
+        none is."""
+        return np.inf if self.subtype in _FLOAT_SUBTYPES else self.clip_level
+
+    @property
     def duration_s(self) -> float:
         return self.frames / self.samplerate_hz
 

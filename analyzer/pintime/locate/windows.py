@@ -12,10 +12,10 @@ from pintime.locate.highpass import RestoredBlock
 
 def windows(block: Block, channel: int, pos: np.ndarray, offsets: np.ndarray, info: WavInfo) -> np.ndarray:
     """Samples ``pos + offsets`` of one channel (float64); refuses clipped ones (in the samples as
-    recorded, when the block is restored)."""
+    recorded, when the block is restored; a float recording's never are)."""
     y = np.empty((len(pos), len(offsets)))
     raw = block.raw if isinstance(block, RestoredBlock) else block.data
-    row = _gather_kernel(raw, channel, pos - block.first, offsets, info.clip_level, y)
+    row = _gather_kernel(raw, channel, pos - block.first, offsets, info.clips_at, y)
     if raw is not block.data:
         _gather_kernel(block.data, channel, pos - block.first, offsets, np.inf, y)
     if row >= 0:
