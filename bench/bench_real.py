@@ -15,7 +15,7 @@ the edges beyond 5 robust deviations of the first. Printed per take:
   Schmitt trigger at ±¼ of the local swing about the local mid-level), and their ratio (target ≤ 0.5);
 - beyond 4σ: the share of pintime's edges further than 4 of their own σ from the grid (target ≤ 1 %);
 - σ/scatter: pintime's median σ over its MAD-σ (target within 3× either way);
-- the command's wall time and peak memory (targets for a 15 s take: 10 s, 500 MB).
+- the command's wall and CPU time and peak memory (targets for a 15 s take: 10 s, 500 MB).
 
 Usage: ``python bench/bench_real.py [DIR] [--json FILE] [--short]`` (DIR default: ``../shared/realdata``
 from the repository's root; absent, the benchmark says so and exits 0). ``--short``: the first take only.
@@ -128,9 +128,10 @@ def grid_score(t_s: np.ndarray, polarity: np.ndarray, bounds_s: np.ndarray) -> d
     return {"resid": resid, "mad_s": mad, "grid_edges": found, "missing": missing, "spurious": spurious}
 
 
-def run_pintime(wav: Path, csv: Path) -> tuple[str, float, float]:
-    """``pintime edges`` on ``wav`` in a child process: its stderr, wall time (s), peak memory (MB, the
-    child's own maximum resident set)."""
+def run_pintime(wav: Path, csv: Path) -> tuple[str, float, float, float]:
+    """``pintime edges`` on ``wav`` in a child process: its stderr, wall time (s), CPU time (s, user +
+    system: what a loaded machine's wall time hides), peak memory (MB, the child's own maximum resident
+    set)."""
     start = time.perf_counter()
     command = [str(Path(sys.executable).parent / "pintime"), "edges", str(wav), "--csv", str(csv)]
     with subprocess.Popen(command,
@@ -142,7 +143,7 @@ def run_pintime(wav: Path, csv: Path) -> tuple[str, float, float]:
     text = err.strip().splitlines()
     if child.returncode:
         raise RuntimeError(f"{wav.name}: pintime edges failed: {text[-1] if text else child.returncode}")
-    return "\n".join(text), wall, usage.ru_maxrss / 1024
+    return "\n".join(text), wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def take(wav: Path, out_dir: Path) -> dict:
@@ -150,14 +151,15 @@ def take(wav: Path, out_dir: Path) -> dict:
     csv = out_dir / (wav.stem + ".csv")
     if csv.exists():
         csv.unlink()
-    summary, wall, peak_mb = run_pintime(wav, csv)
+    summary, wall, cpu, peak_mb = run_pintime(wav, csv)
     rows = np.loadtxt(csv, delimiter=",", skiprows=1, ndmin=2)
     t, pol, sigma = rows[:, 0], rows[:, 2], rows[:, 3]
     x, rate = sf.read(wav, dtype="float64", always_2d=True)
     peer_t, peer_pol = peer_crossings(x[:, 0], rate)
     duration = len(x) / rate
     out = {"take": wav.stem, "seconds": duration, "edges": len(t), "peer_edges": len(peer_t),
-           "wall_s": wall, "peak_mb": peak_mb, "summary": summary.splitlines()[0] if summary else ""}
+           "wall_s": wall, "cpu_s": cpu, "peak_mb": peak_mb,
+           "summary": summary.splitlines()[0] if summary else ""}
     frames = ltc_frames(t)
     for name, bounds in (("0.1s", np.arange(t[0], t[-1] + STRETCH_S, STRETCH_S)), ("frame", frames)):
         mine, peer = grid_score(t, pol, bounds), grid_score(peer_t, peer_pol, bounds)
@@ -189,14 +191,18 @@ def main() -> int:
     for name, what in (("0.1s", "fitted per 0.1 s"), ("frame", "fitted per LTC frame (decoded sync words)")):
         print(f"\n{what}:")
         print(f"{'take':<14}{'s':>4}{'edges':>7}{'grid':>7}{'miss':>5}{'spur':>5}{'MAD ns':>8}{'peer':>8}"
-              f"{'p.miss':>7}{'p.spur':>7}{'ratio':>7}{'>4σ':>7}{'σ/scat':>7}{'wall s':>7}{'MB':>5}")
+              f"{'p.miss':>7}{'p.spur':>7}{'ratio':>7}{'>4σ':>7}{'σ/scat':>7}{'wall s':>7}{'cpu s':>6}"
+              f"{'MB':>5}")
         for r in results:
             f = r[name]
             print(f"{r['take']:<14}{r['seconds']:>4.0f}{r['edges']:>7}{f['grid_edges']:>7}{f['missing']:>5}"
                   f"{f['spurious']:>5}{f['mad_ns']:>8.4g}{f['peer_mad_ns']:>8.4g}{f['peer_missing']:>7}"
                   f"{f['peer_spurious']:>7}{f['mad_ratio']:>7.3f}{f['beyond_4sigma']:>7.2%}"
-                  f"{f['sigma_ratio']:>7.2f}{r['wall_s']:>7.2f}{r['peak_mb']:>5.0f}")
-    print(f"\ntargets: MAD ratio ≤ {TARGETS['mad_ratio']}, beyond 4σ ≤ {TARGETS['beyond_4sigma']:.0%}, "
+                  f"{f['sigma_ratio']:>7.2f}{r['wall_s']:>7.2f}{r['cpu_s']:>6.2f}{r['peak_mb']:>5.0f}")
+    per_15 = [15.0 * r["cpu_s"] / r["seconds"] for r in results]
+    print(f"\nCPU time per 15 s of audio: {min(per_15):.2f}–{max(per_15):.2f} s; peak memory "
+          f"{min(r['peak_mb'] for r in results):.0f}–{max(r['peak_mb'] for r in results):.0f} MB")
+    print(f"targets: MAD ratio ≤ {TARGETS['mad_ratio']}, beyond 4σ ≤ {TARGETS['beyond_4sigma']:.0%}, "
           f"σ/scatter within {TARGETS['sigma_ratio']:.0f}× either way, ≤ {TARGETS['wall_s_per_15s']:.0f} s "
           f"and ≤ {TARGETS['peak_mb']:.0f} MB for 15 s of audio")
     if args.json:

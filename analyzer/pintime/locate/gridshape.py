@@ -41,7 +41,7 @@ BASELINE_KNOT_SAMPLES = 256
 # after the support each edge leaves Σⱼ hⱼ·exp(−(u − R)/Tⱼ): an AC coupling's droop, slower than the support
 # (a 20 Hz corner decays over 380 samples at 48 kHz), as a sum of decays of these time constants (∞: a
 # DC-coupled input keeps the pin's level)
-TAIL_TIMES_SAMPLES = (np.inf, *(16.0 * 2 ** (k / 2) for k in range(19)))  # 16 … 8192, a step of √2
+TAIL_TIMES_SAMPLES = (np.inf, *(16.0 * 2.0 ** k for k in range(10)))  # 16 … 8192 samples
 RIDGE = 1e-6  # of the normal equations' mean diagonal: no direction the data leave free is singular
 LEARN_EDGES = 6000  # the shapes are learned from at most this many edges of the learning span
 LEARN_ROUNDS = 3  # learn shapes, locate, take out the warp the line shows
@@ -287,13 +287,17 @@ def _tails(start: np.ndarray, weight: np.ndarray, length: int, heights: np.ndarr
     after = (np.floor(start) + width + 1).astype(np.int64)
     late = after - (start + width)  # how far past the support's end the first sample after it lies
     keep = after < length
-    out = []
-    for time in TAIL_TIMES_SAMPLES:
+    columns = []
+    total = ramp * (0.0 if heights is None else float(np.sum(heights)))  # with heights: their sum alone
+    for j, time in enumerate(TAIL_TIMES_SAMPLES):
         ratio = np.exp(-1.0 / time)
         kick = np.bincount(np.maximum(after[keep], 0), weight[keep] * ratio ** late[keep], minlength=length)
-        out.append(ramp + signal.lfilter([1.0], [1.0, -ratio], kick[:length]))
-    tails = np.stack(out, axis=1)
-    return tails if heights is None else tails @ heights
+        decay = signal.lfilter([1.0], [1.0, -ratio], kick[:length])
+        if heights is None:
+            columns.append(ramp + decay)
+        else:
+            total += heights[j] * decay
+    return total if heights is not None else np.stack(columns, axis=1)
 
 
 def _baseline_design(length: int, n_base: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
