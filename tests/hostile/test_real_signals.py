@@ -23,6 +23,8 @@ def _edges(tmp_path, name: str, edges: np.ndarray, rate: int, **options) -> tupl
 
 FAMILIES = {
     "biphase-mark": lambda rate: render.biphase_mark(SECONDS, rate),
+    # clocked from the card's own clock: a whole number of samples a cell, every edge at one phase
+    "biphase-whole-cell": lambda rate: render.biphase_mark(SECONDS, rate, cell_s=12 / rate, ppm=0.0),
     "nrz-1.5": lambda rate: render.nrz(SECONDS, rate, 1.5),
     "nrz-1.7": lambda rate: render.nrz(SECONDS, rate, 1.7),
     "nrz-3": lambda rate: render.nrz(SECONDS, rate, 3.1),

@@ -70,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
                    else _grid_text(result.template, result.info.samplerate_hz)
                    if isinstance(result.template, GridLearned)
                    else f"blind, from the edges themselves (no calibration train{BLIND})"
+                   if result.train_refused is None and lost.frames_checked_fraction > 0
+                   else f"blind, from the edges themselves ({BLIND.removeprefix(': ')})"
                    if result.train_refused is None
                    else f"blind, from the edges themselves ({result.train_refused}{BLIND})")
         if isinstance(result.template, Template) and result.template.sigma_scale != 1.0:

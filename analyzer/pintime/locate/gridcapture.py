@@ -59,7 +59,12 @@ def learn_grid(info: WavInfo, start: int, stop: int) -> GridLearned | None:
     if found is None or found.on_grid.mean() < grid.GRID_SHARE:
         return None
     _refuse_clipped(info, x, start)
-    shape, located, sigma = gridshape.learn_shape(x, peaks, found, info.samplerate_hz)
+    try:
+        shape, located, sigma = gridshape.learn_shape(x, peaks, found, info.samplerate_hz)
+    except PintimeError as err:
+        cell_us = found.cell_samples / info.samplerate_hz * 1e6
+        raise PintimeError(f"{info.path}: the signal's edges lie on a grid of {cell_us:.6g} µs, but {err}"
+                           ) from None
     scale = max(1.0, shape.tail_ratio) if np.isfinite(shape.tail_ratio) else 1.0
     return GridLearned(shape, scale, len(located), float(found.on_grid.mean()))
 
