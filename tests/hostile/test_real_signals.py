@@ -74,3 +74,14 @@ def test_a_square_wave_re_phased_every_second_is_located(tmp_path):
     assert code == 0, lines
     rows = np.loadtxt(tmp_path / "pps.csv", delimiter=",", skiprows=1, ndmin=2)
     assert len(rows) >= 0.98 * len(truth[(truth > 60) & (truth < 3.0 * rate - 60)])
+
+
+def test_a_115200_baud_line_at_192_khz_is_located_or_refused_in_one_line(tmp_path):
+    """The issue's serial line on a 192 kHz input, 1.7 samples a bit: a traceback in locate/template.py."""
+    rate = 192000
+    code, lines, rows = _edges(tmp_path, "serial", render.nrz(SECONDS, rate, rate / 115200), rate)
+    assert code in (0, 2), lines
+    if code == 2:
+        assert len(lines) == 1 and lines[0].startswith("pintime: error: ") and "train" not in lines[0], lines
+    else:
+        assert len(rows) > 0 and np.all(rows[:, 3] > 0)
