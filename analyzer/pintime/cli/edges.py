@@ -27,6 +27,7 @@ from pintime.files import refuse_overwrite, version, write_text
 from pintime.frame_timing import DetectedGap
 from pintime.ladder import PIN_NAMES, format_attribution
 from pintime.locate.fit import TemplateTable
+from pintime.locate.gridcapture import GridLearned
 from pintime.locate.methods import METHODS, near_neighbours
 from pintime.locate.periodic import Periodic
 from pintime.locate.template import Template
@@ -67,7 +68,11 @@ def run(args: argparse.Namespace) -> int:
         learned = ("calibration train" if result.train is not None
                    else _periodic_text(result.template, result.info.samplerate_hz)
                    if isinstance(result.template, Periodic)
+                   else _grid_text(result.template, result.info.samplerate_hz)
+                   if isinstance(result.template, GridLearned)
                    else f"blind, from the edges themselves (no calibration train{BLIND})"
+                   if result.train_refused is None and lost.frames_checked_fraction > 0
+                   else f"blind, from the edges themselves ({BLIND.removeprefix(': ')})"
                    if result.train_refused is None
                    else f"blind, from the edges themselves ({result.train_refused}{BLIND})")
         if isinstance(result.template, Template) and result.template.sigma_scale != 1.0:
@@ -82,7 +87,10 @@ def run(args: argparse.Namespace) -> int:
               f"median CRLB {np.median(result.crlb_s) * 1e9:.3g} ns", file=sys.stderr)
         if result.skipped_s is not None:
             print(skipped_text(result.skipped_s), file=sys.stderr)
-        if result.unplaced:
+        if result.unplaced and isinstance(result.template, GridLearned):
+            print(f"{result.unplaced} steps dropped: their samples fit no edge of the shape learned "
+                  "(a spike, a glitch)", file=sys.stderr)
+        elif result.unplaced:
             print(unplaced_text(result.unplaced, result.method), file=sys.stderr)
         if result.at_file_ends:
             print(at_file_ends_text(result.at_file_ends), file=sys.stderr)
@@ -105,6 +113,9 @@ def run(args: argparse.Namespace) -> int:
             print(_found(lost), file=sys.stderr)
         elif isinstance(result.template, Periodic):
             print(_jumps_text(periodic_jumps(edges, result.info.samplerate_hz)), file=sys.stderr)
+        elif isinstance(result.template, GridLearned):
+            print("lost or inserted audio not checked: on a grid that restarts (a timer re-phased, a code's "
+                  "frames) a loss shows only as one more restart", file=sys.stderr)
         else:
             print("no pintime frame decoded: lost or inserted audio not checked (only a pintime capture's "
                   "frames and 1 s reference show it); times after a gap nobody listed would be short of the "
@@ -146,6 +157,17 @@ def _periodic_text(periodic: Periodic, samplerate_hz: int) -> str:
                "line and taken out" if periodic.carrier_per_sample else "")
             + (f"; {sum(o is not None for o in periodic.others)} other channel(s) with their own"
                if any(o is not None for o in periodic.others) else ""))
+
+
+def _grid_text(learned: GridLearned, samplerate_hz: int) -> str:
+    """What edges on a grid were located against (:mod:`pintime.locate.gridcapture`)."""
+    shape = learned.shape
+    return (f"learned from the edges' grid (cell {shape.cell_samples / samplerate_hz * 1e6:.6g} µs, "
+            f"{learned.on_grid:.0%} of the first {learned.edges} edges on it, their grid's line giving each "
+            f"its place), one shape per polarity (they differ by {shape.shapes_differ:.2g} of their peak), "
+            f"noise from the fit's residual; every σ {learned.sigma_scale:.3g}× its fit's, so that all but "
+            f"1 % of those edges lie within 4σ of the grid's line (the source's own jitter cannot be told "
+            "from an error); the fall − rise offset is a convention")
 
 
 def _jumps_text(jumps: list[DetectedGap]) -> str:

@@ -39,24 +39,32 @@ def isolated_edges(pos: np.ndarray) -> np.ndarray:
 
 
 def learn_blind(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndarray, span_s: float,
-                noise_rms: float) -> Template:
+                noise_rms: float, frames: bool = True) -> Template:
     """Template from the isolated edges at ``pos`` (samples; polarity ``sign``; windows ``y`` on
     :data:`train.WINDOW`, threshold ``seeds``) of a learning span ``span_s`` long without a calibration
     train; from all of them together (:mod:`pintime.locate.dense`; the capture's noise ``noise_rms``) where
-    too few are isolated."""
+    too few are isolated. ``frames``: the edges hold pintime frames (a refusal then names the train they
+    lack; else what the signal lacks, in its terms)."""
     isolated = isolated_edges(pos)
     if isolated.sum() < MIN_ISOLATED:
         try:
             return learn_dense(pos, sign, y, seeds, noise_rms, KNOT_CHOICES_SAMPLES, EDGES_PER_KNOT)
         except PintimeError as err:
+            alone = (f"only {isolated.sum()} edges there more than {len(train.WINDOW)} samples from their "
+                     f"neighbours (learning the edge shape from them needs {MIN_ISOLATED}), and from all "
+                     f"edges together {err}")
+            if frames:
+                raise PintimeError(
+                    f"no calibration train in the {span_s:.3g} s from the measurement channel's first edges, "
+                    f"{alone}: a pintime recording must start before the run (the train follows its first "
+                    "frame), or --channel names another channel than the measurement pin's") from None
             raise PintimeError(
-                f"no calibration train in the {span_s:.3g} s from the measurement channel's first edges, "
-                f"only {isolated.sum()} edges there more than {len(train.WINDOW)} samples from their "
-                f"neighbours (learning the edge shape from them needs {MIN_ISOLATED}), and from all edges "
-                f"together {err}: a pintime recording must start before the run (the train follows its "
-                "first frame), or --channel names another channel than the measurement pin's") from None
+                f"the signal's {len(pos)} edges in its first {span_s:.3g} s lie on no grid of one cell (a "
+                f"code's bit, a timer's period) that they would be learned from; {alone}: a signal with "
+                "pauses between its edges, or one whose edges keep a constant cell, would help") from None
     y, seed = y[isolated], centroids(y[isolated], seeds[isolated] - pos[isolated])
-    phase = np.mod(pos[isolated] + seed, 1.0)
+    found = np.isfinite(seed) & (np.abs(seed) < FIT_HALF_SAMPLES)  # a window without a step has none
+    y, seed, phase = y[found], seed[found], np.mod(pos[isolated][found] + seed[found], 1.0)
     for knot in covered_knots(phase, KNOT_CHOICES_SAMPLES, EDGES_PER_KNOT):  # the finest first
         try:
             return _alternate(Template.initial(train.TEMPLATE_HALF_SAMPLES, knot), y, seed)

@@ -38,6 +38,7 @@ from pintime.locate.blind import isolated_edges, learn_blind
 from pintime.locate.blockdetect import BlockDetector
 from pintime.locate.crlb import FIT_DEGREE, quiet_noise_rms
 from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
+from pintime.locate.gridcapture import GridLearned, learn_grid, locate_grid
 from pintime.locate.highpass import Highpass, check_restored, learn_highpass, restore_block
 from pintime.locate.learnspan import BLOCK_FRAMES, LEARN_MAX_S, MARGIN, PAD_FRAMES, learn_span, level_jump
 from pintime.locate.methods import (
@@ -78,7 +79,9 @@ class CaptureEdges:
     method: str
     inverted: bool | None  # the capture is inverted (None: no quiet interval to tell)
     noise_rms: tuple[float, ...]  # per channel (measurement, then reference if any), full-scale units
-    template: Template | Periodic  # Periodic: a dense periodic signal's whole period (locate/periodic.py)
+    # Periodic: a dense periodic signal's whole period (locate/periodic.py); GridLearned: the response
+    # learned from edges on a grid (locate/gridcapture.py)
+    template: Template | Periodic | GridLearned
     train: train.TrainFit | None  # None: no calibration train, template learned blind
     method_rms_s: float | None  # RMS error of the method against the train's line (None: no train)
     info: WavInfo
@@ -100,13 +103,13 @@ class CaptureEdges:
         """The Cramér–Rao bound of each edge (1-sigma, s), computed on each use (validation needs it, an
         analysis does not: a long capture's would be another array per edge)."""
         e = self.edges
-        if isinstance(self.template, Periodic):
+        if isinstance(self.template, (Periodic, GridLearned)):
             return self.template.crlb_s(e.time, self.amp, e.channel, self.noise_rms, self.info.samplerate_hz)
         return edge_crlb_s(self.template, e.time, self.amp, e.channel, self.noise_rms,
                            self.info.samplerate_hz)
 
 
-def gap_guard_s(samplerate_hz: float, template: Template | Periodic | None = None) -> float:
+def gap_guard_s(samplerate_hz: float, template: Template | Periodic | GridLearned | None = None) -> float:
     """How near a recording gap (s) an edge's location may see the gap's jump: ``GAP_GUARD_SAMPLES``, or
     twice the half-support of a ``template`` learned on a longer one."""
     half = template.half_samples if isinstance(template, Template) else 0.0
@@ -222,10 +225,11 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
         raise PintimeError(f"{info.path}: the steps found on the measurement ({info.channel_name(0)}) "
                            f"channel stand {height / noise[0]:.2g}× its noise "
                            f"({noise[0]:.2g} FS RMS): noise, not a pin's edges, which are too small to be "
-                           "found, if there are any: raise the recording level (README, wiring)")
+                           "found, if there are any: raise the recording level (docs/hardware.md, wiring)")
     traincheck.check_gain(heights, sign[alone] < 0, f"{info.path}", span_s, "the edges' step height")
     try:
-        return (learn_blind(pos, sign, y, seeds, span_s, noise[0]), None, located_noise,
+        frames = detect.capture_inverted(pos / info.samplerate_hz, sign) is not None  # QUIET + SYNC seen
+        return (learn_blind(pos, sign, y, seeds, span_s, noise[0], frames), None, located_noise,
                 [pos[alone], sign[alone], y_simple[alone], y[alone]], refused)
     except PintimeError as err:  # name the capture, and the likely cause when the data shows it
         if is_reference(pos / info.samplerate_hz):
@@ -330,12 +334,16 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
         raise PintimeError(f"unknown edge method '{method}' (valid: {', '.join(METHODS)})")
     info = open_wav(path, measurement_channel, reference_channel)
     start, stop, first_edge = learn_span(info, smallest_step)
+    if method == "template" and smallest_step == 1.0 and learn_before_s is None and cuts_s is None:
+        learned = learn_grid(info, start, stop)  # edges on a grid, without a calibration train
+        if learned is not None:
+            return _grid_capture(info, learned, start, first_edge)
     span = (start, stop if learn_before_s is None else min(stop, int(learn_before_s * info.samplerate_hz)))
     if span[1] <= span[0]:  # a level change found before the first edge: nothing before it to learn from
         raise PintimeError(f"{path}: the recording's level changed at {span[1] / info.samplerate_hz:.2f} s, "
                            f"before the first edges ({start / info.samplerate_hz:.2f} s): nothing before "
                            "it to learn the card's response from; set the input gain before the run "
-                           "starts, and leave it (README)")
+                           "starts, and leave it (docs/hardware.md, step 4)")
     learning = BlockDetector(len(info.columns), smallest_step, MARGIN, PAD_FRAMES)
     try:
         highpass = learn_highpass(info, BLOCK_FRAMES, PAD_FRAMES, *span)
@@ -347,7 +355,7 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
             raise
         why = (f"{err}; the recording's level changed {jump[1]:.2g}× at {jump[0]:.2f} s, within the first "
                "seconds the card's response is learned from: set the input gain before the run starts, and "
-               "leave it (README)")
+               "leave it (docs/hardware.md, step 4)")
         try:
             before = locate_capture(path, method, progress, measurement_channel, reference_channel, cuts_s,
                                     smallest_step, steps, jump[0])
@@ -450,6 +458,17 @@ def _longest_uncut(start: int, stop: int, cuts_s: np.ndarray | None, samplerate_
     hi = np.concatenate([bounds[:, 0], [stop]])
     k = int(np.argmax(hi - lo))
     return int(lo[k]), int(hi[k])
+
+
+def _grid_capture(info: WavInfo, learned: GridLearned, start: int, first_edge: int) -> CaptureEdges:
+    """The capture located against the response learned from its grid (:mod:`pintime.locate.gridcapture`)."""
+    edges, amp, dropped, at_ends = locate_grid(info, learned, start)
+    rate = info.samplerate_hz
+    last = min(learned.edges, len(edges.time))  # the span learned from ends at its last edge
+    span_s = (start / rate, float(edges.time[last - 1]) if last else start / rate)
+    return CaptureEdges(edges, "template", None, (learned.shape.noise_rms,), learned, None, None, info, None,
+                        (), amp, span_s, None if first_edge == start else (first_edge / rate, start / rate),
+                        dropped, at_ends)
 
 
 def _keep(results: EdgeStore, bend: BendSums | None, block: tuple[Block, list[np.ndarray], int]) -> None:

@@ -41,6 +41,9 @@ FIT_ROUNDS = 8
 CENTROID_ROUNDS = 4
 MAX_WINDOWS = 600  # the template is learned from this many windows (cost ∝ windows × neighbours²)
 FIRST_SIGMA_SAMPLES = 1.0  # the first centroids' window: a neighbour 4.6 samples away weighs 2.5e-5
+# edges reaching a window, at most (median): the cost grows with their square (a 9600-baud UART at 44.1 kHz:
+# 14-20; a line sending every 3 samples, 80, took minutes)
+MAX_NEIGHBOURS = 32
 MIN_WINDOWS = 100  # fewer windows with every neighbour known do not determine the template
 # an edge reaches a window when its support overlaps it: centres within this of the window's ends
 REACH_SAMPLES = train.TEMPLATE_HALF_SAMPLES + 2
@@ -64,6 +67,12 @@ def learn_dense(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndar
     hi = pos + int(train.WINDOW[-1]) + REACH_SAMPLES
     first, last = np.searchsorted(pos, lo, "left"), np.searchsorted(pos, hi, "right")
     # edges whose every neighbour was detected are located; windows whose every edge is located teach
+    reach = float(np.median(last - first))
+    if reach > MAX_NEIGHBOURS:
+        raise PintimeError(f"its edges are {np.median(np.diff(pos)):.3g} samples apart, {reach:.0f} of them "
+                           f"reaching each edge's window (learning them together takes {MAX_NEIGHBOURS} at "
+                           "most): a signal this dense is learned only from a grid its edges keep or a "
+                           "period they repeat")
     located = np.flatnonzero((lo > pos[0]) & (hi < pos[-1]))
     known = located[(first[located] >= located[0]) & (last[located] <= located[-1] + 1)] \
         if len(located) else located
@@ -73,6 +82,8 @@ def learn_dense(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndar
     use = known[np.linspace(0, len(known) - 1, min(MAX_WINDOWS, len(known))).round().astype(np.int64)]
     # start: each edge's centroid in a window narrow enough that its neighbours barely count
     tau = centroids(y, seeds - pos, FIRST_SIGMA_SAMPLES)
+    lost = ~(np.abs(tau) < FIT_HALF_SAMPLES)  # no centroid (a window without a step, NaN): its threshold's
+    tau[lost] = np.nan_to_num((seeds - pos)[lost], nan=0.0, posinf=0.0, neginf=0.0)  # steepest sample
     phase = np.mod(pos[use] + tau[use], 1.0)
     covered = covered_knots(phase, knots, edges_per_knot)
     if not covered:

@@ -37,9 +37,12 @@ def bspline_weights(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def covered_knots(phase: np.ndarray, knots: tuple[float, ...], per_knot: int) -> list[float]:
     """Of the knot spacings ``knots`` (samples, finest first), those whose every interval of sub-sample
-    phase holds ``per_knot`` of the edges at ``phase`` (in [0, 1)): the ones the edges determine."""
+    phase holds ``per_knot`` of the edges at ``phase`` (taken modulo 1; NaN ones left out): the ones the
+    edges determine."""
+    phase = np.mod(phase[np.isfinite(phase)], 1.0)  # a window whose edge was not found has none
     return [knot for knot in knots
-            if np.bincount((phase / knot).astype(np.int64), minlength=round(1 / knot)).min() >= per_knot]
+            if np.bincount(np.minimum((phase / knot).astype(np.int64), round(1 / knot) - 1),
+                           minlength=round(1 / knot)).min() >= per_knot]
 
 
 @dataclass(frozen=True)

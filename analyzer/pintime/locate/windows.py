@@ -12,7 +12,7 @@ from pintime.locate.highpass import RestoredBlock
 
 def windows(block: Block, channel: int, pos: np.ndarray, offsets: np.ndarray, info: WavInfo) -> np.ndarray:
     """Samples ``pos + offsets`` of one channel (float64); refuses clipped ones (in the samples as
-    recorded, when the block is restored)."""
+    recorded, when the block is restored; a float recording's never are)."""
     y = np.empty((len(pos), len(offsets)))
     raw = block.raw if isinstance(block, RestoredBlock) else block.data
     row = _gather_kernel(raw, channel, pos - block.first, offsets, info.clips_at, y)
