@@ -23,6 +23,9 @@ from pintime.locate.learnspan import BLOCK_FRAMES, PAD_FRAMES
 
 PROBE_S = 2.0  # a grid is looked for, and the shape learned, in this much of the learning span
 ISOLATED_SHARE = 0.5  # a signal whose edges are mostly this far apart is learned blind (locate/blind.py)
+# a grid finer than this (samples a cell: a UART at 44.1-48 kHz) is learned from all edges together
+# (locate/dense.py), whose σ holds its edges there; the grid's own σ would not
+MIN_CELL_SAMPLES = 8.0
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ def learn_grid(info: WavInfo, start: int, stop: int) -> GridLearned | None:
             or dense_periodic(coarse.astype(np.float64), peaks.sign):
         return None
     found = grid.find_grid(peaks)
-    if found is None or found.on_grid.mean() < grid.GRID_SHARE:
+    if found is None or found.on_grid.mean() < grid.GRID_SHARE or found.cell_samples < MIN_CELL_SAMPLES:
         return None
     _refuse_clipped(info, x, start)
     try:
