@@ -241,10 +241,11 @@ def _with_shared_errors(results: tuple[Any, ...],
 
 def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
             elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS,
-            ladder: bool = False) -> Analysis:
+            ladder: bool = False, progress: bool | None = None) -> Analysis:
     """Run the whole pipeline on one capture (WAV, VCD or edge list); ``ladder``: a WAV of four pins
-    through a resistor ladder (:mod:`pintime.ladder`)."""
+    through a resistor ladder (:mod:`pintime.ladder`); ``progress``: bars on stderr (None: if a terminal)."""
     path = Path(path)
+    progress = sys.stderr.isatty() if progress is None else progress
     is_wav = sniff(path) == "wav"
     gaps = read_gaps(path) if is_wav else None
     listed_s = np.zeros(0) if gaps is None else gaps.times_s  # WAV edges are in seconds of the file
@@ -255,12 +256,12 @@ def analyze(path: str | Path, method: str | None = None, visits: str | Path | No
     # the only long step: a WAV's edges; lost audio found from the data, listed or not (exact sources lose
     # none)
     if ladder:
-        attribution = ladder_edges(path, method, sys.stderr.isatty(), channels)
+        attribution = ladder_edges(path, method, progress, channels)
         raw, rate_hz = attribution.edges, open_wav(path, *channels).samplerate_hz
         guard_s = gap_guard_s(rate_hz)
         edges, gaps, lost = without_lost_audio(raw, gaps, rate_hz, guard_s)
     elif is_wav:
-        located, edges, kept, lost = located_without_lost_audio(path, method, sys.stderr.isatty(), channels,
+        located, edges, kept, lost = located_without_lost_audio(path, method, progress, channels,
                                                                 gaps, steps=False)
         by_default = channels[1] == DEFAULT_REFERENCE and located.info.reference_channel is not None
         reference_ignored = clk.not_a_reference(edges, located.info.channel_name(1)) if by_default else None

@@ -21,8 +21,8 @@ LAYERS = [
     {"frame_timing"},
     {"clock", "lost_audio", "estimate", "avr"},
     {"table2"},
-    {"pipeline", "crosscheck"},
-    {"validate", "soundcard", "record"},
+    {"pipeline", "crosscheck", "compare"},
+    {"validate", "soundcard", "record", "live"},
     {"plots"},
     {"cli"},
 ]
