@@ -30,6 +30,7 @@ from pintime.compare import ROWS, Row
 from pintime.edges import MEASUREMENT_CHANNEL
 from pintime.errors import PintimeError
 from pintime.files import read_json, sidecar_path
+from pintime.frames import frame_end
 from pintime.pipeline import Analysis, analyze, summary_json
 
 COPY_FRAMES = 1 << 18  # the prefix is copied in blocks this long (2 MB of int32 stereo)
@@ -108,6 +109,7 @@ class Live:
         self.closing = False
         self.flushed = 0
         self.ended_at_s: float | None = None  # wall clock when an analysis found the END frame
+        self.end_s: float | None = None  # where in the recording the END frame ends (s)
         self.runs_told = 0  # new runs announced
         self.silence_told = False
         self.timings: list[tuple[float, float]] = []  # (audio seconds, analysis seconds) of each analysis
@@ -167,7 +169,9 @@ class Live:
             return
         self._note_new_run(a)
         self.display.show(live_lines(a, seconds, self.timings[-1][1]))
-        if any(f.kind == "end" for f in a.decode.frames):
+        ends = [f for f in a.decode.frames if f.kind == "end"]
+        if ends:
+            self.end_s = float(a.edges.on(MEASUREMENT_CHANNEL).time[frame_end(ends[-1])])
             self.ended_at_s = time.monotonic()
 
     def _maybe_silent(self, seconds: float, why: str) -> None:
@@ -182,6 +186,6 @@ class Live:
         times_s = a.edges.on(MEASUREMENT_CHANNEL).time
         for f in [f for f in a.decode.frames if f.kind == "cal"][1 + self.runs_told:]:
             self.runs_told += 1
-            self.display.message(f"pintime: a new run began at {times_s[f.group[0]]:.3f} s (a calibration "
+            self.display.message(f"pintime: a new run began at {times_s[f.start]:.3f} s (a calibration "
                                  "train after the first: the board was reset?); the figures hold the "
                                  "repetitions of every run, as `pintime analyze` counts them")

@@ -84,6 +84,7 @@ def test_user_run_stops_at_end_and_prints_what_analyze_prints(monkeypatch, tmp_p
                              tail_s=TAIL_S)
     assert code == 0, err
     assert any("ended by the END frame" in line for line in err), err
+    assert any("s of audio after the END frame, then the results took" in line for line in err), err
     live = live_lines(err)
     assert live and all("user" in line for line in live)
     assert any(line.strip().startswith("mac16 ") and " reps " in line for line in err)
@@ -135,7 +136,7 @@ def test_board_reset_starts_a_new_run(monkeypatch, tmp_path, user):
     assert any("a new run began at" in line and "board was reset" in line for line in err), err
     assert out == analyze_output(tmp_path)
     a = analyze(tmp_path / "take.wav", progress=False)
-    first, second = (a.edges.on(0).time[f.group[0]] for f in a.decode.frames if f.kind == "cal")
+    first, second = (a.edges.on(0).time[f.start] for f in a.decode.frames if f.kind == "cal")
     assert second - first == pytest.approx(3.5, abs=1e-4)  # the copy of the run begins 3.5 s in
     told = [line for line in err if "a new run began at" in line]
     assert len(told) == 1 and f"a new run began at {second:.3f} s" in told[0], told  # the reset, once

@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="pintime-measure-") as tmp:
         json_path = args.json or (str(Path(tmp) / "result.json") if baseline is not None else None)
         code = analyze_cli.run(_analysis_args(args, json_path))
-        _timing_note(live, ended)
+        _timing_note(live, result.seconds, ended)
         if baseline is not None and json_path is not None:
             print()
             print_comparison(baseline, read_json(json_path, "result"), (args.baseline, str(result.wav_path)),
@@ -105,10 +105,13 @@ def run(args: argparse.Namespace) -> int:
     return 1 if code == 0 and (result.gaps or result.stalled) else code
 
 
-def _timing_note(live: Live, ended: float) -> None:
-    """How long the live analyses and the final one took (stderr)."""
+def _timing_note(live: Live, stopped_s: float, ended: float) -> None:
+    """How long the live analyses took, how much audio came after the END frame before the recording
+    stopped (at real time: the wait), and how long the final analysis took (stderr)."""
     last = "" if not live.timings else (f" (the last, of {live.timings[-1][0]:.1f} s of audio, took "
                                         f"{live.timings[-1][1]:.2f} s)")
+    after = "" if live.end_s is None else f"{stopped_s - live.end_s:.2f} s of audio after the END frame, " \
+        "then "
     took_s = time.monotonic() - ended
-    print(f"pintime: {len(live.timings)} live analyses{last}; the results took {took_s:.2f} s after the "
-          "recording stopped", file=sys.stderr)
+    print(f"pintime: {len(live.timings)} live analyses{last}; the recording stopped {after}the results took "
+          f"{took_s:.2f} s", file=sys.stderr)
