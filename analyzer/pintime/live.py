@@ -3,7 +3,9 @@
 The recorder's writing thread calls :meth:`Live.watch` after every block. When the analysis thread is
 idle and ``period_s`` more of audio are written, the WAV is flushed (its header then counts the frames so
 far) and the thread copies that prefix, with the gaps its sidecar lists, into a private WAV and runs the
-whole pipeline on it (:func:`pintime.pipeline.analyze`), exactly as ``pintime analyze`` would. Each
+whole pipeline on it (:func:`pintime.pipeline.analyze`), exactly as ``pintime analyze`` would, in a worker
+process (a thread would hold the interpreter lock that PortAudio's callback needs, for as long as any of
+the analysis's Python code runs, and the card would overflow). Each
 analysis updates the display: one line per estimate (technique, function, block or kernel figure: the
 rows ``pintime compare`` compares), with its repetitions, mean and 95 % CI in µs and cycles. An END frame
 in the prefix ends the recording (``watch`` says so at its next call); a calibration train after the first
@@ -17,10 +19,14 @@ before; the thread never queues one behind another, so the display lags by at mo
 from __future__ import annotations
 
 import json
+import multiprocessing
+import signal
 import tempfile
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -32,6 +38,7 @@ from pintime.errors import PintimeError
 from pintime.files import read_json, sidecar_path
 from pintime.frames import frame_end
 from pintime.pipeline import Analysis, analyze, summary_json
+from pintime.stopsignals import stop_signals
 
 COPY_FRAMES = 1 << 18  # the prefix is copied in blocks this long (2 MB of int32 stereo)
 END_REASON = "END frame"
@@ -113,6 +120,8 @@ class Live:
         self.runs_told = 0  # new runs announced
         self.silence_told = False
         self.timings: list[tuple[float, float]] = []  # (audio seconds, analysis seconds) of each analysis
+        self.worker = ProcessPoolExecutor(1, multiprocessing.get_context("spawn"),
+                                          initializer=_ignore_stop_signals)
         self.thread = threading.Thread(target=self._loop, name="pintime-live", daemon=True)
         self.thread.start()
 
@@ -134,6 +143,7 @@ class Live:
             self.closing = True
             self.wake.notify()
         self.thread.join()
+        self.worker.shutdown()
         self.work.cleanup()
 
     def _loop(self) -> None:
@@ -157,22 +167,20 @@ class Live:
     def _analyse(self, frames: int) -> None:
         prefix = Path(self.work.name) / "prefix.wav"
         copy_prefix(self.wav, frames, prefix)
-        seconds, start = frames / self.rate_hz, time.monotonic()
-        try:
-            a = analyze(prefix, elf=self.elf, progress=False)
-        except PintimeError as err:  # not yet analysable (no edges, no calibration train…)
-            self._maybe_silent(seconds, str(err))
+        seconds = frames / self.rate_hz
+        report = self.worker.submit(analyse_prefix, str(prefix), self.elf, seconds).result()
+        if report.lines is None:  # not yet analysable (no edges, no calibration train…), or no frame
+            self._maybe_silent(seconds, report.why)
             return
-        self.timings.append((seconds, time.monotonic() - start))
-        if not a.decode.frames:
-            self._maybe_silent(seconds, "no frame decoded")
-            return
-        self._note_new_run(a)
-        self.display.show(live_lines(a, seconds, self.timings[-1][1]))
-        ends = [f for f in a.decode.frames if f.kind == "end"]
-        if ends:
-            self.end_s = float(a.edges.on(MEASUREMENT_CHANNEL).time[frame_end(ends[-1])])
-            self.ended_at_s = time.monotonic()
+        self.timings.append((seconds, report.took_s))
+        for start_s in report.cal_s[1 + self.runs_told:]:
+            self.runs_told += 1
+            self.display.message(f"pintime: a new run began at {start_s:.3f} s (a calibration train after "
+                                 "the first: the board was reset?); the figures hold the repetitions of "
+                                 "every run, as `pintime analyze` counts them")
+        self.display.show(report.lines)
+        if report.end_s is not None:
+            self.end_s, self.ended_at_s = report.end_s, time.monotonic()
 
     def _maybe_silent(self, seconds: float, why: str) -> None:
         if seconds >= self.silence_s and not self.silence_told:
@@ -181,11 +189,38 @@ class Live:
                       "mic; the right device), its gain, and the wiring (D22 = PA0 to left, D11 = PB5 to "
                       "right); the recording goes on")
 
-    def _note_new_run(self, a: Analysis) -> None:
-        """Each calibration train after the first: the board was reset and a new run began."""
-        times_s = a.edges.on(MEASUREMENT_CHANNEL).time
-        for f in [f for f in a.decode.frames if f.kind == "cal"][1 + self.runs_told:]:
-            self.runs_told += 1
-            self.display.message(f"pintime: a new run began at {times_s[f.start]:.3f} s (a calibration "
-                                 "train after the first: the board was reset?); the figures hold the "
-                                 "repetitions of every run, as `pintime analyze` counts them")
+
+@dataclass(frozen=True)
+class PrefixReport:
+    """What the worker process found in a prefix: the live lines (None: nothing to show, and ``why``), the
+    calibration trains' starts and the END frame's end (s), and how long the analysis took."""
+
+    lines: list[str] | None
+    why: str = ""
+    cal_s: tuple[float, ...] = ()
+    end_s: float | None = None
+    took_s: float = 0.0
+
+
+def analyse_prefix(prefix: str, elf: str | None, seconds: float) -> PrefixReport:
+    """The worker's task: the whole pipeline on a prefix copy (in a process of its own, so that it never
+    holds the interpreter lock the recorder's PortAudio callback needs)."""
+    start = time.monotonic()
+    try:
+        a = analyze(prefix, elf=elf, progress=False)
+    except PintimeError as err:
+        return PrefixReport(None, str(err))
+    if not a.decode.frames:
+        return PrefixReport(None, "no frame decoded")
+    took_s = time.monotonic() - start
+    times_s = a.edges.on(MEASUREMENT_CHANNEL).time
+    ends = [f for f in a.decode.frames if f.kind == "end"]
+    return PrefixReport(live_lines(a, seconds, took_s), "",
+                        tuple(float(times_s[f.start]) for f in a.decode.frames if f.kind == "cal"),
+                        float(times_s[frame_end(ends[-1])]) if ends else None, took_s)
+
+
+def _ignore_stop_signals() -> None:
+    """The worker's start: Ctrl-C reaches the whole process group; the recorder handles it."""
+    for s in stop_signals():
+        signal.signal(s, signal.SIG_IGN)

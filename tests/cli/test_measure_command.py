@@ -8,6 +8,7 @@ itself; gaps, a board reset, silence, Ctrl-C and SIGTERM are reported and leave 
 
 from __future__ import annotations
 
+import io
 import json
 import signal
 
@@ -16,6 +17,7 @@ import pytest
 import soundfile as sf
 from pintime import record as rec
 from pintime.cli import main
+from pintime.live import Display
 from pintime.pipeline import analyze
 from support import EXAMPLE_WAV, SIM, FakeBackend, require_sim, run_cli
 
@@ -176,3 +178,30 @@ def test_a_stop_signal_leaves_a_complete_take_and_analyses_it(monkeypatch, tmp_p
     sidecar = json.loads((tmp_path / "take.json").read_text())
     assert sidecar["finished"] is True and sidecar["interrupted"] is True and sidecar["frames"] == frames
     assert code == 0 and out == analyze_output(tmp_path)
+
+
+def test_a_result_named_as_the_takes_sidecar_is_refused_before_recording(monkeypatch, tmp_path, table1):
+    monkeypatch.setattr(rec, "load_backend", lambda: FakeBackend(table1[:FS]))
+    code, out, err = run_cli(["measure", "-o", tmp_path / "take.wav", "--json", tmp_path / "take.json"])
+    assert code == 2 and len(err) == 1 and err[0].startswith("pintime: error: ") and "take.json" in err[0]
+    assert not (tmp_path / "take.wav").exists()
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_live_lines_are_rewritten_in_place_on_a_terminal():
+    shown = Terminal()
+    display = Display(shown)
+    display.show(["live, 2.0 s", "  a", "  b"])
+    display.show(["live, 4.0 s", "  a"])
+    display.message("pintime: warning: w")
+    display.show(["live, 6.0 s"])
+    assert shown.getvalue() == ("live, 2.0 s\n  a\n  b\n" "\x1b[3F\x1b[Jlive, 4.0 s\n  a\n"
+                                "pintime: warning: w\nlive, 6.0 s\n")
+    piped = io.StringIO()
+    Display(piped).show(["x"])
+    Display(piped).show(["y"])
+    assert piped.getvalue() == "x\ny\n"  # not a terminal: each update after the one before
