@@ -11,6 +11,8 @@ import io
 import json
 import signal
 import subprocess
+import threading
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,10 +77,11 @@ def deadline(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def run_cli(argv: list) -> tuple[int, str, list[str]]:
-    """Run ``pintime ARGV`` in-process: (exit code, stdout, stderr lines including any warning printed)."""
+def run_cli(argv: list, guard_s: int = GUARD_S) -> tuple[int, str, list[str]]:
+    """Run ``pintime ARGV`` in-process: (exit code, stdout, stderr lines including any warning printed);
+    ``guard_s``: the time it may take (a recording at real-time pace takes its length)."""
     out, err = io.StringIO(), io.StringIO()
-    with deadline(GUARD_S), warnings.catch_warnings(record=True) as caught, \
+    with deadline(guard_s), warnings.catch_warnings(record=True) as caught, \
             contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         warnings.simplefilter("always")
         code = main([str(a) for a in argv])
@@ -148,21 +151,49 @@ class Status:
 
 
 class FakeStream:
+    """Calls back with the backend's samples block by block: all inside ``start()``, or, with the backend's
+    ``pace`` (1: real time, 4: four times faster), from a thread of its own as a card does; then, with
+    the backend's ``tail_s``, that long of the last block repeated at real time (the card goes on recording
+    the idle pin), or until the stream is closed."""
+
     def __init__(self, backend, device, samplerate, channels, dtype, blocksize, callback):
         assert (channels, dtype) == (2, "int32")
         self.backend, self.samplerate = backend, samplerate
         self.blocksize, self.callback = blocksize, callback
+        self.closing = threading.Event()
+        self.thread = None
 
     def start(self):
+        if self.backend.pace is None and not self.backend.tail_s:
+            self.play()
+        else:
+            self.thread = threading.Thread(target=self.play, daemon=True)
+            self.thread.start()
+
+    def play(self):
         b = self.backend
+        period_s = None if b.pace is None else self.blocksize / self.samplerate / b.pace  # else: at once
+        start = time.monotonic()
         for i, n0 in enumerate(range(0, len(b.samples), self.blocksize)):
+            if self.closing.is_set():
+                return
+            if period_s is not None:
+                time.sleep(max(0.0, start + (i + 1) * period_s - time.monotonic()))
             block = b.samples[n0:n0 + self.blocksize]
             self.callback(block, len(block), None, Status(input_overflow=i in b.overflow_blocks))
             if i == b.interrupt_after_block:  # Ctrl-C (or a kill) now; the stream closes before another block
                 signal.raise_signal(b.stop_signal)
                 return
+        last = b.samples[-self.blocksize:]
+        for _ in range(round(b.tail_s * self.samplerate / self.blocksize)):
+            if self.closing.wait(self.blocksize / self.samplerate):
+                return
+            self.callback(last, len(last), None, Status())
 
     def close(self):
+        self.closing.set()
+        if self.thread is not None:
+            self.thread.join()
         self.backend.closed = True
 
 
@@ -172,8 +203,9 @@ class FakeBackend:
     PortAudioError = FakePortAudioError
     HOSTAPIS = ("ALSA", "JACK Audio Connection Kit")
 
-    def __init__(self, samples, overflow_blocks=(), interrupt_after_block=None, stop_signal=signal.SIGINT):
-        self.samples = samples
+    def __init__(self, samples, overflow_blocks=(), interrupt_after_block=None, stop_signal=signal.SIGINT,
+                 pace=None, tail_s=0.0):
+        self.samples, self.pace, self.tail_s = samples, pace, tail_s
         self.overflow_blocks = set(overflow_blocks)
         self.interrupt_after_block = interrupt_after_block
         self.stop_signal = stop_signal

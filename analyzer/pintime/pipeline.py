@@ -246,20 +246,22 @@ class _Source:
     reference_ignored: str | None = None  # why a WAV's channel 1, the reference by default, was not one
 
 
-def _ladder_source(path: Path, method: str | None, channels: Channels, gaps: RecordingGaps | None) -> _Source:
+def _ladder_source(path: Path, method: str | None, channels: Channels, gaps: RecordingGaps | None,
+                   progress: bool) -> _Source:
     """A resistor-ladder WAV's pin edges, attributed, without those beside gaps or lost audio."""
-    attribution = ladder_edges(path, method, sys.stderr.isatty(), channels)
+    attribution = ladder_edges(path, method, progress, channels)
     raw, rate_hz = attribution.edges, open_wav(path, *channels).samplerate_hz
     guard_s = gap_guard_s(rate_hz)
     edges, gaps, lost = without_lost_audio(raw, gaps, rate_hz, guard_s)
     return _Source(edges, raw, gaps, lost, rate_hz, guard_s, attribution=attribution)
 
 
-def _wav_source(path: Path, method: str | None, channels: Channels, gaps: RecordingGaps | None) -> _Source:
+def _wav_source(path: Path, method: str | None, channels: Channels, gaps: RecordingGaps | None,
+                progress: bool) -> _Source:
     """A WAV's located edges without those beside gaps or lost audio; read as a mono capture when the
     channel taken for the reference by default is none."""
-    located, edges, kept, lost = located_without_lost_audio(path, method, sys.stderr.isatty(), channels,
-                                                            gaps, steps=False)
+    located, edges, kept, lost = located_without_lost_audio(path, method, progress, channels, gaps,
+                                                            steps=False)
     by_default = channels[1] == DEFAULT_REFERENCE and located.info.reference_channel is not None
     reference_ignored = clk.not_a_reference(edges, located.info.channel_name(1)) if by_default else None
     if reference_ignored is not None:
@@ -270,13 +272,14 @@ def _wav_source(path: Path, method: str | None, channels: Channels, gaps: Record
                    located=located, reference_ignored=reference_ignored)
 
 
-def _source(path: Path, is_wav: bool, method: str | None, channels: Channels, ladder: bool) -> _Source:
+def _source(path: Path, is_wav: bool, method: str | None, channels: Channels, ladder: bool,
+            progress: bool) -> _Source:
     """The capture's edges, whatever its kind (exact sources lose none); a WAV's are the only long step."""
     if not is_wav:
         edges = load_edges(path)
         return _Source(edges, edges, None, None)
     gaps = read_gaps(path)
-    return (_ladder_source if ladder else _wav_source)(path, method, channels, gaps)
+    return (_ladder_source if ladder else _wav_source)(path, method, channels, gaps, progress)
 
 
 def _estimated(program: Program, inputs: Inputs, source: _Source, meas_time: np.ndarray,
@@ -304,12 +307,13 @@ def _missing(decode: FrameDecode, lost_to_gaps: int) -> int | None:
 
 def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
             elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS,
-            ladder: bool = False) -> Analysis:
+            ladder: bool = False, progress: bool | None = None) -> Analysis:
     """Run the whole pipeline on one capture (WAV, VCD or edge list); ``ladder``: a WAV of four pins
-    through a resistor ladder (:mod:`pintime.ladder`)."""
+    through a resistor ladder (:mod:`pintime.ladder`); ``progress``: bars on stderr (None: if a terminal)."""
     path = Path(path)
+    progress = sys.stderr.isatty() if progress is None else progress
     is_wav = sniff(path) == "wav"
-    source = _source(path, is_wav, method, channels, ladder)
+    source = _source(path, is_wav, method, channels, ladder, progress)
     edges, lost = source.edges, source.lost
     release_free_memory()  # what checking a long capture's frames left free (docs/design.md §11)
     listed_s = np.zeros(0) if source.gaps is None else source.gaps.times_s  # WAV edges: seconds of the file

@@ -54,6 +54,9 @@ CHECK_BLOCK_FRAMES = 1 << 20  # the written file is read back in blocks this lon
 QUIET_PP_FS = 0.01
 INPUT_OVERFLOW = "input overflow: PortAudio discarded input"  # the gap's cause in the sidecar
 
+# called with the WAV being written and its frames so far; returns why the recording should end, or None
+Watch = Callable[[sf.SoundFile, int], "str | None"]
+
 
 def load_backend() -> ModuleType:
     """The ``sounddevice`` module, imported only when a recording is asked for."""
@@ -196,6 +199,7 @@ class RecordResult:
     peak_to_peak_fs: tuple[float, float] = (0.0, 0.0)
     finished: bool = False  # False in the sidecar while recording: a take killed outright says so
     write_error: str | None = None  # the WAV could not be written on (a full disk): it ends there
+    ended_by: str | None = None  # what the ``watch`` of :func:`record` said when it ended the recording
 
     @property
     def seconds(self) -> float:
@@ -221,13 +225,15 @@ def _check_request(path: Path, seconds: float, force: bool) -> int:
 
 def record(path: str | Path, seconds: float, device: str | None = None, force: bool = False,
            backend: Any = None, progress: bool = False,
-           warn: Callable[[str], None] = lambda msg: None) -> RecordResult:
+           warn: Callable[[str], None] = lambda msg: None, watch: Watch | None = None) -> RecordResult:
     """Record ``seconds`` of both channels of ``device`` into ``path`` (192 kHz, PCM_24) and its sidecar.
 
     Stops early, with a complete file, on Ctrl-C (SIGINT is handled, not raised) or when the device stops
     delivering (``stalled``). ``warn`` receives each warning (one line) as soon as it is known: a possibly
     resampling device, a gap, a missing clock reference (after REFERENCE_CHECK_S); clipping and a too quiet
-    signal once the file is written.
+    signal once the file is written. ``watch`` (``pintime measure``) is called in the writing thread after
+    each block written and at each poll of an empty queue; a reason it returns ends the recording
+    (``ended_by``) as ``seconds`` running out would.
 
     Raises
     ------
@@ -271,7 +277,7 @@ def record(path: str | Path, seconds: float, device: str | None = None, force: b
     failure = None
     with out, tqdm(total=n_total, unit="frame", unit_scale=True, disable=not progress, desc="record") as bar:
         try:
-            _stream_to(out, stream, capture, result, n_total, bar, warn, save)
+            _stream_to(out, stream, capture, result, n_total, bar, warn, save, watch)
         except backend.PortAudioError as err:
             failure = f"{dev.name}: {str(err).splitlines()[0]}"
     _finish(result, capture, n_total, failure, warn, save)
@@ -316,7 +322,7 @@ def _open_stream(backend: Any, device: Device, capture: _Capture) -> Any:
 
 
 def _stream_to(out: sf.SoundFile, stream: Any, capture: _Capture, result: RecordResult, n_total: int,
-               bar: tqdm, warn: Callable[[str], None], save: Callable[[], None]) -> None:
+               bar: tqdm, warn: Callable[[str], None], save: Callable[[], None], watch: Watch | None) -> None:
     """Run the stream until ``n_total`` frames are written, a stop signal, a stall or a write error; then
     drain the queue. ``save`` rewrites the sidecar (its gap list) whenever a gap appears. A stop signal
     only ends the loop (:mod:`pintime.signals`): a KeyboardInterrupt raised between taking a block
@@ -362,6 +368,9 @@ def _stream_to(out: sf.SoundFile, stream: Any, capture: _Capture, result: Record
                     if time.monotonic() - last_block > STALL_S:
                         result.stalled = True
                         break
+                result.ended_by = None if watch is None else watch(out, result.frames)
+                if result.ended_by is not None:
+                    break
         finally:
             stream.close()
     while result.frames < n_total and result.write_error is None:  # blocks recorded when the stream stopped
@@ -422,6 +431,7 @@ def _write_sidecar(result: RecordResult, seconds_requested: float, started_utc: 
         "interrupted": result.interrupted,
         "stopped_by": result.stopped_by,
         "stalled": result.stalled,
+        "ended_by": result.ended_by,
         "overflows": result.overflows,
         "gaps": [asdict(g) | {"time_s": g.frame / SAMPLE_RATE_HZ} for g in result.gaps],
         "reference_found": result.reference_found,

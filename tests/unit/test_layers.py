@@ -23,8 +23,8 @@ LAYERS = [
     {"clock", "lost_audio", "estimate", "avr"},
     {"table2"},
     {"programs"},
-    {"pipeline", "crosscheck"},
-    {"validate", "soundcard", "record"},
+    {"pipeline", "crosscheck", "compare"},
+    {"validate", "soundcard", "record", "live"},
     {"plots"},
     {"cli"},
 ]

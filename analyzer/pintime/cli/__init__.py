@@ -75,6 +75,16 @@ def _record() -> ModuleType:
     return record
 
 
+def _measure() -> ModuleType:
+    from pintime.cli import measure
+    return measure
+
+
+def _compare() -> ModuleType:
+    from pintime.cli import compare
+    return compare
+
+
 # subcommand → (its module's loader, help line)
 COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
     "synth": (_synth, "render an edge list into the WAV a sound card would record"),
@@ -85,6 +95,8 @@ COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
     "cfg": (_cfg, "basic blocks of a compiled AVR function with their cycle costs (Table 2)"),
     "report": (_report, "one Markdown report from `pintime validate --json` results"),
     "record": (_record, "record a capture from a real sound card (192 kHz, 24-bit, stereo)"),
+    "measure": (_measure, "record and analyse at once: live estimates, the full results at the END frame"),
+    "compare": (_compare, "each estimate's change between two `analyze --json` results, with its CI"),
 }
 
 
@@ -105,6 +117,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "report": ("pintime report out/*.json -o report.md --figures figures",),
     "record": ("pintime record --list-devices",
                "pintime record -o my.wav --seconds 200 --device 2"),
+    "measure": ("pintime measure -o take.wav --device 2 --elf build/firmware/user.elf --json new.json",
+                "pintime measure -o take.wav --device 2 --baseline old.json"),
+    "compare": ("pintime compare old.json new.json",
+                "pintime compare old.json new.json --json change.json"),
 }
 
 
