@@ -205,3 +205,10 @@ def test_live_lines_are_rewritten_in_place_on_a_terminal():
     Display(piped).show(["x"])
     Display(piped).show(["y"])
     assert piped.getvalue() == "x\ny\n"  # not a terminal: each update after the one before
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["measure", "--help"], ["compare", "--help"]])
+def test_help(capsys, argv):
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 0 and "measure" in capsys.readouterr().out

@@ -96,7 +96,7 @@ COMMANDS: dict[str, tuple[Callable[[], ModuleType], str]] = {
     "report": (_report, "one Markdown report from `pintime validate --json` results"),
     "record": (_record, "record a capture from a real sound card (192 kHz, 24-bit, stereo)"),
     "measure": (_measure, "record and analyse at once: live estimates, the full results at the END frame"),
-    "compare": (_compare, "each estimate's change between two `analyze --json` results, with its CI"),
+    "compare": (_compare, "each estimate's change between two `analyze --json` results, and its CI"),
 }
 
 

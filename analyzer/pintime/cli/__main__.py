@@ -1,7 +1,9 @@
-"""``python -m pintime.cli``: the ``pintime`` command."""
+"""``python -m pintime.cli``: the ``pintime`` command. Guarded: ``pintime measure``'s worker process
+(multiprocessing's spawn) imports this module again, as ``__mp_main__``, and must not run a command."""
 
 import sys
 
 from pintime.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())
