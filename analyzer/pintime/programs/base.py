@@ -107,6 +107,10 @@ class Program:
         """The result as ``pintime analyze`` prints it."""
         raise NotImplementedError
 
+    def details(self, result: Any) -> list[str]:
+        """The diagnostics ``pintime analyze -v`` prints below the table (none here)."""
+        return []
+
     def check(self, result: Any, out: dict[str, Any], exact_out: dict[str, Any], f_cpu_hz: int) -> Check:
         """The estimates of ``out`` (the capture's ``analyze`` JSON; ``result`` the program's result behind
         it) beside their truth: those of ``exact_out``, the same analysis of simavr's exact edges, unless

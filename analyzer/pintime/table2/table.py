@@ -42,6 +42,7 @@ from pintime.avr.expect import CALL_CYCLES, Expectation
 from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
 from pintime.frames import Frame
+from pintime.printed import ns
 from pintime.table2.blocksystem import (
     EPSILON,
     Fit,
@@ -260,12 +261,6 @@ def _cycles(x: float) -> str:
     return f"{round(x)}" if abs(x - round(x)) < EXACT_CYCLES else f"{x:.3f}"
 
 
-def _ci(e: est.Estimate) -> str:
-    """The ± figure: 4 decimals like the paper's, or 2 significant digits below 0.001 µs."""
-    half = _half(e)
-    return f"{half:.4f}" if not half < 1e-3 else f"{half:.1e}"
-
-
 def expectation(u: Unknown) -> Expectation:
     """What the listing expects of an unknown (one value: see the module)."""
     return Expectation(u.expected_cycles, u.expected_cycles, EXPECTED_HOW)
@@ -332,14 +327,15 @@ def _resolved_json(t: Table2, resolved: Resolved) -> dict[str, Any]:
 
 
 def _model_lines(model: Model, us_per_cycle: float, title: str) -> list[str]:
-    head = (f"{'Basic Block' if model.kind == 'block' else 'CFG edge':<22} {'Execution time (µs)':>24} "
-            f"{'truth (µs)':>11} {'cycles':>10} {'truth':>8} {'expected':>9}  stands for")
+    head = (f"{'Basic Block' if model.kind == 'block' else 'CFG edge':<22} {'Execution time (µs)':>19} "
+            f"{'± 95 % CI (ns)':>14} {'truth (µs)':>11} {'cycles':>10} {'truth':>8} {'expected':>9}  "
+            "stands for")
     lines = [title, head, "-" * len(head)]
     for u in model.unknowns:
         e = u.estimate
         truth_us = u.truth_cycles * us_per_cycle
         flag = "  ✗ OUTSIDE the expectation" if outside(u, us_per_cycle) else ""
-        lines.append(f"{u.label:<22} {e.mean_us:>13.4f} ± {_ci(e):<8} {truth_us:>11.4f} "
+        lines.append(f"{u.label:<22} {e.mean_us:>19.4f} {ns(_half(e)):>14} {truth_us:>11.4f} "
                      f"{e.mean_us / us_per_cycle:>10.4f} {_cycles(u.truth_cycles):>8} "
                      f"{_cycles(u.expected_cycles):>9}  {u.formula}{flag}")
     skipped = f", {len(model.skipped)} skipped (rank-deficient)" if model.skipped else ""
@@ -366,7 +362,7 @@ def format_table2(t: Table2) -> str:
                          f"(ε = {t.epsilon_cycles} cycles per pulse)")
     if t.capture_epsilon is not None:
         e = t.capture_epsilon
-        lines.append(f"  ε of this capture: {e.mean_us:.4f} ± {_ci(e)} µs (the unknown holding ε "
+        lines.append(f"  ε of this capture: {e.mean_us:.4f} µs ± {ns(_half(e))} ns (the unknown holding ε "
                      f"minus its blocks' simavr truth); simavr's pin ε: {t.epsilon_cycles} cycles = "
                      f"{t.epsilon_cycles * t.us_per_cycle:.4f} µs; a difference is the capture's own "
                      "systematic error (e.g. rising vs falling edge timing)")
