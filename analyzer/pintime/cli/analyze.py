@@ -174,7 +174,9 @@ def lost_audio_warnings(a: Analysis) -> list[WarningText]:
     found: list[WarningText] = []
     if lost.detected:
         cut = "" if a.gaps is not None else f", {a.lost_to_gaps} frame(s) cut by them"
-        more = f" and {len(lost.detected) - 1} more" if len(lost.detected) > 1 else ""
+        unlisted = sum(g in lost.unlisted for g in lost.detected[1:])
+        more = ("" if len(lost.detected) == 1 else f" and {len(lost.detected) - 1} more"
+                + (f" ({unlisted} not listed: the edges between dropped)" if unlisted else ""))
         checked = (("the reference's phase and " if lost.reference_checked else "")
                    + f"the frames' timing ({lost.checked_fraction:.1%} of the capture checked)")
         agree = lost.agreement()

@@ -205,7 +205,8 @@ def format_kernel(k: Kernel) -> str:
         e = r.estimate
         half = _half(e)
         ci_cycles = fixed(None if half is None else k.cycles(half))
-        pct = "" if r.percent is None else f"  = {r.percent[0]:.4f} ± {r.percent[1] or 0:.2g} % of the tick"
+        pct = ("" if r.percent is None
+               else f"  = {r.percent[0]:.4f} ± {fixed(r.percent[1] or 0)} % of the tick")
         lines.append(f"{r.name:<20} {e.mean_us:>12.4f} {ns(half):>15} {k.cycles(e.mean_us):>10.3f} "
                      f"{ci_cycles:>10} {e.count:>5}{pct}")
     lines.append(f"({k.fit.outliers} outlier(s) rejected in the line fits, > {est.OUTLIER_FACTOR:g}× median "

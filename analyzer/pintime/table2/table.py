@@ -42,7 +42,7 @@ from pintime.avr.expect import CALL_CYCLES, Expectation
 from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
 from pintime.frames import Frame
-from pintime.printed import ns
+from pintime.printed import fixed, ns
 from pintime.table2.blocksystem import (
     EPSILON,
     Fit,
@@ -338,19 +338,28 @@ def _model_lines(model: Model, us_per_cycle: float, title: str) -> list[str]:
         lines.append(f"{u.label:<22} {e.mean_us:>19.4f} {ns(_half(e)):>14} {truth_us:>11.4f} "
                      f"{e.mean_us / us_per_cycle:>10.4f} {_cycles(u.truth_cycles):>8} "
                      f"{_cycles(u.expected_cycles):>9}  {u.formula}{flag}")
-    skipped = f", {len(model.skipped)} skipped (rank-deficient)" if model.skipped else ""
-    lines.append(f"  {len(model.unknowns)} unknowns, {len(model.measurements)} measurements{skipped}, "
-                 f"{model.outliers} outlier round(s) rejected (> {est.OUTLIER_FACTOR:g}× median |residual|); "
-                 f"residual RMS {np.mean(model.residual_rms_us):.4g} µs per pulse (mean over measurements); "
-                 f"condition number median {np.median(model.condition):.3g}, "
-                 f"max {np.max(model.condition):.3g}; "
-                 f"exact widths leave {model.truth_residual_cycles:.3g} cycles RMS")
     missed = sum(bool(outside(u, us_per_cycle)) for u in model.unknowns)
     lines.append(f"  expected: {EXPECTED_HOW}; {missed} of {len(model.unknowns)} 95 % CIs wholly outside it")
     if model.reduction.unused:
         lines.append(f"  never ran (undetermined): "
                      f"{', '.join(model.reduction.names[c] for c in model.reduction.unused)}")
     return lines
+
+
+def _fit_line(model: Model) -> str:
+    """How the model's least squares went: its size, outliers, residuals, conditioning."""
+    skipped = f", {len(model.skipped)} skipped (rank-deficient)" if model.skipped else ""
+    return (f"  {model.kind} model: {len(model.unknowns)} unknowns, {len(model.measurements)} measurements"
+            f"{skipped}, {model.outliers} outlier round(s) rejected (> {est.OUTLIER_FACTOR:g}× median "
+            f"|residual|); residual RMS {ns(float(np.mean(model.residual_rms_us)))} ns per pulse (mean over "
+            f"measurements); condition number median {np.median(model.condition):.3g}, "
+            f"max {np.max(model.condition):.3g}; exact widths leave {fixed(model.truth_residual_cycles)} "
+            "cycles RMS")
+
+
+def table2_details(t: Table2) -> list[str]:
+    """The block and exit models' fits (``analyze -v``)."""
+    return [_fit_line(t.block), _fit_line(t.exit)]
 
 
 def format_table2(t: Table2) -> str:
