@@ -126,6 +126,13 @@ def test_a_cut_after_the_last_reference_edge_is_reported(tmp_path):
         " (this or its twin in another repetition)", ""), printed
     differential = next(line for line in printed.splitlines() if line.startswith("Differential 1000×"))
     assert differential.split()[-1] == "1", differential  # one repetition left, the cut one dropped
+    warning = next(line for line in printed.splitlines() if line.startswith("warning:"))
+    code, verbose, _ = run_cli(["analyze", wav, "-v"])  # the same row with how it was checked
+    assert code == 0 and "(checked: " not in warning
+    assert any(line.startswith(warning) and "(checked: the reference's phase and the frames' timing" in line
+               for line in verbose.splitlines()), verbose
+    code, quiet, _ = run_cli(["analyze", wav, "-q"])  # the tables alone
+    assert code == 0 and quiet.startswith("Technique") and "warning:" not in quiet
     code, _, lines = run_cli(["edges", wav, "--csv", tmp_path / "edges.csv"])
     assert code == 0 and any("+15.63 µs" in line for line in lines), lines
 
