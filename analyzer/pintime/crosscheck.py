@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pintime.printed import ns
+
 
 @dataclass(frozen=True)
 class Disagreement:
@@ -67,14 +69,19 @@ def _estimate(row: dict[str, Any]) -> tuple[float, float] | None:
     return (float(mean), max(halves)) if isinstance(mean, float | int) and halves else None
 
 
-def check_text(method: str, compared: int, found: list[Disagreement]) -> str:
-    """The report's lines on the check."""
+def check_text(method: str, compared: int, found: list[Disagreement], verbose: bool = False) -> str:
+    """The report's lines on the check: one when all agree, else a title and a table of those that do not
+    (means in µs, CI half-widths in ns: :mod:`pintime.printed`); ``verbose`` says why they may differ."""
     if not found:
         return (f"template check: the {compared} estimates of the {method} method agree with the template "
                 "method's within their 95 % CIs")
-    rows = "; ".join(f"{d.where} {d.method_us:.4f} ± {d.method_half_us:.2g} against {d.template_us:.4f} ± "
-                     f"{d.template_half_us:.2g} µs" for d in found)
-    return (f"template check: {len(found)} of the {compared} estimates of the {method} method differ from "
-            "the template method's by more than both 95 % CIs, a bias of the method on this capture (an "
-            "edge's neighbour within its window?): do not use them; --method template fits neighbours "
-            f"together: {rows}")
+    why = (" (a bias of the method on this capture: an edge's neighbour within its window? --method template "
+           "fits neighbours together)" if verbose else "")
+    title = (f"template check: {len(found)} of the {compared} estimates of the {method} method differ from "
+             f"the template method's by more than both 95 % CIs: do not use them{why}")
+    width = max(len("Estimate"), *(len(d.where) for d in found))
+    head = (f"{'Estimate':<{width}} {method + ' (µs)':>17} {'± 95 % CI (ns)':>15} {'template (µs)':>14} "
+            f"{'± 95 % CI (ns)':>15}")
+    rows = [f"{d.where:<{width}} {d.method_us:>17.4f} {ns(d.method_half_us):>15} {d.template_us:>14.4f} "
+            f"{ns(d.template_half_us):>15}" for d in found]
+    return "\n".join([title, head, "-" * len(head), *rows])

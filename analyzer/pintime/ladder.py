@@ -151,11 +151,16 @@ def _refuse_no_ladder(edges: Edges, source: str) -> None:
 
 
 def format_attribution(att: Attribution) -> str:
-    """One line: edges located, attributed per pin, simultaneous, and those left out (never guessed)."""
+    """One line: ``ladder:`` and :func:`attribution_text`."""
+    return f"ladder: {attribution_text(att)}"
+
+
+def attribution_text(att: Attribution) -> str:
+    """Edges located, attributed per pin, simultaneous, and those left out (never guessed)."""
     per_pin = ", ".join(f"{name} {int(np.sum(att.edges.channel == ch))}" for ch, name in PIN_NAMES.items())
     left_out = ("all attributed" if att.unattributed == 0 else
                 f"{att.unattributed} NOT attributed (their step fits no move of the pins; first at "
                 + ", ".join(f"{t:.6f}" for t in att.unattributed_s[:5])
                 + (" …" if att.unattributed > 5 else "") + " s): left out of every pin")
-    return (f"ladder: {att.located} edges located on two channels, {left_out}; pin edges {per_pin}; "
+    return (f"{att.located} edges located on two channels, {left_out}; pin edges {per_pin}; "
             f"{att.simultaneous} of two pins at once")

@@ -26,7 +26,9 @@ GOLDEN = Path(__file__).resolve().parent
 UPDATE = os.environ.get("UPDATE_GOLDEN", "") not in ("", "0")
 CASES = {  # expected file (without .txt) → `pintime analyze` arguments
     f"{capture.stem}": [capture.relative_to(ROOT).as_posix()] for capture in sorted(CAPTURES.glob("*.wav"))
-} | {"table1-noisy.inflection": ["captures/table1-noisy.wav", "--method", "inflection"]}
+} | {"table1-noisy.inflection": ["captures/table1-noisy.wav", "--method", "inflection"],
+     "table1-default.quiet": ["captures/table1-default.wav", "-q"],
+     "table1-default.verbose": ["captures/table1-default.wav", "-v"]}
 
 
 def pintime(*argv: str) -> str:
@@ -40,6 +42,22 @@ def pintime(*argv: str) -> str:
 
 def test_every_committed_capture_has_a_case():
     assert {"table1-default", "table1-noisy", "table1-wide-filter"} <= set(CASES)
+
+
+def test_quiet_is_the_tables_alone_and_verbose_adds_the_diagnostics():
+    """-q prints what follows the default's header block; -v the same header and table, with each line fit's
+    diagnostics below it (docs/design.md §6)."""
+    default = (GOLDEN / "table1-default.txt").read_text()
+    header, tables = default.split("\n\n", 1)
+    assert all(line.split(":", 1)[0] in HEADER_LABELS for line in header.splitlines())
+    assert (GOLDEN / "table1-default.quiet.txt").read_text() == tables
+    verbose = (GOLDEN / "table1-default.verbose.txt").read_text()
+    assert verbose.startswith(default.rstrip("\n")) and "intercept (ε)" in verbose
+    assert "intercept" not in default
+
+
+HEADER_LABELS = {"capture", "program", "clock", "calibration", "frames", "ladder", "edge shape", "rounding",
+                 "warning"}
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -5,6 +5,7 @@ reported discontinuity, or a true statement of what was not checked."""
 from __future__ import annotations
 
 import itertools
+import re
 import shutil
 from pathlib import Path
 
@@ -56,7 +57,9 @@ def test_the_same_take_short_is_not_refused(tmp_path, takes):
         wav = tmp_path / f"{take}.wav"
         sf.write(wav, audio, rate, subtype="PCM_24")
         code, printed, lines = run_cli(["analyze", wav])
-        assert code == 0 and "calibration train after calibration" in printed, lines
+        checked = re.search(r"^calibration: +train after calibration [+-]\d+\.\d{4} ± \d+\.\d{4} ppm",
+                            printed, re.M)
+        assert code == 0 and checked, (printed, lines)
 
 
 # --- 2: lost audio where the reference does not look ----------------------------------------------------
@@ -126,6 +129,13 @@ def test_a_cut_after_the_last_reference_edge_is_reported(tmp_path):
         " (this or its twin in another repetition)", ""), printed
     differential = next(line for line in printed.splitlines() if line.startswith("Differential 1000×"))
     assert differential.split()[-1] == "1", differential  # one repetition left, the cut one dropped
+    warning = next(line for line in printed.splitlines() if line.startswith("warning:"))
+    code, verbose, _ = run_cli(["analyze", wav, "-v"])  # the same row with how it was checked
+    assert code == 0 and "(checked: " not in warning
+    assert any(line.startswith(warning) and "(checked: the reference's phase and the frames' timing" in line
+               for line in verbose.splitlines()), verbose
+    code, quiet, _ = run_cli(["analyze", wav, "-q"])  # the tables alone
+    assert code == 0 and quiet.startswith("Technique") and "warning:" not in quiet
     code, _, lines = run_cli(["edges", wav, "--csv", tmp_path / "edges.csv"])
     assert code == 0 and any("+15.63 µs" in line for line in lines), lines
 

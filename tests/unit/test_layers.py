@@ -16,7 +16,7 @@ from support import ROOT
 
 PACKAGE = ROOT / "analyzer" / "pintime"
 LAYERS = [
-    {"errors", "edges", "files", "compiled", "signals"},
+    {"errors", "edges", "files", "compiled", "signals", "printed"},
     {"capture", "frames"},
     {"locate", "ladder"},
     {"frame_timing"},

@@ -13,73 +13,118 @@ from pintime.estimate.shared import largest_sigma
 from pintime.estimate.slowclock import format_slow_clock
 from pintime.files import refuse_overwrite, write_text
 from pintime.frame_timing import DetectedGap
-from pintime.ladder import format_attribution
+from pintime.ladder import attribution_text
 from pintime.locate.bend import Bend
 from pintime.locate.methods import METHODS, SIMPLE_HALF
 from pintime.lost_audio import LostAudio
 from pintime.pipeline import Analysis, analyze, refuse_unused_elf, summary_json
+from pintime.printed import ns
 from pintime.programs.table2 import table2_inputs
 
+# a warning: its short line (the default's) and its whole explanation (-v's)
+WarningText = tuple[str, str]
 
-def format_summary(a: Analysis) -> str:
-    """Header lines (run, clock, frames) then the program's table."""
-    c, d = a.clock, a.decode
+
+def format_summary(a: Analysis, detail: str = "default") -> str:
+    """The header block (one ``label: value`` row each, a warning a row), then the program's table and
+    the slow-clock model's. ``detail`` (docs/design.md §6): ``quiet`` (-q) the tables only, ``verbose`` (-v)
+    the long warnings and the program's diagnostics too."""
+    tables = [a.program.format(a.result)]
+    tables += [] if detail != "verbose" else a.program.details(a.result)
+    tables += [] if a.slow_clock is None else ["", format_slow_clock(a.slow_clock)]
+    if detail == "quiet":
+        return "\n".join(tables)
+    rows = header_rows(a)
+    rows += [("warning", long if detail == "verbose" else short) for short, long in warnings(a)]
+    return "\n".join([*aligned(rows), "", *tables])
+
+
+def aligned(rows: list[tuple[str, str]]) -> list[str]:
+    """``label: value`` lines, the values in one column."""
+    width = max(len(label) for label, _ in rows) + 1
+    return [f"{label + ':':<{width}} {value}" for label, value in rows]
+
+
+def header_rows(a: Analysis) -> list[tuple[str, str]]:
+    """What was analysed and how well: capture, program, clock, calibration train, frames, ladder, the
+    errors every repetition shares that the CIs hold."""
+    c = a.clock
     rate = "(unknown unit)" if c.rate_ppm is None else f"{c.rate_ppm:+.4f} ± {c.rate_ppm_sigma:.4f} ppm"
-    ppm = (f"clock: capture clock vs MCU {rate}"
-           + f" from {c.fit.n_edges} {c.source} edges"
-           + ("" if c.source == "reference" else " (no reference channel"
-              + ("" if a.reference_ignored is None else f": {a.reference_ignored}") + ")")
-           + f", residual RMS {c.residual_rms_us:.3g} µs")
+    why = "" if a.reference_ignored is None else f": {a.reference_ignored}"
+    source = f"{c.fit.n_edges} {c.source} edges" + ("" if c.source == "reference" else
+                                                     f" (no reference channel{why})")
+    rows = [("capture", str(a.path)),
+            ("program", f"{a.program.name}, F_CPU {a.run['f_cpu_hz']} Hz, "
+                        f"firmware {a.run['revision']:08x}"),
+            ("clock", f"capture clock vs MCU {rate} from {source}, "
+                      f"residual RMS {ns(c.residual_rms_us, 2)} ns")]
     if a.cal_ppm is not None:
-        ppm += (f"; calibration train after calibration {a.cal_ppm[0]:+.4f} ± {a.cal_ppm[1]:.4f} ppm (its "
-                f"halves differ by {a.cal_ppm[2]:+.4f} ppm)")
+        rows.append(("calibration", f"train after calibration {a.cal_ppm[0]:+.4f} ± {a.cal_ppm[1]:.4f} ppm "
+                                    f"(its halves differ by {a.cal_ppm[2]:+.4f} ppm)"))
+    rows.append(("frames", frames_text(a)))
+    if a.ladder is not None:
+        rows.append(("ladder", attribution_text(a.ladder)))
+    return rows + shared_error_rows(a)
+
+
+def frames_text(a: Analysis) -> str:
+    """The frames decoded, rejected (and why), incomplete, missing, and cut by listed recording gaps."""
+    d = a.decode
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(d.reasons.items()))
-    frames = (f"frames: {len(d.frames)} decoded, {d.rejected} rejected"
-              + (f" ({reasons})" if reasons else "")
-              + f", {d.incomplete} incomplete" + ("" if a.missing is None else f", {a.missing} missing")
-              + ("" if a.gaps is None else f", {a.lost_to_gaps} cut by {len(a.gaps.gaps)} recording gap(s) "
-                 f"listed in {a.gaps.sidecar} ({a.gaps.edges_dropped} edges beside them dropped)")
-              + _found_text(a)
-              + ("; measurement polarity was inverted (undone)" if d.inverted else "")
-              + ("" if a.skipped_s is None else f"; {skipped_text(a.skipped_s)}")
-              + ("" if not a.unplaced else f"; {unplaced_text(a.unplaced, a.method)}")
-              + ("" if not a.at_file_ends else f"; {at_file_ends_text(a.at_file_ends)}")
-              + ("" if not a.level_changes else f"; {level_changes_text(a.level_changes)}"))
-    run = (f"{a.path}: program {a.program.name}, F_CPU {a.run['f_cpu_hz']} Hz, "
-           f"firmware {a.run['revision']:08x}")
-    table = a.program.format(a.result)
-    slow = [] if a.slow_clock is None else ["", format_slow_clock(a.slow_clock)]
-    ladder = [] if a.ladder is None else [format_attribution(a.ladder)]
-    bend = [] if a.bend is None or not a.bend.significant else [bend_text(a.bend)]
-    return "\n".join([run, ppm, frames, *ladder, "", table, *template_error_lines(a), *bend, *slow])
+    return (f"{len(d.frames)} decoded, {d.rejected} rejected" + (f" ({reasons})" if reasons else "")
+            + f", {d.incomplete} incomplete" + ("" if a.missing is None else f", {a.missing} missing")
+            + ("" if a.gaps is None else f", {a.lost_to_gaps} cut by {len(a.gaps.gaps)} recording gap(s) "
+               f"listed in {a.gaps.sidecar} ({a.gaps.edges_dropped} edges beside them dropped)"))
+
+
+def shared_error_rows(a: Analysis) -> list[tuple[str, str]]:
+    """The errors every repetition shares (no std. deviation shows them) that the CIs hold: the learned
+    edge shape's and a recording's rounding."""
+    if a.method != "template" or not a.template_draws:
+        return []
+    where, sigma = largest_sigma(a.result)
+    rows = [("edge shape", f"its error is in every CI: σ up to {ns(sigma)} ns ({where}), from "
+                           f"{a.template_draws} draws of it")]
+    if a.rounding_lsb is not None:
+        where, sigma = largest_sigma(a.result, "quantization_sigma_us")
+        step_lsb, noise_lsb = a.rounding_lsb
+        rows.append(("rounding", f"quieter than one LSB ({noise_lsb:.2f} LSB of noise beneath steps of "
+                                 f"{step_lsb:.0f} LSB), in every CI: σ up to {ns(sigma)} ns ({where}); "
+                                 "record at 24 bits, or with dither, to lose it"))
+    return rows
+
+
+def warnings(a: Analysis) -> list[WarningText]:
+    """Every warning of the analysis, short and long, in the order of the pipeline's steps."""
+    found: list[WarningText] = [*lost_audio_warnings(a)]
+    if a.decode.inverted:
+        found.append(("measurement polarity was inverted (undone)",) * 2)
+    if a.skipped_s is not None:
+        found.append((f"the edges of {a.skipped_s[0]:.3f}-{a.skipped_s[1]:.3f} s left out: they come before "
+                      "the calibration train of a run that begins later", skipped_text(a.skipped_s)))
+    if a.unplaced:
+        found.append((f"{a.unplaced} edge(s) the {a.method} method could not place left out (frames holding "
+                      "them not decoded)", unplaced_text(a.unplaced, a.method)))
+    if a.at_file_ends:
+        found.append((f"{a.at_file_ends} edge(s) at the file's start or end left out",
+                      at_file_ends_text(a.at_file_ends)))
+    if a.level_changes:
+        found.append((f"the recording's level changed {len(a.level_changes)} time(s), first at the "
+                      f"{level_change_text(*a.level_changes[0])}: edge detection followed it",
+                      level_changes_text(a.level_changes)))
+    if a.bend is not None and a.bend.significant:
+        found.append((f"The CIs do NOT hold this: {a.bend.text()}", bend_text(a.bend)))
+    if a.method == "template" and not a.template_draws:
+        why = "a resistor ladder's edges" if a.ladder is not None else "learned without a calibration train"
+        short = f"The learned edge shape's error is NOT in these CIs ({why}: no draws of it)"
+        found.append((short, short + "; it is shared by every repetition, so no spread shows it"))
+    return found
 
 
 def bend_text(bend: Bend) -> str:
     """The sentence on an input that bends, too slightly to be refused (:mod:`pintime.locate.bend`)."""
     return (f"The CIs do NOT hold this: {bend.text()}; estimates that subtract pulses of other lengths may "
             "be off by as much (record at a lower level to lose it)")
-
-
-def template_error_lines(a: Analysis) -> list[str]:
-    """What the CIs say of the learned edge shape's error, which every repetition shares."""
-    if a.method != "template":
-        return []
-    if not a.template_draws:
-        why = ("a resistor ladder's edges" if a.ladder is not None
-               else "learned without a calibration train")
-        return [f"The learned edge shape's error is NOT in these CIs ({why}: no draws of it); it is shared "
-                "by every repetition, so no spread shows it"]
-    where, sigma = largest_sigma(a.result)
-    lines = [f"The CIs hold the learned edge shape's error, which every repetition shares (no std. deviation "
-             f"shows it): σ up to {sigma:.2g} µs ({where}), from {a.template_draws} draws of it"]
-    if a.rounding_lsb is not None:
-        where, sigma = largest_sigma(a.result, "quantization_sigma_us")
-        step_lsb, noise_lsb = a.rounding_lsb
-        lines.append(f"The CIs hold the rounding of a recording quieter than one LSB ({noise_lsb:.2f} LSB of "
-                     f"noise beneath it, steps of {step_lsb:.0f} LSB: the same levels round alike in every "
-                     f"repetition): σ up to {sigma:.2g} µs ({where}); record at 24 bits, or with dither, to "
-                     "lose it")
-    return lines
 
 
 def skipped_text(skipped_s: tuple[float, float]) -> str:
@@ -107,38 +152,50 @@ def at_file_ends_text(count: int) -> str:
 def level_changes_text(changes: tuple[tuple[float, int, float], ...], shown: int = 3) -> str:
     """The sentence reporting where the recording's level changed (:class:`pintime.locate.blockdetect.
     BlockDetector`): the first ``shown`` changes, and how many more."""
-    listed = ", ".join(f"{('measurement', 'reference')[channel]} channel at {time_s:.2f} s: {level:.3g}× its "
-                       "first edges' step" for time_s, channel, level in changes[:shown])
+    listed = ", ".join(level_change_text(*change) for change in changes[:shown])
     more = f" and {len(changes) - shown} more" if len(changes) > shown else ""
     return (f"the recording's level changed ({listed}{more}; the input's gain was moved, or the card applies "
             "automatic gain control): edge detection followed it")
 
 
-def _found_text(a: Analysis) -> str:
+def level_change_text(time_s: float, channel: int, level: float) -> str:
+    """One change of the recording's level: where, and to what."""
+    return (f"{('measurement', 'reference')[channel]} channel at {time_s:.2f} s: {level:.3g}× its first "
+            "edges' step")
+
+
+def lost_audio_warnings(a: Analysis) -> list[WarningText]:
     """What the data says of lost audio (pintime.lost_audio): discontinuities of the reference's phase and
-    the frames' timing, listed or not, how the two checks agree, and listed gaps with none around."""
+    the frames' timing, listed or not, how the two checks agree, listed gaps with none around, and the
+    frames' groups no check sees."""
     lost = a.lost_audio
-    if lost is None or not (lost.detected or lost.unseen_s or len(lost.unchecked_in_frames_s)):
-        return ""
-    found = gaps_text(lost)
-    cut = "" if a.gaps is not None else f", {a.lost_to_gaps} frame(s) cut by them"
-    checked = (("the reference's phase and " if lost.reference_checked else "")
-               + f"the frames' timing ({lost.checked_fraction:.1%} of the capture checked)")
-    text = ""
-    if found:
+    if lost is None:
+        return []
+    found: list[WarningText] = []
+    if lost.detected:
+        cut = "" if a.gaps is not None else f", {a.lost_to_gaps} frame(s) cut by them"
+        unlisted = sum(g in lost.unlisted for g in lost.detected[1:])
+        more = ("" if len(lost.detected) == 1 else f" and {len(lost.detected) - 1} more"
+                + (f" ({unlisted} not listed: the edges between dropped)" if unlisted else ""))
+        checked = (("the reference's phase and " if lost.reference_checked else "")
+                   + f"the frames' timing ({lost.checked_fraction:.1%} of the capture checked)")
         agree = lost.agreement()
-        text = f"; lost audio found in the data: {found}{cut}"
-        text += (f" (checked: {checked}" + (f"; found by both {agree['both']}, reference only "
-                                            f"{agree['reference_only']}, frames only {agree['frames_only']}"
-                                            if lost.reference_checked else "") + ")")
+        both = (f"; found by both {agree['both']}, reference only {agree['reference_only']}, frames only "
+                f"{agree['frames_only']}" if lost.reference_checked else "")
+        first = gap_text(lost.detected[0], lost.detected[0] in lost.unlisted)
+        found.append((f"lost audio found in the data: {first}{more}{cut}",
+                      f"lost audio found in the data: {gaps_text(lost)}{cut} (checked: {checked}{both})"))
     if lost.unseen_s:
-        text += ("; listed gap(s) at " + ", ".join(f"{t:.4f}" for t in lost.unseen_s)
-                 + " s show no discontinuity (lost a whole number of half seconds in a stretch the frames do "
-                 "not check, or not this recording's list)")
+        listed = ("listed gap(s) at " + ", ".join(f"{t:.4f}" for t in lost.unseen_s)
+                  + " s show no discontinuity")
+        found.append((listed, listed + " (lost a whole number of half seconds in a stretch the frames do "
+                      "not check, or not this recording's list)"))
     if len(lost.unchecked_in_frames_s):
-        text += (f"; lost audio not checked in frames' groups at {spans_text(lost.unchecked_in_frames_s)} "
-                 "(no reference edge on either side, no other repetition): a cut there would not show")
-    return text
+        spans = lost.unchecked_in_frames_s
+        found.append((f"lost audio not checked in {len(spans)} stretch(es) of frames' groups: a cut there "
+                      "would not show", f"lost audio not checked in frames' groups at {spans_text(spans)} "
+                      "(no reference edge on either side, no other repetition): a cut there would not show"))
+    return found
 
 
 def spans_text(spans_s) -> str:
@@ -181,6 +238,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="user programs: the firmware ELF, to name the measured functions; "
                         "micro: to read the compiled benchmarks' datasheet cycles")
     add_channel_arguments(parser)
+    loud = parser.add_mutually_exclusive_group()
+    loud.add_argument("-q", "--quiet", dest="detail", action="store_const", const="quiet", default="default",
+                      help="print the tables only: no header block, no warnings, no diagnostics")
+    loud.add_argument("-v", "--verbose", dest="detail", action="store_const", const="verbose",
+                      help="also print each warning's whole explanation and the techniques' diagnostics "
+                           "(intercepts, R², residuals, outliers)")
     parser.add_argument("--ladder", action="store_true",
                         help="a WAV of four pins through a resistor ladder (docs/ladder.md): PA0+PA2 left, "
                              "PA1+PA3 right; edges attributed to pins by step size")
@@ -196,12 +259,12 @@ def run(args: argparse.Namespace) -> int:
         template = analyze(args.capture, "template", args.visits, args.elf, channels(args), args.ladder)
         compared, found = compare_estimates(summary, summary_json(template))
         summary["template_check"] = {"compared": compared, "disagree": [asdict(d) for d in found]}
-        check = check_text(summary["method"], compared, found)
+        check = check_text(summary["method"], compared, found, args.detail == "verbose")
     if args.json:
         write_text(args.json, json.dumps(summary, indent=2) + "\n")
-    print(format_summary(a))
+    print(format_summary(a, args.detail))
     if check is not None:
-        print(check)
+        print(f"\n{check}")
     print_figures(a, args.plots)
     return 0
 

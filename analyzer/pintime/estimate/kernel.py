@@ -31,6 +31,7 @@ from pintime.edges import Edges
 from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
 from pintime.frames import Frame
+from pintime.printed import fixed, ns
 
 INSERT_CHANNEL, SWITCH_CHANNEL, THREAD0_CHANNEL = 2, 3, 4  # PA1, PA2, PA3 (KERNEL.md §2; PA3 for figures)
 
@@ -194,7 +195,8 @@ def kernel_json(k: Kernel) -> dict[str, Any]:
 
 def format_kernel(k: Kernel) -> str:
     """The kernel's figures: mean ± 95 % CI in µs and cycles, overheads also in %."""
-    head = f"{'Kernel':<20} {'mean (µs)':>12} {'± 95 % CI':>10} {'cycles':>10} {'± 95 % CI':>10} {'reps':>5}"
+    head = (f"{'Kernel':<20} {'mean (µs)':>12} {'± 95 % CI (ns)':>15} {'cycles':>10} {'± 95 % CI':>10} "
+            f"{'reps':>5}")
     configs = ", ".join(str(n) for n in sorted({f.threads for f in k.frames}))
     lines = [f"Kernel: scheduler (the tick interrupt) against threads N = {configs} (a line fit per "
              "repetition), run-queue insertion, context switch, kernel overhead per tick:",
@@ -202,15 +204,15 @@ def format_kernel(k: Kernel) -> str:
     for r in k.rows:
         e = r.estimate
         half = _half(e)
-        ci = "—" if half is None else f"{half:.3g}"
-        ci_cycles = "—" if half is None else f"{k.cycles(half):.3g}"
-        pct = "" if r.percent is None else f"  = {r.percent[0]:.4f} ± {r.percent[1] or 0:.2g} % of the tick"
-        lines.append(f"{r.name:<20} {e.mean_us:>12.4f} {ci:>10} {k.cycles(e.mean_us):>10.3f} {ci_cycles:>10} "
-                     f"{e.count:>5}{pct}")
+        ci_cycles = fixed(None if half is None else k.cycles(half))
+        pct = ("" if r.percent is None
+               else f"  = {r.percent[0]:.4f} ± {fixed(r.percent[1] or 0)} % of the tick")
+        lines.append(f"{r.name:<20} {e.mean_us:>12.4f} {ns(half):>15} {k.cycles(e.mean_us):>10.3f} "
+                     f"{ci_cycles:>10} {e.count:>5}{pct}")
     lines.append(f"({k.fit.outliers} outlier(s) rejected in the line fits, > {est.OUTLIER_FACTOR:g}× median "
                  "deviation)")
     asym = k.fall_minus_rise_us
-    offset = "none found" if asym is None else f"{asym[0] * 1e3:+.4f} ± {asym[1] * 1e3:.2g} ns"
+    offset = "none found" if asym is None else f"{asym[0] * 1e3:+.4f} ± {ns(asym[1])} ns"
     pins = any(r.name == "insertion" for r in k.rows)
     lines.append("(ticks" + (", insertions and switches" if pins else "") + " corrected by the measurement "
                  f"pin's fall-minus-rise offset from its calibration train: {offset}"

@@ -10,6 +10,7 @@ import numpy as np
 
 from pintime.estimate import estimators as est
 from pintime.frames import Frame
+from pintime.printed import fixed, ns
 
 # Moreno & Fischmeister, Table 1, in the paper's order: (technique, n, label, mean µs, std µs)
 PAPER_TABLE1: list[tuple[str, int, str, float, float]] = [
@@ -187,24 +188,33 @@ def table1_json(table: Table1) -> dict[str, Any]:
     return out
 
 
-def _fmt(x: float, digits: int = 3) -> str:
-    if np.isnan(x):
-        return "—"
-    return f"{x:.{digits}f}" if x == 0 or abs(x) >= 10 ** -digits else f"{x:.2e}"
-
-
 def format_table1(table: Table1) -> str:
-    """Table 1 in the paper's layout, with the paper's values beside ours, then the extras."""
-    head = (f"{'Technique':<22} {'Execution time (µs)':>20} {'Std. deviation (µs)':>20} "
-            f"{'95 % CI ± (µs)':>15}   {'paper (µs)':>10} {'paper std':>10} {'reps':>5}")
+    """Table 1 in the paper's layout, with the paper's values beside ours, then the overdetermined system;
+    means in µs, spreads in ns (:mod:`pintime.printed`)."""
+    head = (f"{'Technique':<22} {'Execution time (µs)':>20} {'Std. deviation (ns)':>20} "
+            f"{'95 % CI ± (ns)':>15}   {'paper (µs)':>10} {'paper std (µs)':>14} {'reps':>5}")
     lines = [head, "-" * len(head)]
     for row in table.rows:
         e = row.estimate
-        paper = (f"{row.paper_mean_us:>10.3f} {row.paper_std_us:>10.3f}" if row.paper_mean_us is not None
-                 else f"{'':>10} {'':>10}")
+        paper = (f"{row.paper_mean_us:>10.3f} {row.paper_std_us:>14.3f}" if row.paper_mean_us is not None
+                 else f"{'':>10} {'':>14}")
         half = (e.ci95_us[1] - e.ci95_us[0]) / 2
-        ours = f"{_fmt(e.mean_us, 4):>20} {_fmt(e.std_us, 4):>20} {_fmt(half, 4):>15}"
+        ours = f"{fixed(e.mean_us, 4):>20} {ns(e.std_us):>20} {ns(half):>15}"
         lines.append(f"{row.label:<22} {ours}   {paper} {e.count:>5}")
+    if table.overdetermined is not None:
+        o = table.overdetermined
+        lines.append(f"Overdetermined system (eq. 6–8), K = {table.overdetermined_m}, {o.t_e.count} reps: "
+                     f"T_e = {o.t_e.mean_us:.4f} µs ± {ns(o.t_e.std_us)} ns, "
+                     f"T_i = {o.t_i.mean_us:.4f} µs ± {ns(o.t_i.std_us)} ns, "
+                     f"ε = {o.epsilon.mean_us:.4f} µs ± {ns(o.epsilon.std_us)} ns "
+                     f"(condition number {o.condition:.1f})")
+    return "\n".join(lines)
+
+
+def table1_details(table: Table1) -> list[str]:
+    """The techniques' diagnostics (``analyze -v``): a differential's median and trimmed mean, a line
+    fit's intercept, R², residuals and outliers."""
+    lines = []
     for row in table.rows:
         if row.technique == "differential":
             med, trim = row.details["median"], row.details["trimmed_mean"]
@@ -214,13 +224,6 @@ def format_table1(table: Table1) -> str:
             d = row.details
             lines.append(f"  {row.label}: intercept (ε) {d['intercept']['mean_us']:.4f} µs, "
                          f"mean R² {d['r2_mean']:.9f}, "
-                         f"mean residual RMS {_fmt(d['residual_rms_us_mean'], 4)} µs, "
+                         f"mean residual RMS {ns(d['residual_rms_us_mean'])} ns, "
                          f"{d['outliers']} outlier(s) rejected (> {est.OUTLIER_FACTOR:g}× median deviation)")
-    if table.overdetermined is not None:
-        o = table.overdetermined
-        lines.append(f"Overdetermined system (eq. 6–8), K = {table.overdetermined_m}, {o.t_e.count} reps: "
-                     f"T_e = {o.t_e.mean_us:.4f} ± {_fmt(o.t_e.std_us, 4)} µs, "
-                     f"T_i = {o.t_i.mean_us:.4f} ± {_fmt(o.t_i.std_us, 4)} µs, "
-                     f"ε = {o.epsilon.mean_us:.4f} ± {_fmt(o.epsilon.std_us, 4)} µs "
-                     f"(condition number {o.condition:.1f})")
-    return "\n".join(lines)
+    return lines

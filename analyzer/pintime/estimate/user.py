@@ -24,6 +24,7 @@ from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
 from pintime.estimate.table1 import pulse_edges_us
 from pintime.frames import Frame
+from pintime.printed import fixed, ns
 
 
 @dataclass(frozen=True)
@@ -114,10 +115,10 @@ def user_json(rows: list[UserRow]) -> dict[str, Any]:
 
 
 def format_user(rows: list[UserRow]) -> str:
-    """Per function: time per call (slope) ± std over repetitions, 95 % CI, cycles; ε, R², residuals."""
+    """Per function: time per call (slope) in µs, its std over repetitions in ns, 95 % CI, cycles."""
     if not rows:
         return "no USER frame decoded"
-    head = (f"{'Function':<20} {'Time per call (µs)':>18} {'std (µs)':>10} {'95 % CI (µs)':>23} "
+    head = (f"{'Function':<20} {'Time per call (µs)':>18} {'std (ns)':>10} {'95 % CI (µs)':>23} "
             f"{'cycles':>10} {'std':>9} {'reps':>5} {'expected':>10}")
     lines = ["Line fitting 1×–M× (paper §4), time per call with its CALL and RET; expected: cycles from the "
              "listing (--elf)", head, "-" * len(head)]
@@ -126,15 +127,21 @@ def format_user(rows: list[UserRow]) -> str:
         lo, hi = s.ci95_us
         expected = "—" if r.expected is None else range_text(r.expected.min_cycles, r.expected.max_cycles)
         flag = "  ✗ OUTSIDE the expectation" if r.outside() else ""
-        lines.append(f"{r.name:<20} {s.mean_us:>18.4f} {s.std_us:>10.2g} {f'[{lo:.4f}, {hi:.4f}]':>23} "
-                     f"{r.cycles(s.mean_us):>10.3f} {r.cycles(s.std_us):>9.2g} {s.count:>5} "
+        lines.append(f"{r.name:<20} {s.mean_us:>18.4f} {ns(s.std_us):>10} {f'[{lo:.4f}, {hi:.4f}]':>23} "
+                     f"{r.cycles(s.mean_us):>10.3f} {fixed(r.cycles(s.std_us)):>9} {s.count:>5} "
                      f"{expected:>10}{flag}")
-    for r in rows:
-        i = r.fit.intercept
-        lines.append(f"  {r.name} (1×–{r.m}×): intercept ε {i.mean_us:.4f} ± {i.std_us:.2g} µs "
-                     f"({r.cycles(i.mean_us):.3f} cycles), "
-                     f"mean R² {np.mean([x.r2 for x in r.fit.reps]):.9f}, "
-                     f"mean residual RMS {np.mean([x.residual_rms_us for x in r.fit.reps]):.3g} µs, "
-                     f"{r.fit.outliers} outlier(s) rejected (> {est.OUTLIER_FACTOR:g}× median deviation)")
     lines += [f"  expected: {r.expected.how}" for r in rows if r.expected is not None]
     return "\n".join(lines)
+
+
+def user_details(rows: list[UserRow]) -> list[str]:
+    """Each function's line fit (``analyze -v``): intercept, R², residuals, outliers."""
+    lines = []
+    for r in rows:
+        i = r.fit.intercept
+        lines.append(f"  {r.name} (1×–{r.m}×): intercept ε {i.mean_us:.4f} µs ± {ns(i.std_us)} ns "
+                     f"({r.cycles(i.mean_us):.3f} cycles), "
+                     f"mean R² {np.mean([x.r2 for x in r.fit.reps]):.9f}, "
+                     f"mean residual RMS {ns(float(np.mean([x.residual_rms_us for x in r.fit.reps])))} ns, "
+                     f"{r.fit.outliers} outlier(s) rejected (> {est.OUTLIER_FACTOR:g}× median deviation)")
+    return lines

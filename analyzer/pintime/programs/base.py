@@ -105,6 +105,10 @@ class Program(ABC):
     def format(self, result: Any) -> str:
         """The result as ``pintime analyze`` prints it."""
 
+    def details(self, result: Any) -> list[str]:
+        """The diagnostics ``pintime analyze -v`` prints below the table (none here)."""
+        return []
+
     @abstractmethod
     def check(self, result: Any, out: dict[str, Any], exact_out: dict[str, Any], f_cpu_hz: int) -> Check:
         """The estimates of ``out`` (the capture's ``analyze`` JSON; ``result`` the program's result behind

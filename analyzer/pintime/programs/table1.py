@@ -9,7 +9,14 @@ from typing import Any
 import numpy as np
 
 from pintime.estimate.slowclock import SlowClock, design, table1_models
-from pintime.estimate.table1 import Table1, build_table1, format_table1, overdetermined_design, table1_json
+from pintime.estimate.table1 import (
+    Table1,
+    build_table1,
+    format_table1,
+    overdetermined_design,
+    table1_details,
+    table1_json,
+)
 from pintime.frames import Frame
 from pintime.programs.base import Inputs, LinearEstimate, Program
 from pintime.programs.truth import Check, Compared, compared, estimate_lines
@@ -72,6 +79,9 @@ class Table1Program(Program):
 
     def format(self, result: Table1) -> str:
         return format_table1(result)
+
+    def details(self, result: Table1) -> list[str]:
+        return table1_details(result)
 
     def check(self, result: Table1, out: dict[str, Any], exact_out: dict[str, Any],
               f_cpu_hz: int) -> Table1Check:

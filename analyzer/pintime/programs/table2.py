@@ -209,6 +209,11 @@ class Table2Program(Program):
 
         return format_table2(result)
 
+    def details(self, result: Table2) -> list[str]:
+        from pintime.table2.table import table2_details
+
+        return table2_details(result)
+
     def check(self, result: Table2, out: dict[str, Any], exact_out: dict[str, Any],
               f_cpu_hz: int) -> Table2Check:
         """Every unknown beside its exact cost from the CFG (+ ε; :mod:`pintime.table2.table`), every

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from pintime.estimate.slowclock import SlowClock, design, user_models
-from pintime.estimate.user import UserRow, build_user, format_user, user_json
+from pintime.estimate.user import UserRow, build_user, format_user, user_details, user_json
 from pintime.frames import Frame
 from pintime.programs.base import Inputs, LinearEstimate, Program
 from pintime.programs.truth import (
@@ -80,6 +80,9 @@ class UserProgram(Program):
 
     def format(self, result: list[UserRow]) -> str:
         return format_user(result)
+
+    def details(self, result: list[UserRow]) -> list[str]:
+        return user_details(result)
 
     def check(self, result: list[UserRow], out: dict[str, Any], exact_out: dict[str, Any],
               f_cpu_hz: int) -> UserCheck:

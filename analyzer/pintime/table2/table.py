@@ -43,6 +43,7 @@ from pintime.avr.expect import Expectation
 from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
 from pintime.frames import Frame
+from pintime.printed import fixed, ns
 from pintime.table2.blocksystem import (
     EPSILON,
     Fit,
@@ -270,12 +271,6 @@ def _cycles(x: float) -> str:
     return f"{round(x)}" if abs(x - round(x)) < EXACT_CYCLES else f"{x:.3f}"
 
 
-def _ci(e: est.Estimate) -> str:
-    """The ± figure: 4 decimals like the paper's, or 2 significant digits below 0.001 µs."""
-    half = _half(e)
-    return f"{half:.4f}" if not half < 1e-3 else f"{half:.1e}"
-
-
 def expectation(u: Unknown, how: str = "") -> Expectation:
     """What the listing expects of an unknown (one value: see the module), made as ``how`` says."""
     return Expectation(u.expected_cycles, u.expected_cycles, how)
@@ -343,29 +338,39 @@ def _resolved_json(t: Table2, resolved: Resolved) -> dict[str, Any]:
 
 
 def _model_lines(model: Model, us_per_cycle: float, title: str, how: str) -> list[str]:
-    head = (f"{'Basic Block' if model.kind == 'block' else 'CFG edge':<22} {'Execution time (µs)':>24} "
-            f"{'truth (µs)':>11} {'cycles':>10} {'truth':>8} {'expected':>9}  stands for")
+    head = (f"{'Basic Block' if model.kind == 'block' else 'CFG edge':<22} {'Execution time (µs)':>19} "
+            f"{'± 95 % CI (ns)':>14} {'truth (µs)':>11} {'cycles':>10} {'truth':>8} {'expected':>9}  "
+            "stands for")
     lines = [title, head, "-" * len(head)]
     for u in model.unknowns:
         e = u.estimate
         truth_us = u.truth_cycles * us_per_cycle
         flag = "  ✗ OUTSIDE the expectation" if outside(u, us_per_cycle) else ""
-        lines.append(f"{u.label:<22} {e.mean_us:>13.4f} ± {_ci(e):<8} {truth_us:>11.4f} "
+        lines.append(f"{u.label:<22} {e.mean_us:>19.4f} {ns(_half(e)):>14} {truth_us:>11.4f} "
                      f"{e.mean_us / us_per_cycle:>10.4f} {_cycles(u.truth_cycles):>8} "
                      f"{_cycles(u.expected_cycles):>9}  {u.formula}{flag}")
-    skipped = f", {len(model.skipped)} skipped (rank-deficient)" if model.skipped else ""
-    lines.append(f"  {len(model.unknowns)} unknowns, {len(model.measurements)} measurements{skipped}, "
-                 f"{model.outliers} outlier round(s) rejected (> {est.OUTLIER_FACTOR:g}× median |residual|); "
-                 f"residual RMS {np.mean(model.residual_rms_us):.4g} µs per pulse (mean over measurements); "
-                 f"condition number median {np.median(model.condition):.3g}, "
-                 f"max {np.max(model.condition):.3g}; "
-                 f"exact widths leave {model.truth_residual_cycles:.3g} cycles RMS")
     missed = sum(bool(outside(u, us_per_cycle)) for u in model.unknowns)
     lines.append(f"  expected: {how}; {missed} of {len(model.unknowns)} 95 % CIs wholly outside it")
     if model.reduction.unused:
         lines.append(f"  never ran (undetermined): "
                      f"{', '.join(model.reduction.names[c] for c in model.reduction.unused)}")
     return lines
+
+
+def _fit_line(model: Model) -> str:
+    """How the model's least squares went: its size, outliers, residuals, conditioning."""
+    skipped = f", {len(model.skipped)} skipped (rank-deficient)" if model.skipped else ""
+    return (f"  {model.kind} model: {len(model.unknowns)} unknowns, {len(model.measurements)} measurements"
+            f"{skipped}, {model.outliers} outlier round(s) rejected (> {est.OUTLIER_FACTOR:g}× median "
+            f"|residual|); residual RMS {ns(float(np.mean(model.residual_rms_us)))} ns per pulse (mean over "
+            f"measurements); condition number median {np.median(model.condition):.3g}, "
+            f"max {np.max(model.condition):.3g}; exact widths leave {fixed(model.truth_residual_cycles)} "
+            "cycles RMS")
+
+
+def table2_details(t: Table2) -> list[str]:
+    """The block and exit models' fits (``analyze -v``)."""
+    return [_fit_line(t.block), _fit_line(t.exit)]
 
 
 def format_table2(t: Table2) -> str:
@@ -377,7 +382,7 @@ def format_table2(t: Table2) -> str:
                          f"(ε = {t.epsilon_cycles} cycles per pulse)", expected_how(t))
     if t.capture_epsilon is not None:
         e = t.capture_epsilon
-        lines.append(f"  ε of this capture: {e.mean_us:.4f} ± {_ci(e)} µs (the unknown holding ε "
+        lines.append(f"  ε of this capture: {e.mean_us:.4f} µs ± {ns(_half(e))} ns (the unknown holding ε "
                      f"minus its blocks' simavr truth); simavr's pin ε: {t.epsilon_cycles} cycles = "
                      f"{t.epsilon_cycles * t.us_per_cycle:.4f} µs; a difference is the capture's own "
                      "systematic error (e.g. rising vs falling edge timing)")
