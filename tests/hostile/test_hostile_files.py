@@ -107,7 +107,9 @@ CAPTURES: dict[str, Callable[[dict[str, bytes]], bytes]] = {
     "unknown-var.vcd": lambda r: r["vcd"].replace(b"$var wire 1 \"", b"$var gadget 1 \"", 1),
     "bad-timescale.vcd": lambda r: r["vcd"].replace(b"1 ps", b"1 fortnight", 1),
     "no-timescale.vcd": lambda r: r["vcd"].replace(b"$timescale 1 ps $end", b"", 1),
-    "no-pins.vcd": lambda r: r["vcd"].replace(b"_PA0", b"_PC7").replace(b"_PB5", b"_PC6"),
+    # neither a pin of FORMAT.md §1 nor a role (measurement_…, reference_…) the harness names pins by
+    "no-pins.vcd": lambda r: r["vcd"].replace(b"measurement_PA0", b"gpio_PC7").replace(b"reference_PB5",
+                                                                                      b"gpio_PC6"),
     "huge-time.vcd": lambda r: r["vcd"] + b"#" + b"9" * 30 + b"\n1!\n",
     "backwards.vcd": lambda r: r["vcd"] + b"#5\n1!\n#6\n0!\n",
     "wav-named.csv": lambda r: r["wav"][:20000],
