@@ -178,12 +178,12 @@ def test_another_methods_biased_estimates_are_flagged_against_the_template_metho
 
 
 def test_edges_the_threshold_method_cannot_place_are_counted_not_guessed(tmp_path, make_sim):
-    """A 16-bit laptop input at 0.01 FS: many windows do not cross the middle of their levels near the
+    """A 16-bit laptop input at 0.005 FS: many windows do not cross the middle of their levels near the
     detection. The threshold method gives them no position (before: an extrapolated one, or NaN, and a
     traceback 'edge times must be non-decreasing'); they are left out and counted, in analyze and edges."""
     wav = tmp_path / "low.wav"
     assert _pintime("synth", str(make_sim / "table1.edges.csv"), "-o", str(wav), "--profile", "laptop-48k",
-                    "--bits", "16", "--channels", "1", "--level", "0.01", "--seed", "3", "--duration-s", "8",
+                    "--bits", "16", "--channels", "1", "--level", "0.005", "--seed", "3", "--duration-s", "8",
                     cwd=tmp_path).returncode == 0
     proc = _pintime("analyze", str(wav), "--method", "threshold", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr.decode()

@@ -23,7 +23,7 @@ from pintime.cli import main
 from pintime.errors import PintimeError
 from pintime.locate.capture_edges import learn_capture, locate_capture
 from pintime.soundcard import model as sc
-from pintime.soundcard.formats import with_format
+from pintime.soundcard.formats import with_format, with_level
 from pintime.soundcard.synth import synthesize
 from pintime.validate.edgematch import match_stretches
 from support import SIM
@@ -82,6 +82,16 @@ def test_a_chain_of_high_passes_keeps_both_zeros_at_dc(tmp_path, make_sim):
     (tmp_path / "table1.json").write_text((SIM / "table1.json").read_text())
     card = replace(sc.PROFILES["laptop-48k"], samplerate_hz=44100, channels=1, wander_adev_1s=0.0)
     wav = synthesize(csv, tmp_path / "laptop.wav", card, seed=2).wav_path
+    assert [h.zero for h in locate_capture(wav).highpass] == [1.0]
+
+
+def test_a_zero_too_slow_to_undo_that_no_chain_needs_is_ignored(tmp_path, make_sim):
+    """laptop-48k (a chain: 100 and 300 Hz) at 0.01 FS, 16-bit: the corners come out 86 and 322 Hz, and the
+    zero learner reads the mismatch as a zero at 6 Hz, outside the unit circle and too slow to undo within
+    the blocks' padding. Its response undershoots no more than a chain can (e⁻²): ignored, not refused
+    (before: "record at a lower sample rate")."""
+    card = with_level(with_format(sc.PROFILES["laptop-48k"], bits=16, channels=1), 0.01)
+    wav = synthesize(make_sim / "table1.edges.csv", tmp_path / "low.wav", card, seed=3, duration_s=8.0).wav_path
     assert [h.zero for h in locate_capture(wav).highpass] == [1.0]
 
 

@@ -64,6 +64,9 @@ MIN_QUIET = 500  # fewer quiet samples (per channel) learn nothing: the recordin
 # integrated into a ramp
 RESTORED_NOISE_MAX = 20.0
 ZERO_TAIL = 1e-4  # a zero undone backwards leaves at most this fraction of the level at a block's own end
+# the most a chain of first-order high-passes undershoots, as a fraction of the step: a zero too slow to undo
+# is kept (and refused) only where the response it implies undershoots more, as no chain can
+CHAIN_UNDERSHOOT = np.exp(-2.0)
 
 
 @dataclass(frozen=True)
@@ -376,16 +379,34 @@ def _with_zeros(info: WavInfo, learned: tuple[Highpass, ...], edges: list, block
             pos, sign = found[c]
             zeros[c].add(w[:, c], pos, sign, block.own_lo - block.first, block.own_hi - block.first, k == 0)
     out = tuple(replace(h, zero=zeros[c].result()) if c in zeros else h for c, h in enumerate(learned))
+    out = tuple(h if _paddable(h, pad_frames) or _undershoot(h) > CHAIN_UNDERSHOOT else replace(h, zero=1.0)
+                for h in out)
     for c, h in enumerate(out):
         _check_padding(h, pad_frames, f"{info.path}", info.channel_name(c))
     return out
+
+
+def _paddable(highpass: Highpass, pad_frames: int) -> bool:
+    """Whether the zero is undone within the blocks' padding: at or inside the unit circle (undone forwards),
+    or outside it with its backward error ``r₀⁻ᵏ`` below ZERO_TAIL after ``pad_frames``."""
+    return highpass.zero <= 1.0 or highpass.zero ** -pad_frames <= ZERO_TAIL
+
+
+def _undershoot(highpass: Highpass) -> float:
+    """How far below zero the coupling's step response goes, as a fraction of the step (over ten time
+    constants of its slowest corner, at most one second)."""
+    slowest_hz = min(highpass.corners_hz())
+    n = int(min(10 / (2 * np.pi * slowest_hz), 1.0) * highpass.samplerate_hz)
+    numerator = np.polymul([1.0, -1.0], [1.0, -highpass.zero])
+    step = signal.lfilter(numerator, np.concatenate([[1.0], -np.asarray(highpass.coef)]), np.ones(n))
+    return float(max(-step.min(), 0.0))
 
 
 def _check_padding(highpass: Highpass, pad_frames: int, path: str, channel: str) -> None:
     """Refuse a zero outside the unit circle too slow for the blocks: undone backwards from each block's
     end, its error ``r₀⁻ᵏ`` of the level must fall below ZERO_TAIL over the ``pad_frames`` after the
     block's own frames."""
-    if highpass.zero <= 1.0 or highpass.zero ** -pad_frames <= ZERO_TAIL:
+    if _paddable(highpass, pad_frames):
         return
     zero_hz = np.log(highpass.zero) * highpass.samplerate_hz / (2 * np.pi)
     need = int(np.ceil(-np.log(ZERO_TAIL) / np.log(highpass.zero)))
