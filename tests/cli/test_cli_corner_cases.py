@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from pintime.cli.validate import format_validation
 from pintime.errors import PintimeError
@@ -18,6 +19,7 @@ from pintime.soundcard import synth as synth_module
 from pintime.validate import edgecheck
 from pintime.validate.report import edges_section
 from pintime.validate.validation import Validation
+from scipy import stats
 from support import CAPTURES, EXAMPLE_WAV, SIM, assert_fails, run_cli
 
 pytestmark = pytest.mark.usefixtures("make_sim")
@@ -211,7 +213,10 @@ def test_validate_judges_few_repetitions_by_their_ci_not_by_error_se(tmp_path):
         low, high = row["ci95_us"]
         assert row["count"] == 2 and row["within_ci95"] is (low <= row["truth_us"] <= high)
     assert all(row["within_ci95"] for row in rows)
-    assert max(abs(row["error_se"]) for row in rows) > 3  # what would read as a failure as a z-score
+    for row in rows:  # the CI is at least Student's t wide (12.7 SE at 1 degree of freedom), not ±1.96 SE
+        low, high = row["ci95_us"]
+        se_us = row["std_us"] / np.sqrt(row["count"])
+        assert (high - low) / 2 >= stats.t.ppf(0.975, row["count"] - 1) * se_us * (1 - 1e-9), row
     header = next(line for line in printed.splitlines() if line.startswith("Technique"))
     assert header.endswith("error/SE in CI")
     assert "as few as 2 repetitions, 1 degree(s) of freedom: it is no z-score" in printed

@@ -91,8 +91,8 @@ def test_a_zero_too_slow_to_undo_that_no_chain_needs_is_ignored(tmp_path, make_s
     the blocks' padding. Its response undershoots no more than a chain can (e⁻²): ignored, not refused
     (before: "record at a lower sample rate")."""
     card = with_level(with_format(sc.PROFILES["laptop-48k"], bits=16, channels=1), 0.01)
-    wav = synthesize(make_sim / "table1.edges.csv", tmp_path / "low.wav", card, seed=3, duration_s=8.0).wav_path
-    assert [h.zero for h in locate_capture(wav).highpass] == [1.0]
+    wav = synthesize(make_sim / "table1.edges.csv", tmp_path / "low.wav", card, seed=3, duration_s=8.0)
+    assert [h.zero for h in locate_capture(wav.wav_path).highpass] == [1.0]
 
 
 def test_a_level_change_before_the_first_edges_is_refused_in_one_line(run):
