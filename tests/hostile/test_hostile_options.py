@@ -155,6 +155,17 @@ def test_a_float_file_above_full_scale_is_not_called_clipped(tmp_path, files):
     assert code == 0 and "Direct (1×)" in printed, lines
 
 
+def test_a_float_file_scaled_far_down_is_refused_naming_its_level(tmp_path, files):
+    """×1e-8 (steps of 5e-9 FS, −166 dBFS): refused as no card's level, naming the scaling and the cure
+    (it was refused as an AC coupling that leaves 610× the noise)."""
+    x, rate = sf.read(files / "short.wav", dtype="float64")
+    wav = tmp_path / "faint.wav"
+    sf.write(wav, (1e-8 * x).astype(np.float32), rate, subtype="FLOAT")
+    line = assert_fails(["analyze", wav], wav)
+    assert "below one step of a 24-bit converter" in line and "scaled down" in line
+    assert "AC coupling" not in line
+
+
 def test_synth_beside_an_edge_list_names_the_truth_it_would_take(tmp_path):
     """``synth -o d/sq.wav`` beside ``d/sq.edges.csv`` (no d/sq.json): the sidecar would take the name the
     run's truth has; refused as that, not as overwriting a file that is not there."""

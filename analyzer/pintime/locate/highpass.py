@@ -67,6 +67,7 @@ ZERO_TAIL = 1e-4  # a zero undone backwards leaves at most this fraction of the 
 # the most a chain of first-order high-passes undershoots, as a fraction of the step: a zero too slow to undo
 # is kept (and refused) only where the response it implies undershoots more, as no chain can
 CHAIN_UNDERSHOOT = np.exp(-2.0)
+FINEST_STEP_FS = 2.0 ** -23  # a 24-bit converter's least step: the finest any sound card resolves
 
 
 @dataclass(frozen=True)
@@ -344,6 +345,8 @@ def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, start_fram
                 pos, strength = detect.find_steps(x, threshold)
                 if swing[c] is None and pos.size:
                     swing[c] = float(np.median(np.abs(strength)))
+                    if c == 0:
+                        _check_step(swing[c], info)
             found.append((pos, np.sign(strength)))
         every = np.sort(np.concatenate([p for p, _ in found]))
         for c, learner in enumerate(learners):
@@ -360,6 +363,18 @@ def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, start_fram
             if len(learned[c].coef) == 1:
                 learned[c] = learner.with_poles(donor) or learned[c]
     return _with_zeros(info, tuple(learned), edges, block_frames, pad_frames, start_frame, stop_frame)
+
+
+def _check_step(step_fs: float, info: WavInfo) -> None:
+    """Refuse a measurement channel whose edges are steps smaller than a 24-bit converter's least step: no
+    card records them (a float WAV scaled down after recording), and the noise measured beside them is
+    rounding, not the card's."""
+    if step_fs >= FINEST_STEP_FS:
+        return
+    raise PintimeError(f"{info.path}: the {info.channel_name(0)} channel's edges are steps of "
+                       f"{step_fs:.2g} FS ({20 * np.log10(step_fs):.0f} dBFS), below one step of a 24-bit "
+                       f"converter ({FINEST_STEP_FS:.2g} FS): no sound card records that; a float WAV scaled "
+                       "down after recording? Scale it back up (normalize it) and analyse that")
 
 
 def _with_zeros(info: WavInfo, learned: tuple[Highpass, ...], edges: list, block_frames: int,
