@@ -344,9 +344,7 @@ def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, start_fram
             if threshold is not None:
                 pos, strength = detect.find_steps(x, threshold)
                 if swing[c] is None and pos.size:
-                    swing[c] = float(np.median(np.abs(strength)))
-                    if c == 0:
-                        _check_step(swing[c], info)
+                    swing[c] = _step_fs(strength, info, c)
             found.append((pos, np.sign(strength)))
         every = np.sort(np.concatenate([p for p, _ in found]))
         for c, learner in enumerate(learners):
@@ -365,12 +363,13 @@ def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, start_fram
     return _with_zeros(info, tuple(learned), edges, block_frames, pad_frames, start_frame, stop_frame)
 
 
-def _check_step(step_fs: float, info: WavInfo) -> None:
-    """Refuse a measurement channel whose edges are steps smaller than a 24-bit converter's least step: no
-    card records them (a float WAV scaled down after recording), and the noise measured beside them is
-    rounding, not the card's."""
-    if step_fs >= FINEST_STEP_FS:
-        return
+def _step_fs(strength: np.ndarray, info: WavInfo, channel: int) -> float:
+    """The channel's step (its edges' median strength). Refused on the measurement channel where it is
+    smaller than a 24-bit converter's least step: no card records that (a float WAV scaled down after
+    recording), and the noise measured beside such steps is rounding, not the card's."""
+    step_fs = float(np.median(np.abs(strength)))
+    if channel != 0 or step_fs >= FINEST_STEP_FS:
+        return step_fs
     raise PintimeError(f"{info.path}: the {info.channel_name(0)} channel's edges are steps of "
                        f"{step_fs:.2g} FS ({20 * np.log10(step_fs):.0f} dBFS), below one step of a 24-bit "
                        f"converter ({FINEST_STEP_FS:.2g} FS): no sound card records that; a float WAV scaled "
