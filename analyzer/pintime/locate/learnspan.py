@@ -79,7 +79,8 @@ def level_jump(info: WavInfo, start: int, stop: int) -> tuple[float, float] | No
     much (the level after against before), or None. The level is each LEVEL_CHUNK_S chunk's largest
     step strength (:func:`detect.step_strength`, of the recorded samples: no coupling learned across the
     jump is needed), over the chunks that hold an edge (NOISE_FLOOR × the strength's noise); a jump is
-    the median of LEVEL_CHUNKS of them against that of as many before moving more than LEVEL_JUMP."""
+    the median of LEVEL_CHUNKS of them against that of as many before moving more than LEVEL_JUMP, placed
+    where that ratio moves most."""
     chunk = int(LEVEL_CHUNK_S * info.samplerate_hz)
     tops, at, noise = [], [], np.inf  # the quietest block's noise: one dense with edges reads them as noise
     for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, start, stop):
@@ -92,8 +93,13 @@ def level_jump(info: WavInfo, start: int, stop: int) -> tuple[float, float] | No
     top, frames = (np.concatenate(tops), np.concatenate(at)) if tops else (np.zeros(0), np.zeros(0))
     edged = top > detect.NOISE_FLOOR * noise
     level, frame = top[edged], frames[edged]
-    for k in range(LEVEL_CHUNKS, len(level) - LEVEL_CHUNKS + 1):
-        ratio = float(np.median(level[k:k + LEVEL_CHUNKS]) / np.median(level[k - LEVEL_CHUNKS:k]))
-        if abs(ratio - 1.0) > LEVEL_JUMP:
-            return float(frame[k]) / info.samplerate_hz, ratio
-    return None
+    ks = np.arange(LEVEL_CHUNKS, len(level) - LEVEL_CHUNKS + 1)
+    ratio = np.array([np.median(level[k:k + LEVEL_CHUNKS]) / np.median(level[k - LEVEL_CHUNKS:k]) for k in ks])
+    moved = np.flatnonzero(np.abs(ratio - 1.0) > LEVEL_JUMP)
+    if not moved.size:
+        return None
+    # the windows that first straddle the jump read part of it: the jump is where the ratio is furthest
+    # from 1 among the LEVEL_CHUNKS windows from the first that moved
+    near = np.arange(moved[0], min(moved[0] + LEVEL_CHUNKS, len(ks)))
+    best = near[np.argmax(np.abs(np.log(ratio[near])))]
+    return float(frame[ks[best]]) / info.samplerate_hz, float(ratio[best])
