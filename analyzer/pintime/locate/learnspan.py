@@ -94,7 +94,8 @@ def level_jump(info: WavInfo, start: int, stop: int) -> tuple[float, float] | No
     edged = top > detect.NOISE_FLOOR * noise
     level, frame = top[edged], frames[edged]
     ks = np.arange(LEVEL_CHUNKS, len(level) - LEVEL_CHUNKS + 1)
-    ratio = np.array([np.median(level[k:k + LEVEL_CHUNKS]) / np.median(level[k - LEVEL_CHUNKS:k]) for k in ks])
+    ratio = np.array([np.median(level[k:k + LEVEL_CHUNKS]) / np.median(level[k - LEVEL_CHUNKS:k])
+                      for k in ks])
     moved = np.flatnonzero(np.abs(ratio - 1.0) > LEVEL_JUMP)
     if not moved.size:
         return None
