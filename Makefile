@@ -48,26 +48,31 @@ deps:
 # adpcm.c gets the flags tests/adpcm_build.py builds it with (-Os, TABLE2.md §1).
 FW_DIR      := firmware
 FW_BUILD    := $(BUILD)/firmware
-FW_COMMON   := $(addprefix common/,clock.c frames.c pinwave.S)
+FW_COMMON   := $(addprefix common/,clock.c pinwave.S)  # and frames.c, built per program with its revision
 table1_SRCS := $(addprefix table1/,ref100.S table1.c groups.S)
 table2_SRCS := $(addprefix table2/,table2.c table2_group.S adpcm.c adpcm_input.c adpcm_pulse.S table2_cut.S)
 user_example_SRCS := $(addprefix user/,user_example.c pintime_user.c)
 kernel_SRCS := $(addprefix kernel/,kernel.c switch.S)
 user_SRCS   := user.c user/pintime_user.c
 micro_SRCS  := $(addprefix micro/,micro.c micro_groups.S) user/pintime_user.c
-# The last commit that changed a firmware source (C, header, assembler) under firmware/: commits to the
-# analyzer or to documents keep the revision (and captures valid).
-FW_REVISION := 0x$(or $(shell git log -1 --format=%H -- '$(FW_DIR)/*.[chS]' 2>/dev/null | cut -c1-8),0)
+# A program's revision, sent in its RUN frame: the CRC-32 (cksum) of its sources, those of common/ and the
+# headers beside them, so that two programs (two users' functions) never share one, and a change to the
+# analyzer or to documents keeps the revision (and captures valid).
+USER_FILE    = $(or $(USER_SRC),$(shell cat $(FW_BUILD)/user_src.txt 2>/dev/null))
+fw_sources   = $(sort $(wildcard $(FW_DIR)/common/*.[chS] $(addsuffix *.[chS],$(sort $(dir \
+               $(addprefix $(FW_DIR)/,$($(1)_SRCS)))))) $(if $(filter user,$(1)),$(USER_FILE)))
+fw_revision  = $(shell cat $(call fw_sources,$(1)) | cksum | { read crc _; printf '0x%08x' "$$crc"; })
 # simavr's avr_mcu_section.h (the .mmcu section); evaluated after `deps` has installed libsimavr-dev.
 SIMAVR_AVR_INC = $(patsubst -I%,%,$(firstword $(shell pkg-config --cflags-only-I simavr)))/avr
 FW_CFLAGS   = -mmcu=$(MCU) -DF_CPU=$(F_CPU) -DREPS=$(REPS) -DMEASUREMENTS=$(MEASUREMENTS) -DROUNDS=$(ROUNDS) \
-              -DCUT_ROUNDS=$(CUT_ROUNDS) -DFW_REVISION=$(FW_REVISION) -DPINTIME_REPS=$(USER_REPS) -DPINTIME_M=$(USER_M) \
+              -DCUT_ROUNDS=$(CUT_ROUNDS) -DPINTIME_REPS=$(USER_REPS) -DPINTIME_M=$(USER_M) \
               -DKERNEL_REPS=$(KERNEL_REPS) -DKERNEL_TICKS=$(KERNEL_TICKS) \
               -Os -g -std=gnu11 -Wall -Wextra -Werror -I$(FW_DIR)/common -isystem $(SIMAVR_AVR_INC)
 # docs/design.md §9: without the .mmcu section at 0x910000 simavr 1.6 loads .data at the wrong address.
 FW_LDFLAGS  := -mmcu=$(MCU) -Wl,--undefined=_mmcu,--section-start=.mmcu=0x910000
 FW_ELFS     := $(PROGRAMS:%=$(FW_BUILD)/%.elf)
-fw_objs      = $(patsubst %,$(FW_BUILD)/obj/%.o,$(basename $(FW_COMMON) $($(1)_SRCS)))
+fw_objs      = $(patsubst %,$(FW_BUILD)/obj/%.o,$(basename $(FW_COMMON) $($(1)_SRCS))) \
+               $(FW_BUILD)/obj/revision/$(1)/frames.o
 
 firmware: deps $(FW_ELFS) $(FW_ELFS:.elf=.hex) $(FW_ELFS:.elf=.lss)
 
@@ -98,6 +103,11 @@ $(FW_BUILD)/obj/user.o: $(USER_SRC) $(FW_BUILD)/user_src.txt $(FW_BUILD)/flags.t
 	avr-gcc $(FW_CFLAGS) -I$(FW_DIR)/user -MMD -MP -c -o $@ $$(cat $(FW_BUILD)/user_src.txt)
 
 .SECONDEXPANSION:
+$(FW_BUILD)/obj/revision/%/frames.o: $(FW_DIR)/common/frames.c $$(call fw_sources,$$*) $(FW_BUILD)/flags.txt \
+                                     | deps
+	@mkdir -p $(@D)
+	avr-gcc $(FW_CFLAGS) -DFW_REVISION=$(call fw_revision,$*) -MMD -MP -c -o $@ $<
+
 $(FW_BUILD)/%.elf: $$(call fw_objs,$$*)
 	avr-gcc $(FW_LDFLAGS) -o $@ $^
 	avr-size --format=avr --mcu=$(MCU) $@
@@ -126,8 +136,8 @@ $(FW_BUILD)/%.hex: $(FW_BUILD)/%.elf
 $(FW_BUILD)/%.lss: $(FW_BUILD)/%.elf
 	avr-objdump -d -S $< > $@
 
-.PRECIOUS: $(FW_BUILD)/obj/%.o
--include $(wildcard $(FW_BUILD)/obj/*.d $(FW_BUILD)/obj/*/*.d)
+.PRECIOUS: $(FW_BUILD)/obj/%.o $(FW_BUILD)/obj/revision/%/frames.o
+-include $(wildcard $(FW_BUILD)/obj/*.d $(FW_BUILD)/obj/*/*.d $(FW_BUILD)/obj/revision/*/*.d)
 
 # Program a real board through the bootloader it ships with: make flash [BOARD=uno] [PROGRAM=table1]
 # [PORT=/dev/ttyACM0]; avrdude part from MCU (m2560, m328p, m32u4). Mega 2560: `wiring` at 115200 baud;

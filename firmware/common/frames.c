@@ -13,7 +13,8 @@
 #define FW_REVISION 0
 #endif
 
-/* The firmware's git revision; also read from the ELF by the simavr harness (sim/harness.c). */
+/* The program's revision (the Makefile's CRC-32 of its sources); also read from the ELF by the simavr harness
+ * (sim/harness.c) and by the analyzer's --elf. */
 const uint32_t pintime_fw_revision PROGMEM __attribute__((used)) = FW_REVISION;
 
 #define HEADER_MAX_BYTES 12	/* RUN: kind byte, 9 payload bytes, 2 CRC bytes */

@@ -143,6 +143,6 @@ void pintime_table1(void);	/* Table 1 of the paper with PINTIME_REPS repetitions
 		PINTIME_EACH(PINTIME_COUNT(__VA_ARGS__))(PINTIME_ENTRY_, __VA_ARGS__)	\
 	};										\
 	const uint8_t pintime_user_count = PINTIME_COUNT(__VA_ARGS__);		\
-	const uint8_t pintime_user_program = PROGRAM_USER
+	const uint8_t pintime_user_program __attribute__((used)) = PROGRAM_USER
 
 #endif

@@ -179,12 +179,12 @@ def test_a_periodic_signal_with_one_lost_sample(tmp_path):
 
 @pytest.mark.usefixtures("make_sim")
 @pytest.mark.parametrize(("capture", "elf", "said"), [
-    ("user_example", "micro", "program micro, but"),
-    ("micro", "user_example", "program user, but"),
+    ("user_example", "micro", "was made by firmware"),
+    ("micro", "user_example", "was made by firmware"),
 ])
 def test_the_elf_of_another_program_is_refused(capture, elf, said):
-    """Every program of one build carries the same revision: the ELF's own pintime_user_program tells a
-    micro ELF from a user program's. Before, a user_example capture with micro's ELF named its functions
+    """Each program carries its own revision (a checksum of its sources), which the RUN frame sends. Before,
+    every program of a build carried one, and a user_example capture with micro's ELF named its functions
     micro_f_void … and flagged a false "✗ OUTSIDE the expectation"."""
     line = assert_fails(["analyze", SIM / f"{capture}.edges.csv", "--elf", BUILD / "firmware" / f"{elf}.elf"],
                         f"{elf}.elf")
@@ -192,9 +192,24 @@ def test_the_elf_of_another_program_is_refused(capture, elf, said):
 
 
 @pytest.mark.usefixtures("make_sim")
+def test_the_elf_of_a_user_program_with_one_function_changed_is_refused(tmp_path):
+    """Two user programs with the same functions, counts and M, one function's body changed: their sources
+    differ, so do their revisions (before, they shared one and the ELF passed)."""
+    source = (ROOT / "firmware/user/user_example.c").read_text()
+    changed = tmp_path / "changed.c"
+    opening = "void mac16(void)\n{"
+    changed.write_text(source.replace(opening, opening + '\n\t__asm__ volatile("nop");', 1))
+    assert changed.read_text() != source
+    build = make_build(tmp_path / "build", "user", USER_SRC=changed)
+    elf = build / "firmware" / "user.elf"
+    line = assert_fails(["analyze", SIM / "user_example.edges.csv", "--elf", elf], elf)
+    assert "was made by firmware" in line
+
+
+@pytest.mark.usefixtures("make_sim")
 def test_the_elf_of_another_user_program_is_refused(tmp_path):
-    """Two user programs of one revision and program id: the ELF's registered groups (their pulses M) must
-    be those the capture's USER frames measure."""
+    """Two user programs of one revision (the same sources, another USER_M) and program id: the ELF's
+    registered groups (their pulses M) must be those the capture's USER frames measure."""
     build = make_build(tmp_path / "build", "user", USER_SRC=ROOT / "firmware/user/user_example.c", USER_M=10)
     elf = build / "firmware" / "user.elf"
     line = assert_fails(["analyze", SIM / "user_example.edges.csv", "--elf", elf], elf)

@@ -55,7 +55,8 @@ def same_firmware(elf: str | Path, run: dict[str, int], capture: Path, frames: l
     may be numbered otherwise, and their times would be swapped. Its revision must be the RUN frame's, its
     program (``pintime_user_program``) the RUN frame's, and, for a user program, every USER frame's
     function one it registers with as many pulses as its group makes, and (the whole run recorded) every
-    function it registers measured: every program of one revision carries the same revision."""
+    function it registers measured. The revision is a checksum of the program's sources (Makefile): a build
+    of the same sources with other make variables (USER_M) or a firmware without it (0) shares it."""
     from pintime.avr.symbols import firmware_revision, function_names, user_program, user_pulses
 
     revision = firmware_revision(elf)
