@@ -59,8 +59,8 @@ micro_SRCS  := $(addprefix micro/,micro.c micro_groups.S) user/pintime_user.c
 # headers beside them, so that two programs (two users' functions) never share one, and a change to the
 # analyzer or to documents keeps the revision (and captures valid).
 USER_FILE    = $(or $(USER_SRC),$(shell cat $(FW_BUILD)/user_src.txt 2>/dev/null))
-fw_sources   = $(sort $(wildcard $(FW_DIR)/common/*.[chS] $(addsuffix *.[chS],$(sort $(dir \
-               $(addprefix $(FW_DIR)/,$($(1)_SRCS)))))) $(if $(filter user,$(1)),$(USER_FILE)))
+fw_sources   = $(sort $(abspath $(wildcard $(FW_DIR)/common/*.[chS] $(addsuffix *.[chS],$(sort $(dir \
+               $(addprefix $(FW_DIR)/,$($(1)_SRCS)))))) $(if $(filter user,$(1)),$(USER_FILE))))
 fw_revision  = $(shell cat $(call fw_sources,$(1)) | cksum | { read crc _; printf '0x%08x' "$$crc"; })
 # simavr's avr_mcu_section.h (the .mmcu section); evaluated after `deps` has installed libsimavr-dev.
 SIMAVR_AVR_INC = $(patsubst -I%,%,$(firstword $(shell pkg-config --cflags-only-I simavr)))/avr

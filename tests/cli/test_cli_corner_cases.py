@@ -212,7 +212,6 @@ def test_validate_judges_few_repetitions_by_their_ci_not_by_error_se(tmp_path):
     for row in rows:
         low, high = row["ci95_us"]
         assert row["count"] == 2 and row["within_ci95"] is (low <= row["truth_us"] <= high)
-    assert all(row["within_ci95"] for row in rows)
     for row in rows:  # the CI is at least Student's t wide (12.7 SE at 1 degree of freedom), not ±1.96 SE
         low, high = row["ci95_us"]
         se_us = row["std_us"] / np.sqrt(row["count"])

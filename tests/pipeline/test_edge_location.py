@@ -156,8 +156,9 @@ def test_a_minimum_phase_filter_on_a_quiet_card_at_48_khz_is_no_coupling_corner(
     wav = synthesize(excerpt, tmp_path / "minphase.wav", card, seed=7).wav_path
     if not smoothed:
         monkeypatch.setattr(highpass, "SMOOTHING", np.ones(1))
-        with pytest.raises(PintimeError, match=r"the AC coupling learned on the (left|right) channel \(2.6\d and "
-                                               r"[78]\d\d Hz\), undone, leaves \d+× the recording's noise"):
+        with pytest.raises(PintimeError, match=r"the AC coupling learned on the (left|right) channel "
+                                               r"\(2.6\d and [78]\d\d Hz\), undone, leaves \d+× the "
+                                               r"recording's noise"):
             locate_capture(wav, "template")
         return
     result = locate_capture(wav, "template")
