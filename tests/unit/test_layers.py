@@ -112,7 +112,6 @@ LONG_FUNCTIONS = {
     "pintime.locate.capture_edges.locate_capture": 141,
     "pintime.locate.train.learn_from_train": 89,
     "pintime.locate.traincheck.checked_fit": 64,
-    "pintime.soundcard.synth.synthesize": 92,
 }
 
 
