@@ -136,6 +136,29 @@ def locator_bias(quiet: dict, noisy: list[dict]) -> dict:
 
 
 def main() -> int:
+    args = _arguments()
+    report: dict = {"f_cpu_hz": args.f_cpu_hz, "measurements": args.measurements, "rounds": args.rounds,
+                    "seeds": args.seeds, "captures": [], "coverage": []}
+    with tempfile.TemporaryDirectory(prefix="bench_table2_") as tmp:
+        build = Path(tmp)
+        report["simulate_s"] = _simulate(build, args)
+        edges = build / "sim" / "table2.edges.csv"
+        print(f"simulated in {report['simulate_s']:.1f} s", flush=True)
+        for profile in args.profiles:
+            for seed in range(1, args.seeds + 1):
+                _noisy_captures(build, edges, profile, seed, args.methods, report)
+            _quiet_capture(build, edges, profile, report)
+    _coverage(args.profiles, args.methods, report)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    if args.short:
+        return _check_short(report)
+    return 0
+
+
+def _arguments() -> argparse.Namespace:
+    """The command line; ``--short`` replaces the sizes, profiles, methods and seeds by a small run's."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--f-cpu-hz", type=int, default=1_000_000)
     p.add_argument("--measurements", type=int, default=100)
@@ -149,50 +172,60 @@ def main() -> int:
     if args.short:
         args.measurements, args.rounds, args.profiles, args.methods = 10, 50, ["default"], ["template"]
         args.seeds = 1
-    report: dict = {"f_cpu_hz": args.f_cpu_hz, "measurements": args.measurements, "rounds": args.rounds,
-                    "seeds": args.seeds, "captures": [], "coverage": []}
-    with tempfile.TemporaryDirectory(prefix="bench_table2_") as tmp:
-        build = Path(tmp)
-        report["simulate_s"] = timed(["make", "-s", "-C", str(ROOT), f"BUILD={build}",
-                                      f"F_CPU={args.f_cpu_hz}",
-                                      f"MEASUREMENTS={args.measurements}", f"ROUNDS={args.rounds}",
-                                      "PROGRAMS=table2", "sim"])
-        edges = build / "sim" / "table2.edges.csv"
-        print(f"simulated in {report['simulate_s']:.1f} s", flush=True)
-        for profile in args.profiles:
-            for seed in range(1, args.seeds + 1):
-                wav = build / f"table2-{profile}.wav"
-                synth_s = timed([str(PINTIME), "synth", str(edges), "-o", str(wav), "--profile", profile,
-                                 "--seed", str(seed), "--force"])
-                for method in args.methods:
-                    out = build / f"{profile}-{method}.json"
-                    entry = {"profile": profile, "seed": seed, "method": method, "synth_s": synth_s}
-                    try:
-                        entry["analyze_s"] = timed([str(PINTIME), "analyze", str(wav), "--method", method,
-                                                    "--json", str(out)])
-                        entry.update(check(json.loads(out.read_text())))
-                    except subprocess.CalledProcessError as err:
-                        entry["error"] = f"pintime analyze exited {err.returncode}"
-                    report["captures"].append(entry)
-                    print(json.dumps({k: v for k, v in entry.items() if k != "errors_us"}), flush=True)
-                wav.unlink()  # ~1 GB each
-            wav = build / f"table2-{profile}-quiet.wav"
-            synth_s = timed_call(partial(synthesize, edges, wav, get_profile(profile).quiet(), seed=1))
-            out = build / f"{profile}-quiet.json"
-            entry = {"profile": f"{profile} quiet", "method": "template", "synth_s": synth_s,
-                     "analyze_s": timed([str(PINTIME), "analyze", str(wav), "--json", str(out)])}
+    return args
+
+
+def _simulate(build: Path, args: argparse.Namespace) -> float:
+    """Build and simulate the table2 program into ``build``; returns the seconds it took."""
+    return timed(["make", "-s", "-C", str(ROOT), f"BUILD={build}", f"F_CPU={args.f_cpu_hz}",
+                  f"MEASUREMENTS={args.measurements}", f"ROUNDS={args.rounds}", "PROGRAMS=table2", "sim"])
+
+
+def _noisy_captures(build: Path, edges: Path, profile: str, seed: int, methods: list[str],
+                    report: dict) -> None:
+    """One render of ``profile`` with ``seed``, analyzed by each method; each entry added to the report's
+    captures and printed (an analysis that fails is an entry with its error)."""
+    wav = build / f"table2-{profile}.wav"
+    synth_s = timed([str(PINTIME), "synth", str(edges), "-o", str(wav), "--profile", profile,
+                     "--seed", str(seed), "--force"])
+    for method in methods:
+        out = build / f"{profile}-{method}.json"
+        entry = {"profile": profile, "seed": seed, "method": method, "synth_s": synth_s}
+        try:
+            entry["analyze_s"] = timed([str(PINTIME), "analyze", str(wav), "--method", method,
+                                        "--json", str(out)])
             entry.update(check(json.loads(out.read_text())))
-            noisy = [e for e in report["captures"] if e["profile"] == profile and "errors_us" in e
-                     and e["method"] == "template"]
-            if noisy:
-                entry["locator_bias"] = locator_bias(entry, noisy)
-                print(f"locator's own error on {profile} (quiet render): max "
-                      f"{entry['locator_bias']['max_error_over_ci']:.3f}, RMS "
-                      f"{entry['locator_bias']['rms_error_over_ci']:.3f} of the CI half-widths", flush=True)
-            report["quiet"] = [*report.get("quiet", []), entry]
-            wav.unlink()
-    for profile in args.profiles:
-        for method in args.methods:
+        except subprocess.CalledProcessError as err:
+            entry["error"] = f"pintime analyze exited {err.returncode}"
+        report["captures"].append(entry)
+        print(json.dumps({k: v for k, v in entry.items() if k != "errors_us"}), flush=True)
+    wav.unlink()  # ~1 GB each
+
+
+def _quiet_capture(build: Path, edges: Path, profile: str, report: dict) -> None:
+    """``profile`` rendered without random or additive effects and analyzed: its errors, and the locator's
+    own error they give against the noisy template captures' CIs, added to the report's quiet entries."""
+    wav = build / f"table2-{profile}-quiet.wav"
+    synth_s = timed_call(partial(synthesize, edges, wav, get_profile(profile).quiet(), seed=1))
+    out = build / f"{profile}-quiet.json"
+    entry: dict = {"profile": f"{profile} quiet", "method": "template", "synth_s": synth_s,
+                   "analyze_s": timed([str(PINTIME), "analyze", str(wav), "--json", str(out)])}
+    entry.update(check(json.loads(out.read_text())))
+    noisy = [e for e in report["captures"] if e["profile"] == profile and "errors_us" in e
+             and e["method"] == "template"]
+    if noisy:
+        entry["locator_bias"] = locator_bias(entry, noisy)
+        print(f"locator's own error on {profile} (quiet render): max "
+              f"{entry['locator_bias']['max_error_over_ci']:.3f}, RMS "
+              f"{entry['locator_bias']['rms_error_over_ci']:.3f} of the CI half-widths", flush=True)
+    report["quiet"] = [*report.get("quiet", []), entry]
+    wav.unlink()
+
+
+def _coverage(profiles: list[str], methods: list[str], report: dict) -> None:
+    """The CIs' coverage over seeds per profile and method (those with an analysis), added and printed."""
+    for profile in profiles:
+        for method in methods:
             done = [e for e in report["captures"]
                     if e["profile"] == profile and e["method"] == method and "error" not in e]
             if done:
@@ -203,22 +236,21 @@ def main() -> int:
                       f"(chance: {c['chance_mean']:.2f}); coverage {100 * c['coverage']:.1f} ± "
                       f"{100 * c['coverage_se']:.1f} %; seeds with any outside its joint 95 % CI "
                       f"(Bonferroni): {c['seeds_outside_joint']} of {c['seeds']} (honest: ≤ 5 %)", flush=True)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
-    if args.short:
-        figures = ["simulate_s", "synth_s", "analyze_s"] + [
-            f"{model}.{key}" for model in ("table2", "table2_exits")
-            for key in ("widest_ci_us", "widest_ci_within_paper", "max_error_cycles", "rounds_to_truth",
-                        "epsilon_row_error_cycles")] + [
-            f"table2_resolved.{key}" for key in ("widest_ci_us", "max_error_cycles", "rounds_to_truth")]
-        figures += ["coverage", "chance_mean"]
-        figures += ["locator_bias.max_error_over_ci", "locator_bias.rms_error_over_ci"]
-        cover = {k: report["coverage"][0][k] for k in figures[-4:-2]} if report["coverage"] else {}
-        cover |= {"locator_bias": report["quiet"][0].get("locator_bias")}
-        rows = [{"simulate_s": report["simulate_s"]} | cover | entry for entry in report["captures"]]
-        return check_short("bench_table2", rows, figures)
-    return 0
+
+
+def _check_short(report: dict) -> int:
+    """``--short``: every figure produced (:func:`figures.check_short`)."""
+    figures = ["simulate_s", "synth_s", "analyze_s"] + [
+        f"{model}.{key}" for model in ("table2", "table2_exits")
+        for key in ("widest_ci_us", "widest_ci_within_paper", "max_error_cycles", "rounds_to_truth",
+                    "epsilon_row_error_cycles")] + [
+        f"table2_resolved.{key}" for key in ("widest_ci_us", "max_error_cycles", "rounds_to_truth")]
+    figures += ["coverage", "chance_mean"]
+    figures += ["locator_bias.max_error_over_ci", "locator_bias.rms_error_over_ci"]
+    cover = {k: report["coverage"][0][k] for k in figures[-4:-2]} if report["coverage"] else {}
+    cover |= {"locator_bias": report["quiet"][0].get("locator_bias")}
+    rows = [{"simulate_s": report["simulate_s"]} | cover | entry for entry in report["captures"]]
+    return check_short("bench_table2", rows, figures)
 
 
 if __name__ == "__main__":

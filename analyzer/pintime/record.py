@@ -244,25 +244,11 @@ def record(path: str | Path, seconds: float, device: str | None = None, force: b
     path = Path(path)
     n_total = _check_request(path, seconds, force)
     backend = load_backend() if backend is None else backend
-    dev = find_device(backend, device)
-    reason = supports_capture(backend, dev)
-    if reason is not None:
-        raise PintimeError(f"{dev.name} ({dev.host_api}) cannot record 2 channels at {SAMPLE_RATE_HZ} Hz: "
-                           f"{reason}; pick another device (pintime record --list-devices)")
-    risk = resampling_risk(dev)
-    if risk is not None:
-        warn(f"{dev.name} ({dev.host_api}) may be resampling: {risk}; the edges then carry the converter's "
-             "filter (and nothing above half the card's real rate): prefer the card's own device")
+    dev = _recording_device(backend, device, warn)
     capture = _Capture(max(1, round(MAX_QUEUED_S * SAMPLE_RATE_HZ / BLOCK_FRAMES)))
     stream = _open_stream(backend, dev, capture)
     started_utc = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        out = sf.SoundFile(soundfile_name(path), "w", samplerate=SAMPLE_RATE_HZ, channels=CHANNELS,
-                           subtype="PCM_24", format="WAV")
-    except (OSError, sf.LibsndfileError) as err:
-        stream.close()
-        raise PintimeError(f"{path}: cannot write ({err})") from None
+    out = _open_wav(path, stream)
     result = RecordResult(path, sidecar_path(path), dev, 0)
 
     def save() -> None:  # the sidecar, whole or not at all, first and again at every gap
@@ -282,6 +268,33 @@ def record(path: str | Path, seconds: float, device: str | None = None, force: b
             failure = f"{dev.name}: {str(err).splitlines()[0]}"
     _finish(result, capture, n_total, failure, warn, save)
     return result
+
+
+def _recording_device(backend: Any, device: str | None, warn: Callable[[str], None]) -> Device:
+    """The input device ``device`` names, refused unless it records 2 channels at 192 kHz; ``warn`` told
+    when it may be resampling."""
+    dev = find_device(backend, device)
+    reason = supports_capture(backend, dev)
+    if reason is not None:
+        raise PintimeError(f"{dev.name} ({dev.host_api}) cannot record 2 channels at {SAMPLE_RATE_HZ} Hz: "
+                           f"{reason}; pick another device (pintime record --list-devices)")
+    risk = resampling_risk(dev)
+    if risk is not None:
+        warn(f"{dev.name} ({dev.host_api}) may be resampling: {risk}; the edges then carry the converter's "
+             "filter (and nothing above half the card's real rate): prefer the card's own device")
+    return dev
+
+
+def _open_wav(path: Path, stream: Any) -> sf.SoundFile:
+    """``path`` opened for writing (192 kHz, 2 channels, PCM_24), its folder made; ``stream`` closed if it
+    cannot be."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return sf.SoundFile(soundfile_name(path), "w", samplerate=SAMPLE_RATE_HZ, channels=CHANNELS,
+                            subtype="PCM_24", format="WAV")
+    except (OSError, sf.LibsndfileError) as err:
+        stream.close()
+        raise PintimeError(f"{path}: cannot write ({err})") from None
 
 
 def _finish(result: RecordResult, capture: _Capture, n_total: int, failure: str | None,
@@ -321,64 +334,92 @@ def _open_stream(backend: Any, device: Device, capture: _Capture) -> Any:
     return stream
 
 
+class _Writer:
+    """Writes the queue's blocks into the WAV, at most ``n_total`` frames: counts them, checks the clock
+    reference, announces each new gap and rewrites the sidecar (``save``) when one appears."""
+
+    def __init__(self, out: sf.SoundFile, capture: _Capture, result: RecordResult, n_total: int, bar: tqdm,
+                 warn: Callable[[str], None], save: Callable[[], None]):
+        self.out, self.capture, self.result, self.n_total = out, capture, result, n_total
+        self.bar, self.warn, self.save = bar, warn, save
+        self.reference = _ReferenceCheck()
+        self.reported = 0  # gaps of capture.gaps already announced
+
+    def write(self, block: np.ndarray) -> None:
+        """Write a block (a write error is noted in ``result.write_error``, the block not counted)."""
+        block = block[: self.n_total - self.result.frames]
+        try:
+            self.out.write(block)
+        except (sf.LibsndfileError, OSError) as err:
+            self.result.write_error = str(err).splitlines()[0]
+            return
+        self.result.frames += len(block)
+        self.bar.update(len(block))
+        if self.reference.feed(block) and not self.reference.found:
+            self.warn(f"no clock-reference edges on the right channel in the first {REFERENCE_CHECK_S:.0f} "
+                      "s: check the D11 (PB5) wiring and that the firmware runs")
+        self._new_gaps()
+
+    def _new_gaps(self) -> None:
+        """Announce the gaps that appeared since the last block (the first LIVE_GAP_WARNINGS); save them."""
+        new_gaps = self.capture.gaps[self.reported:]  # a snapshot: the callback thread may append meanwhile
+        self.reported += len(new_gaps)
+        for i, gap in enumerate(new_gaps, start=self.reported - len(new_gaps)):
+            if gap.frame < self.n_total and i < LIVE_GAP_WARNINGS:  # not the blocks arriving after the end
+                self.warn(f"frames lost at {gap.frame / SAMPLE_RATE_HZ:.3f} s: {gap.cause}"
+                          + ("; further gaps only in the summary" if i == LIVE_GAP_WARNINGS - 1 else ""))
+        if new_gaps:
+            self.result.gaps = [g for g in self.capture.gaps[:self.reported] if g.frame < self.n_total]
+            self.save()
+
+
 def _stream_to(out: sf.SoundFile, stream: Any, capture: _Capture, result: RecordResult, n_total: int,
                bar: tqdm, warn: Callable[[str], None], save: Callable[[], None], watch: Watch | None) -> None:
     """Run the stream until ``n_total`` frames are written, a stop signal, a stall or a write error; then
     drain the queue. ``save`` rewrites the sidecar (its gap list) whenever a gap appears. A stop signal
     only ends the loop (:mod:`pintime.signals`): a KeyboardInterrupt raised between taking a block
     from the queue and counting it would lose or miscount it, and a kill would leave no final sidecar."""
-    reference = _ReferenceCheck()
-    reported = 0
-
-    def write(block: np.ndarray) -> None:
-        nonlocal reported
-        block = block[: n_total - result.frames]
-        try:
-            out.write(block)
-        except (sf.LibsndfileError, OSError) as err:
-            result.write_error = str(err).splitlines()[0]
-            return
-        result.frames += len(block)
-        bar.update(len(block))
-        if reference.feed(block) and not reference.found:
-            warn(f"no clock-reference edges on the right channel in the first {REFERENCE_CHECK_S:.0f} s: "
-                 "check the D11 (PB5) wiring and that the firmware runs")
-        new_gaps = capture.gaps[reported:]  # a snapshot: the callback thread may append meanwhile
-        reported += len(new_gaps)
-        for i, gap in enumerate(new_gaps, start=reported - len(new_gaps)):
-            if gap.frame < n_total and i < LIVE_GAP_WARNINGS:  # not the blocks arriving after the end
-                warn(f"frames lost at {gap.frame / SAMPLE_RATE_HZ:.3f} s: {gap.cause}"
-                     + ("; further gaps only in the summary" if i == LIVE_GAP_WARNINGS - 1 else ""))
-        if new_gaps:
-            result.gaps = [g for g in capture.gaps[:reported] if g.frame < n_total]
-            save()
+    writer = _Writer(out, capture, result, n_total, bar, warn, save)
 
     def stop(signal_name: str) -> None:  # the recording ends as after Ctrl-C, complete with its sidecar
         result.interrupted, result.stopped_by = True, signal_name
 
-    last_block = time.monotonic()
+    started = time.monotonic()  # the stall clock runs from before the stream starts
     with stop_signals_call(stop):
         try:
             stream.start()
-            while result.frames < n_total and not result.interrupted and result.write_error is None:
-                try:
-                    write(capture.blocks.get(timeout=POLL_S))
-                    last_block = time.monotonic()
-                except queue.Empty:
-                    if time.monotonic() - last_block > STALL_S:
-                        result.stalled = True
-                        break
-                result.ended_by = None if watch is None else watch(out, result.frames)
-                if result.ended_by is not None:
-                    break
+            _write_while_recording(writer, watch, started)
         finally:
             stream.close()
-    while result.frames < n_total and result.write_error is None:  # blocks recorded when the stream stopped
+    _drain(writer)
+    result.reference_found = writer.reference.found
+
+
+def _write_while_recording(writer: _Writer, watch: Watch | None, last_block: float) -> None:
+    """Write blocks as they come until ``n_total`` frames, a stop signal, a write error, a stall (no block
+    for STALL_S since ``last_block``, then since the last one) or a reason from ``watch``."""
+    result, blocks = writer.result, writer.capture.blocks
+    while result.frames < writer.n_total and not result.interrupted and result.write_error is None:
         try:
-            write(capture.blocks.get_nowait())
+            writer.write(blocks.get(timeout=POLL_S))
+            last_block = time.monotonic()
+        except queue.Empty:
+            if time.monotonic() - last_block > STALL_S:
+                result.stalled = True
+                break
+        result.ended_by = None if watch is None else watch(writer.out, result.frames)
+        if result.ended_by is not None:
+            break
+
+
+def _drain(writer: _Writer) -> None:
+    """Write the blocks recorded when the stream stopped, up to ``n_total`` frames or a write error."""
+    result = writer.result
+    while result.frames < writer.n_total and result.write_error is None:
+        try:
+            writer.write(writer.capture.blocks.get_nowait())
         except queue.Empty:
             break
-    result.reference_found = reference.found
 
 
 def _check_levels(result: RecordResult) -> None:

@@ -180,29 +180,15 @@ def _changes(tokens: Iterator[bytes], ids: dict[bytes, int], declared: set[bytes
     for token in tokens:
         head = token[0]
         if head == 0x23:  # '#': a time
-            if not token[1:].isdigit():
-                raise _Malformed(f"bad time '{_shown(token)}'")
-            now = int(token[1:])
-            if now > _EXACT_LIMIT:
-                raise PintimeError(f"{path}: VCD too long to keep its times exact (#{now})")
+            now = _time(token, path)
             continue
-        if head in _SCALAR:
+        if head in _SCALAR:  # the common case, kept inline
             ident, new = token[1:], (head - 0x30 if head in _LEVELS else None)
-        elif head in _VECTOR:
-            ident, bits = next(tokens, b""), token[1:]
-            if not bits or bits.lower().strip(b"01xz"):  # strip leaves what is none of these
-                raise _Malformed(f"bad vector value '{_shown(token)}'")
-            new = None if bits.strip(b"01") else int(bits, 2)  # b001 is the level 1
-        elif head in _REAL:
-            ident, new = next(tokens, b""), None  # a real value is never a level
-            _check_real(token[1:])
-        elif token in _DUMP:
-            continue
-        elif token == b"$comment":
-            _until_end(tokens, token)
-            continue
         else:
-            raise _Malformed(f"unexpected '{_shown(token)}'")
+            change = _other_change(token, tokens)
+            if change is None:
+                continue
+            ident, new = change
         if ident not in declared:
             raise _Malformed(f"change of an undeclared signal '{_shown(ident)}'")
         if ident in ids and new in (0, 1):
@@ -210,6 +196,37 @@ def _changes(tokens: Iterator[bytes], ids: dict[bytes, int], declared: set[bytes
                 rows.append((now, ids[ident], new))
             level[ident] = new
     return rows
+
+
+def _time(token: bytes, path: Path) -> int:
+    """The time a ``#…`` token sets, refused past what float64 holds exactly."""
+    if not token[1:].isdigit():
+        raise _Malformed(f"bad time '{_shown(token)}'")
+    now = int(token[1:])
+    if now > _EXACT_LIMIT:
+        raise PintimeError(f"{path}: VCD too long to keep its times exact (#{now})")
+    return now
+
+
+def _other_change(token: bytes, tokens: Iterator[bytes]) -> tuple[bytes, int | None] | None:
+    """A vector or real value change (its identifier is the next token) as (identifier, level or None
+    when it is not a level); None for the keywords that frame value changes and for comments."""
+    head = token[0]
+    if head in _VECTOR:
+        ident, bits = next(tokens, b""), token[1:]
+        if not bits or bits.lower().strip(b"01xz"):  # strip leaves what is none of these
+            raise _Malformed(f"bad vector value '{_shown(token)}'")
+        return ident, None if bits.strip(b"01") else int(bits, 2)  # b001 is the level 1
+    if head in _REAL:
+        ident = next(tokens, b"")  # a real value is never a level
+        _check_real(token[1:])
+        return ident, None
+    if token in _DUMP:
+        return None
+    if token == b"$comment":
+        _until_end(tokens, token)
+        return None
+    raise _Malformed(f"unexpected '{_shown(token)}'")
 
 
 def _check_real(value: bytes) -> None:

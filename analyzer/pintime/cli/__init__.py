@@ -14,8 +14,8 @@ from pintime.errors import PintimeError
 from pintime.signals import handled, stop_signals
 
 # One BLAS/OpenMP thread unless the user says otherwise: the analyzer solves many small systems, where a
-# thread pool only adds contention (Table 2's cut system: 60 s with OpenBLAS's default threads on 2 cores,
-# 8.6 s with one). Set before any subcommand's module imports numpy.
+# thread pool only adds contention (docs/design.md §11, "One BLAS thread", has the figures). Set before any
+# subcommand's module imports numpy.
 for _threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_threads, "1")
 

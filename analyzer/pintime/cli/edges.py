@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from pintime.capture.gaps import read_gaps
+from pintime.capture.gaps import RecordingGaps, read_gaps
 from pintime.capture.vcd import vcd_text
 from pintime.cli.analyze import (
     SHOWN_GAPS,
@@ -22,10 +22,12 @@ from pintime.cli.analyze import (
     unplaced_text,
 )
 from pintime.cli.args import add_channel_arguments, channels
+from pintime.edges import Edges
 from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, version, write_text
 from pintime.frame_timing import DetectedGap
 from pintime.ladder import PIN_NAMES, format_attribution
+from pintime.locate.capture_edges import CaptureEdges
 from pintime.locate.fit import TemplateTable
 from pintime.locate.gridcapture import GridLearned
 from pintime.locate.methods import METHODS, near_neighbours
@@ -57,92 +59,154 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     refuse_overwrite([args.csv, args.vcd], [args.capture])
     if args.ladder:
-        attribution = ladder_edges(args.capture, args.method, sys.stderr.isatty(), channels(args))
-        print(format_attribution(attribution), file=sys.stderr)
-        edges = attribution.edges
+        edges = _ladder(args)
     elif sniff(args.capture) == "wav":
-        result, kept, gaps, lost = located_without_lost_audio(args.capture, args.method, sys.stderr.isatty(),
-                                                              channels(args), read_gaps(args.capture))
-        edges = result.edges
-        inverted = {None: "undetermined (no quiet interval)", True: "inverted (undone)", False: "normal"}
-        learned = ("calibration train" if result.train is not None
-                   else _periodic_text(result.template, result.info.samplerate_hz)
-                   if isinstance(result.template, Periodic)
-                   else _grid_text(result.template, result.info.samplerate_hz)
-                   if isinstance(result.template, GridLearned)
-                   else f"blind, from the edges themselves (no calibration train{BLIND})"
-                   if result.train_refused is None and lost.frames_checked_fraction > 0
-                   else f"blind, from the edges themselves ({BLIND.removeprefix(': ')})"
-                   if result.train_refused is None
-                   else f"blind, from the edges themselves ({result.train_refused}{BLIND})")
-        if isinstance(result.template, Template) and result.template.sigma_scale != 1.0:
-            learned += (f", every σ {result.template.sigma_scale:.2g}× its fit's: fit and centroid of each "
-                        "edge disagree that much (a pattern too regular, as a UART's sending without pause, "
-                        "hides part of the response)")
-        if lost.frames_checked_fraction > 0:  # a pintime capture: its frames (and reference) were checked
-            edges = kept
-        noise = "/".join(f"{rms:.3g}" for rms in result.noise_rms)
-        print(f"{len(edges.time)} edges, method {result.method}, polarity {inverted[result.inverted]}, "
-              f"template {learned}, noise {noise} FS, "
-              f"median CRLB {np.median(result.crlb_s) * 1e9:.3g} ns", file=sys.stderr)
-        if result.skipped_s is not None:
-            print(skipped_text(result.skipped_s), file=sys.stderr)
-        if result.unplaced and isinstance(result.template, GridLearned):
-            print(f"{result.unplaced} steps dropped: their samples fit no edge of the shape learned "
-                  "(a spike, a glitch)", file=sys.stderr)
-        elif result.unplaced:
-            print(unplaced_text(result.unplaced, result.method), file=sys.stderr)
-        if result.at_file_ends:
-            print(at_file_ends_text(result.at_file_ends), file=sys.stderr)
-        if result.level_changes:
-            print(level_changes_text(result.level_changes), file=sys.stderr)
-        if result.bend is not None and result.bend.significant:
-            print(bend_text(result.bend), file=sys.stderr)
-        if result.method != "template" and isinstance(result.template, Template):
-            table, rate_hz = TemplateTable.build(result.template), result.info.samplerate_hz
-            near, reach = near_neighbours(table, edges, rate_hz)
-            if near:
-                print(f"{near} of {len(edges.time)} edges have a neighbour within {reach:.0f} samples, whose "
-                      f"response reaches into the {result.method} method's window: their σ leaves out its "
-                      "pull (the template method fits such edges together)", file=sys.stderr)
-        if gaps is not None:
-            print(f"{len(gaps.gaps)} recording gap(s) listed in {gaps.sidecar} at "
-                  f"{', '.join(f'{t:.6f}' for t in gaps.times_s)} s: {gaps.edges_dropped} edges beside them "
-                  "dropped; times after a gap are file times, short of the audio it lost", file=sys.stderr)
-        if lost.frames_checked_fraction > 0:
-            print(_found(lost), file=sys.stderr)
-        elif isinstance(result.template, Periodic):
-            print(_jumps_text(periodic_jumps(edges, result.info.samplerate_hz)), file=sys.stderr)
-        elif isinstance(result.template, GridLearned):
-            print("lost or inserted audio not checked: on a grid that restarts (a timer re-phased, a code's "
-                  "frames) a loss shows only as one more restart", file=sys.stderr)
-        else:
-            print("no pintime frame decoded: lost or inserted audio not checked (only a pintime capture's "
-                  "frames and 1 s reference show it); times after a gap nobody listed would be short of the "
-                  "audio it lost", file=sys.stderr)
+        edges = _located(args)
     else:
-        edges = load_edges(args.capture)
-        if edges.unit_s is None:
-            raise PintimeError(f"{args.capture}: edge list times are MCU cycles with no known F_CPU; "
-                               "they are already exact edges")
-    scale, order = edges.unit_s, edges.time_order()  # rows in time order across channels
+        edges = _exact(args)
+    _write(args, edges)
+    return 0
+
+
+def _ladder(args: argparse.Namespace) -> Edges:
+    """A resistor ladder's edges, each attributed to its pin; the attribution reported on stderr."""
+    attribution = ladder_edges(args.capture, args.method, sys.stderr.isatty(), channels(args))
+    print(format_attribution(attribution), file=sys.stderr)
+    return attribution.edges
+
+
+def _exact(args: argparse.Namespace) -> Edges:
+    """A VCD's or edge list's exact edges; refused when their times have no unit in seconds."""
+    edges = load_edges(args.capture)
+    if edges.unit_s is None:
+        raise PintimeError(f"{args.capture}: edge list times are MCU cycles with no known F_CPU; "
+                           "they are already exact edges")
+    return edges
+
+
+def _located(args: argparse.Namespace) -> Edges:
+    """A WAV's edges located, those beside lost audio left out; what was found reported on stderr."""
+    result, kept, gaps, lost = located_without_lost_audio(args.capture, args.method, sys.stderr.isatty(),
+                                                          channels(args), read_gaps(args.capture))
+    # a pintime capture: its frames (and reference) were checked, the edges beside lost audio dropped
+    edges = kept if lost.frames_checked_fraction > 0 else result.edges
+    print(_summary_text(result, edges, lost), file=sys.stderr)
+    for line in _findings(result, edges):
+        print(line, file=sys.stderr)
+    if gaps is not None:
+        print(_listed_gaps_text(gaps), file=sys.stderr)
+    print(_lost_audio_text(result, edges, lost), file=sys.stderr)
+    return edges
+
+
+def _summary_text(result: CaptureEdges, edges: Edges, lost: LostAudio) -> str:
+    """The located edges' first line: count, method, polarity, template, noise and median CRLB."""
+    inverted = {None: "undetermined (no quiet interval)", True: "inverted (undone)", False: "normal"}
+    noise = "/".join(f"{rms:.3g}" for rms in result.noise_rms)
+    return (f"{len(edges.time)} edges, method {result.method}, polarity {inverted[result.inverted]}, "
+            f"template {_learned_text(result, lost)}, noise {noise} FS, "
+            f"median CRLB {np.median(result.crlb_s) * 1e9:.3g} ns")
+
+
+def _learned_text(result: CaptureEdges, lost: LostAudio) -> str:
+    """What the edges were located against: the train, a periodic signal's period, a grid, or the edges."""
+    rate_hz = result.info.samplerate_hz
+    if result.train is not None:
+        learned = "calibration train"
+    elif isinstance(result.template, Periodic):
+        learned = _periodic_text(result.template, rate_hz)
+    elif isinstance(result.template, GridLearned):
+        learned = _grid_text(result.template, rate_hz)
+    elif result.train_refused is None and lost.frames_checked_fraction > 0:
+        learned = f"blind, from the edges themselves (no calibration train{BLIND})"
+    elif result.train_refused is None:
+        learned = f"blind, from the edges themselves ({BLIND.removeprefix(': ')})"
+    else:
+        learned = f"blind, from the edges themselves ({result.train_refused}{BLIND})"
+    if isinstance(result.template, Template) and result.template.sigma_scale != 1.0:
+        learned += (f", every σ {result.template.sigma_scale:.2g}× its fit's: fit and centroid of each "
+                    "edge disagree that much (a pattern too regular, as a UART's sending without pause, "
+                    "hides part of the response)")
+    return learned
+
+
+def _findings(result: CaptureEdges, edges: Edges) -> list[str]:
+    """One line per thing the locator skipped, dropped or found (a bend, a level change, close edges)."""
+    lines = []
+    if result.skipped_s is not None:
+        lines.append(skipped_text(result.skipped_s))
+    if result.unplaced and isinstance(result.template, GridLearned):
+        lines.append(f"{result.unplaced} steps dropped: their samples fit no edge of the shape learned "
+                     "(a spike, a glitch)")
+    elif result.unplaced:
+        lines.append(unplaced_text(result.unplaced, result.method))
+    if result.at_file_ends:
+        lines.append(at_file_ends_text(result.at_file_ends))
+    if result.level_changes:
+        lines.append(level_changes_text(result.level_changes))
+    if result.bend is not None and result.bend.significant:
+        lines.append(bend_text(result.bend))
+    if result.method != "template" and isinstance(result.template, Template):
+        lines += _near_text(result.template, edges, result.method, result.info.samplerate_hz)
+    return lines
+
+
+def _near_text(template: Template, edges: Edges, method: str, rate_hz: int) -> list[str]:
+    """A one-edge-a-window method's edges with a neighbour inside their window (none: no line)."""
+    near, reach = near_neighbours(TemplateTable.build(template), edges, rate_hz)
+    if not near:
+        return []
+    return [f"{near} of {len(edges.time)} edges have a neighbour within {reach:.0f} samples, whose "
+            f"response reaches into the {method} method's window: their σ leaves out its "
+            "pull (the template method fits such edges together)"]
+
+
+def _listed_gaps_text(gaps: RecordingGaps) -> str:
+    """The recording gaps the sidecar lists, and the edges dropped beside them."""
+    return (f"{len(gaps.gaps)} recording gap(s) listed in {gaps.sidecar} at "
+            f"{', '.join(f'{t:.6f}' for t in gaps.times_s)} s: {gaps.edges_dropped} edges beside them "
+            "dropped; times after a gap are file times, short of the audio it lost")
+
+
+def _lost_audio_text(result: CaptureEdges, edges: Edges, lost: LostAudio) -> str:
+    """Whether lost or inserted audio was looked for, how, and what was found."""
+    if lost.frames_checked_fraction > 0:
+        return _found(lost)
+    if isinstance(result.template, Periodic):
+        return _jumps_text(periodic_jumps(edges, result.info.samplerate_hz))
+    if isinstance(result.template, GridLearned):
+        return ("lost or inserted audio not checked: on a grid that restarts (a timer re-phased, a code's "
+                "frames) a loss shows only as one more restart")
+    return ("no pintime frame decoded: lost or inserted audio not checked (only a pintime capture's "
+            "frames and 1 s reference show it); times after a gap nobody listed would be short of the "
+            "audio it lost")
+
+
+def _write(args: argparse.Namespace, edges: Edges) -> None:
+    """The edges in time order across channels, as CSV (a file, or standard output) and/or VCD."""
+    text = _csv_text(edges, args.ladder)
+    if args.vcd:
+        write_text(args.vcd, vcd_text(edges, f"pintime {version()} edges of {args.capture}; "
+                                             "times rounded to 1 ps, per-edge sigma in the CSV only"))
+    if args.csv:
+        write_text(args.csv, text)
+    elif not args.vcd:
+        sys.stdout.write(text)
+
+
+def _csv_text(edges: Edges, ladder: bool) -> str:
+    """The edges' CSV: rows in time order across channels, with each edge's pin for a ladder."""
+    scale, order = edges.unit_s, edges.time_order()
     rows = np.column_stack([edges.time[order] * scale, edges.channel[order], edges.polarity[order],
                             edges.sigma[order] * scale])
     text = io.StringIO()
-    if args.ladder:
+    if ladder:
         pins = np.array([PIN_NAMES[c] for c in edges.channel[order].tolist()], dtype=object)
         np.savetxt(text, np.column_stack([rows.astype(object), pins]),
                    fmt=["%.12f", "%d", "%d", "%.3e", "%s"], delimiter=",", header=LADDER_HEADER, comments="")
     else:
         np.savetxt(text, rows, fmt=["%.12f", "%d", "%d", "%.3e"], delimiter=",", header=HEADER, comments="")
-    if args.vcd:
-        write_text(args.vcd, vcd_text(edges, f"pintime {version()} edges of {args.capture}; "
-                                             "times rounded to 1 ps, per-edge sigma in the CSV only"))
-    if args.csv:
-        write_text(args.csv, text.getvalue())
-    elif not args.vcd:
-        sys.stdout.write(text.getvalue())
-    return 0
+    return text.getvalue()
 
 
 def _periodic_text(periodic: Periodic, samplerate_hz: int) -> str:

@@ -428,46 +428,81 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
     sim = _read_sim_json(edges_csv)
     f_cpu_hz = _check_numbers(seed, f_cpu_hz if f_cpu_hz is not None else sim.get("f_cpu_hz"), duration_s,
                               sim_json_path(edges_csv), profile)
-    edges = read_edge_list(edges_csv)
-    column, weight, pin_delay_s = edges.channel, np.ones(len(edges.time)), np.zeros(len(edges.time))
-    if ladder:
-        keep, column, weight, pin_delay_s = _ladder_wiring(edges.channel, profile, edges_csv)
-        edges = Edges(edges.time[keep], edges.channel[keep], edges.polarity[keep], edges.sigma[keep],
-                      edges.unit_s, edges.source)
-    elif not np.any(edges.channel < profile.channels):
-        raise PintimeError(f"{edges_csv}: no edge on the pins a {profile.channels}-channel profile records "
-                           f"(channels 0 … {profile.channels - 1})")
-
+    edges, column, weight, pin_delay_s = _recorded_edges(edges_csv, profile, ladder)
     names = ("start", "wander", "jitter", "noise", "hum", "dither", "coupling")  # one stream per effect
     rngs = dict(zip(names, (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(7)),
                     strict=True))
     drift_phase = float(rngs["coupling"].uniform(0, 2 * np.pi))
-    times_s = edges.time / f_cpu_hz + pin_delay_s
-    fs = profile.samplerate_hz
-    start_s = min(0.0, float(times_s[0])) - PREROLL_S - rngs["start"].random() / fs
-    if times_s[-1] - start_s > wav_max_s(profile):  # found out before the wander is drawn over the whole span
-        raise PintimeError(f"{edges_csv}: edges span {times_s[-1] - start_s:.3g} s at {f_cpu_hz:g} Hz, "
-                           "longer than a WAV can hold (4 GiB)")
-    wander_s = wander_phase(times_s - start_s, profile.wander_adev_1s, rngs["wander"])
-    positions = edge_positions(times_s, edges.polarity, column, profile, start_s, wander_s)
+    start_s, positions = _card_positions(edges, column, pin_delay_s, f_cpu_hz, profile, rngs, edges_csv)
     channels = [_Channel(positions[column == c], edges.polarity[column == c], profile, weight[column == c],
                          drift_phase) for c in range(profile.channels)]
+    n_samples = _n_samples(positions[column < profile.channels], channels[0].support, duration_s, profile)
+    clipped = _write_capture(wav_path, channels, n_samples, profile, rngs, progress)
+    _write_sidecar(wav_path, edges_csv, sim, profile, seed, ladder)
+    return SynthResult(wav_path, sidecar_path(wav_path), n_samples, start_s, clipped,
+                       time.perf_counter() - started)
+
+
+def _recorded_edges(edges_csv: Path, profile: Profile,
+                    ladder: bool) -> tuple[Edges, np.ndarray, np.ndarray, np.ndarray]:
+    """The edge list's edges the card records, the audio channel each lands on, its step (in the profile's
+    steps) and its pin's own delay (s): every edge as it is, or a ladder's pins (:func:`_ladder_wiring`)."""
+    edges = read_edge_list(edges_csv)
+    if ladder:
+        keep, column, weight, pin_delay_s = _ladder_wiring(edges.channel, profile, edges_csv)
+        return (Edges(edges.time[keep], edges.channel[keep], edges.polarity[keep], edges.sigma[keep],
+                      edges.unit_s, edges.source), column, weight, pin_delay_s)
+    if not np.any(edges.channel < profile.channels):
+        raise PintimeError(f"{edges_csv}: no edge on the pins a {profile.channels}-channel profile records "
+                           f"(channels 0 … {profile.channels - 1})")
+    return edges, edges.channel, np.ones(len(edges.time)), np.zeros(len(edges.time))
+
+
+def _card_positions(edges: Edges, column: np.ndarray, pin_delay_s: np.ndarray, f_cpu_hz: float,
+                    profile: Profile, rngs: dict[str, np.random.Generator],
+                    source: Path) -> tuple[float, np.ndarray]:
+    """MCU time of sample 0 (PREROLL_S before the first edge or cycle 0, less a random fraction of a
+    sample) and each edge's position in card samples (:func:`edge_positions`, with the clock's wander);
+    refused when the edges span more than a WAV holds."""
+    times_s = edges.time / f_cpu_hz + pin_delay_s
+    start_s = min(0.0, float(times_s[0])) - PREROLL_S - rngs["start"].random() / profile.samplerate_hz
+    if times_s[-1] - start_s > wav_max_s(profile):  # found out before the wander is drawn over the whole span
+        raise PintimeError(f"{source}: edges span {times_s[-1] - start_s:.3g} s at {f_cpu_hz:g} Hz, "
+                           "longer than a WAV can hold (4 GiB)")
+    wander_s = wander_phase(times_s - start_s, profile.wander_adev_1s, rngs["wander"])
+    return start_s, edge_positions(times_s, edges.polarity, column, profile, start_s, wander_s)
+
+
+def _n_samples(recorded: np.ndarray, support: float, duration_s: float | None, profile: Profile) -> int:
+    """The capture's length in samples: ``duration_s``, or until the last ``recorded`` edge position has
+    settled (``support`` samples) plus POSTROLL_S; refused past a WAV's 4 GiB."""
+    fs = profile.samplerate_hz
     if duration_s is None:
-        recorded = positions[column < profile.channels]
-        n_samples = int(np.ceil(recorded.max() + channels[0].support + POSTROLL_S * fs))
+        n_samples = int(np.ceil(recorded.max() + support + POSTROLL_S * fs))
     else:
         n_samples = round(duration_s * fs)
     if n_samples * _frame_bytes(profile) > WAV_MAX_BYTES:
         raise PintimeError(f"capture of {n_samples / fs:.0f} s exceeds the 4 GiB WAV limit")
+    return n_samples
+
+
+def _write_capture(wav_path: Path, channels: list[_Channel], n_samples: int, profile: Profile,
+                   rngs: dict[str, np.random.Generator], progress: bool) -> int:
+    """The WAV rendered whole or not at all (its folder made first); returns the clipped samples."""
     try:
         wav_path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise PintimeError(f"{wav_path}: cannot write its folder ({err.strerror or err})") from None
     with whole_or_nothing(wav_path) as part:  # a run cut short leaves the old capture or none, never a part
         try:
-            clipped = _write_wav(part, channels, n_samples, profile, rngs, progress)
+            return _write_wav(part, channels, n_samples, profile, rngs, progress)
         except sf.LibsndfileError as err:
             raise PintimeError(f"{wav_path}: cannot write ({err})") from None
+
+
+def _write_sidecar(wav_path: Path, edges_csv: Path, sim: dict, profile: Profile, seed: int,
+                   ladder: bool) -> None:
+    """The synthetic capture's sidecar: where it came from, nothing the analyzer could use."""
     write_text(sidecar_path(wav_path), json.dumps({
         "what": "pintime synthetic capture (informational: the analyzer never reads this file)",
         "source_edges": str(edges_csv),
@@ -477,5 +512,3 @@ def synthesize(edges_csv: str | Path, wav_path: str | Path, profile: Profile | s
         **({"ladder": True} if ladder else {}),
         "pintime_version": version(),
     }, indent=2) + "\n")
-    return SynthResult(wav_path, sidecar_path(wav_path), n_samples, start_s, clipped,
-                       time.perf_counter() - started)

@@ -225,7 +225,7 @@ def _intercept(tau: np.ndarray, d2: np.ndarray, cc: np.ndarray, block: np.ndarra
     y = d2 / scale_c
     w = np.ones(len(y))
     # the floor keeps a fit crossing zero from blowing up; relative to the data, as y ~ 1e9 for a locator
-    # far above its CRLB (an absolute 1e-3 gave 3 pairs 1e22 times the others' weight: singular jackknife)
+    # far above its CRLB (why not an absolute floor: docs/design.md §11, "Validation's time map")
     floor = 1e-3 * float(np.mean(y))
     for _ in range(3):
         dw = design * w[:, None]

@@ -192,10 +192,10 @@ def _match_stretch(located: Edges, truth: Edges, t_exact: np.ndarray, scale: flo
                 break
             span_s *= 2
     # the map from the measurement pin's edges, and from a reference edge only where the pin has none
-    # within 2 knots before it or after it: a card's two channels may be sampled apart (two ADCs: `noisy`'s
-    # 1.3 µs), and a reference edge among the pin's would bend the map toward that offset (−1.8 ns on the
-    # edges of a 4 s capture's first 2.8 s); a lone one keeps the map from following the wander blind for
-    # up to a second (table2's long silences: reference edges 10-70 ns off)
+    # within 2 knots before it or after it: a card's two channels may be sampled apart (two ADCs), and a
+    # reference edge among the pin's would bend the map toward that offset; a lone one keeps the map from
+    # following the wander blind through the pin's long silences (docs/design.md §11, "Validation's time
+    # map", has the figures)
     pin_time = located.time[located.channel == 0]
     for _ in range(3):
         idx, jdx = _nearest(located, truth, mapped)
