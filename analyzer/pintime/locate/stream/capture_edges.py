@@ -4,15 +4,15 @@ Two passes over the file, both in overlapping blocks (memory bounded, any length
 
 1. *Learning* over the first seconds: detect the measurement channel's edges, find the calibration train
    (FORMAT.md, CAL frame), learn the edge template from it together with the train's line
-   (:mod:`pintime.locate.train`), and measure the noise on quiet stretches (:mod:`pintime.locate.crlb`).
-   Edges beside a recording gap (:mod:`pintime.capture.gaps`) are left out, and the train is the longest
-   one between gaps.
+   (:mod:`pintime.locate.shape.train`), and measure the noise on quiet stretches
+   (:mod:`pintime.locate.shape.crlb`). Edges beside a recording gap (:mod:`pintime.capture.gaps`) are left
+   out, and the train is the longest one between gaps.
 2. *Locating* the whole capture: detect the edges of both channels block by block and locate them with
    the chosen method; close edges are fitted jointly (template method).
 
 Without a calibration train the template is learned blind from the first isolated edges
-(:mod:`pintime.locate.blind`: seeded by an estimator without sub-sample bias, then alternating fit and
-refit), or from all edges together where none is alone (:mod:`pintime.locate.dense`), which is reported;
+(:mod:`pintime.locate.shape.blind`: seeded by an estimator without sub-sample bias, then alternating fit and
+refit), or from all edges together where none is alone (:mod:`pintime.locate.shape.dense`), which is reported;
 a slow signal's learning span goes on until it holds enough edges.
 Uncertainties: the template method's come from each fit; for every method they are raised, if need be, to
 the RMS error the method shows against the calibration train's straight line, which includes its
@@ -31,17 +31,11 @@ from pintime.capture.gaps import read_gaps
 from pintime.capture.wav import DEFAULT_REFERENCE, Block, WavInfo, iter_blocks, open_wav
 from pintime.edges import Edges, is_reference
 from pintime.errors import PintimeError
-from pintime.locate import detect, train, traincheck
-from pintime.locate.ahead import ahead
-from pintime.locate.bend import Bend, BendSums, refuse_bent
-from pintime.locate.blind import isolated_edges, learn_blind
-from pintime.locate.blockdetect import BlockDetector
-from pintime.locate.crlb import FIT_DEGREE, quiet_noise_rms
-from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
-from pintime.locate.gridcapture import GridLearned, learn_grid, locate_grid
-from pintime.locate.highpass import Highpass, check_restored, learn_highpass, restore_block
-from pintime.locate.learnspan import BLOCK_FRAMES, LEARN_MAX_S, MARGIN, PAD_FRAMES, learn_span, level_jump
-from pintime.locate.methods import (
+from pintime.locate.coupling.highpass import Highpass, check_restored, learn_highpass, restore_block
+from pintime.locate.detect import detect
+from pintime.locate.detect.blockdetect import BlockDetector
+from pintime.locate.locators.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
+from pintime.locate.locators.methods import (
     METHODS,
     SIMPLE_HALF,
     chunk_swings,
@@ -51,11 +45,25 @@ from pintime.locate.methods import (
     seed_phases,
     step_heights,
 )
-from pintime.locate.periodic import Periodic, learn_from_capture, periodic_rows
-from pintime.locate.quantization import rounding_errors
-from pintime.locate.store import EdgeStore, edge_crlb_s, release_free_memory
-from pintime.locate.template import Template
-from pintime.locate.windows import windows
+from pintime.locate.shape import train, traincheck
+from pintime.locate.shape.bend import Bend, BendSums, refuse_bent
+from pintime.locate.shape.blind import isolated_edges, learn_blind
+from pintime.locate.shape.crlb import FIT_DEGREE, quiet_noise_rms
+from pintime.locate.shape.periodic import Periodic, learn_from_capture, periodic_rows
+from pintime.locate.shape.quantization import rounding_errors
+from pintime.locate.shape.template import Template
+from pintime.locate.stream.ahead import ahead
+from pintime.locate.stream.gridcapture import GridLearned, learn_grid, locate_grid
+from pintime.locate.stream.learnspan import (
+    BLOCK_FRAMES,
+    LEARN_MAX_S,
+    MARGIN,
+    PAD_FRAMES,
+    learn_span,
+    level_jump,
+)
+from pintime.locate.stream.store import EdgeStore, edge_crlb_s, release_free_memory
+from pintime.locate.stream.windows import windows
 
 # An edge's location uses samples up to the template's half-support on either side (its own window, or
 # its neighbours' in a joint fit): edges this close to a recording gap may see the jump, and are dropped
@@ -79,8 +87,8 @@ class CaptureEdges:
     method: str
     inverted: bool | None  # the capture is inverted (None: no quiet interval to tell)
     noise_rms: tuple[float, ...]  # per channel (measurement, then reference if any), full-scale units
-    # Periodic: a dense periodic signal's whole period (locate/periodic.py); GridLearned: the response
-    # learned from edges on a grid (locate/gridcapture.py)
+    # Periodic: a dense periodic signal's whole period (locate/shape/periodic.py); GridLearned: the response
+    # learned from edges on a grid (locate/stream/gridcapture.py)
     template: Template | Periodic | GridLearned
     train: train.TrainFit | None  # None: no calibration train, template learned blind
     method_rms_s: float | None  # RMS error of the method against the train's line (None: no train)
@@ -248,7 +256,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
 
 
 def _longest_train(pos: np.ndarray, sign: np.ndarray, stretch: np.ndarray) -> np.ndarray | None:
-    """:func:`pintime.locate.train.find_train` within each stretch between recording gaps: the longest
+    """:func:`pintime.locate.shape.train.find_train` within each stretch between recording gaps: the longest
     train."""
     found = [np.flatnonzero(stretch == s) for s in np.unique(stretch)]
     found = [sel[idx] for sel in found if (idx := train.find_train(pos[sel], sign[sel])) is not None]
@@ -388,7 +396,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     if isinstance(table, TemplateTable):  # the reach of a neighbour's response into an edge's window
         det.reach = neighbour_reach(table, method == "template")
     det.steps_fitted = method == "template"
-    # the count method's sigma is its quantization model's (locate/count.py), never raised by the train's
+    # the count method's sigma is its quantization model's (locate/locators/count.py), never raised by the
+    # train's
     results = EdgeStore(noise, None if method == "count" else rms, own_sigma, info.samplerate_hz, steps,
                         template.sigma_scale if isinstance(template, Template) else 1.0)
     # nothing before the learning span: its start is the first block with an edge
@@ -461,7 +470,8 @@ def _longest_uncut(start: int, stop: int, cuts_s: np.ndarray | None, samplerate_
 
 
 def _grid_capture(info: WavInfo, learned: GridLearned, start: int, first_edge: int) -> CaptureEdges:
-    """The capture located against the response learned from its grid (:mod:`pintime.locate.gridcapture`)."""
+    """The capture located against the response learned from its grid
+    (:mod:`pintime.locate.stream.gridcapture`)."""
     edges, amp, dropped, at_ends = locate_grid(info, learned, start)
     rate = info.samplerate_hz
     last = min(learned.edges, len(edges.time))  # the span learned from ends at its last edge

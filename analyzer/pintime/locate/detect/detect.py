@@ -12,7 +12,7 @@ import numpy as np
 
 from pintime.compiled import kernel
 from pintime.frames import QUIET_MIN_US, SYNC_HIGH_US, SYNC_LOW_US
-from pintime.locate.train import NEIGHBOUR_FREE_SPACING_SAMPLES
+from pintime.locate.shape.train import NEIGHBOUR_FREE_SPACING_SAMPLES
 
 STEP_HALF_SAMPLES = 3  # h: the strength spans 2h = 6 samples, a band-limited step is ~1-4 samples wide
 NOISE_FLOOR = 30.0  # an edge must be this many noise standard deviations of the strength high

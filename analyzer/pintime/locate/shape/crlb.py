@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pintime.locate.template import Template
+from pintime.locate.shape.template import Template
 
 CHUNK_SAMPLES = 64  # quiet stretches are cut into chunks this long, each detrended by a polynomial
 # the noise an edge's fit sees: its window (11 samples) takes an offset and a slope, which hold all of a hum

@@ -15,7 +15,7 @@ Edges closer than the template's reach are fitted by subtracting, in each one's 
 fitted ringing and fitting again (block Gauss–Seidel) until the times settle: in a few sweeps, since a
 neighbour's ringing is a small part of the window. Edges so close that a neighbour's step lies inside
 the window (both edges of a pulse a few samples long) share one window instead and are fitted
-together (:mod:`pintime.locate.joint`; docs/design.md §10: close edges must be fitted jointly).
+together (:mod:`pintime.locate.locators.joint`; docs/design.md §10: close edges must be fitted jointly).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from pintime.compiled import kernel
-from pintime.locate.joint import fit_joint
-from pintime.locate.template import Template
+from pintime.locate.locators.joint import fit_joint
+from pintime.locate.shape.template import Template
 
 # W: the fit uses 2W+1 samples, where most of s′² (the timing information) is. Wider windows lose less to
 # the offset and slope (timing variance over the CRLB on the default card: 1.12 at W = 5, 1.07 at 8, 1.03 at

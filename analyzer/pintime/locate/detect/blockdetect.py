@@ -1,5 +1,6 @@
-"""Edge detection block by block (:mod:`pintime.locate.detect` on each block column), with each channel's
-typical edge strength remembered from block to block and its threshold following the recording's level.
+"""Edge detection block by block (:mod:`pintime.locate.detect.detect` on each block column), with each
+channel's typical edge strength remembered from block to block and its threshold following the recording's
+level.
 
 The threshold is half the first edges' strength. A recording whose level changes later (the input's gain
 moved during the take, a card's automatic gain control) would leave it behind: at 0.55× the first level
@@ -9,7 +10,7 @@ detector follows the level: from the steps located in each block (:meth:`BlockDe
 medians of its stretches against the first edges'), and, where a block holds few steps at the threshold,
 from the block's own strongest steps when they are a pin's, many and alternating in sign
 (:meth:`BlockDetector.steps`). Every change is kept (:attr:`BlockDetector.level_changes`) for the report;
-one inside the learning span has the capture located again (:func:`pintime.locate.capture_edges.
+one inside the learning span has the capture located again (:func:`pintime.locate.stream.capture_edges.
 locate_capture`).
 """
 
@@ -18,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from pintime.capture.wav import Block
-from pintime.locate import detect
-from pintime.locate.methods import SIMPLE_HALF
+from pintime.locate.detect import detect
+from pintime.locate.locators.methods import SIMPLE_HALF
 
 TRACK_EDGES = 16  # a block's level is judged from this many located edges at least …
 TRACK_PARTS = 16  # … in each of up to this many stretches of it, in order (0.3 s of table1 at 48 kHz)

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pintime.locate.template import Template
-from pintime.locate.template_error import error_draws, learned_free
+from pintime.locate.shape.template import Template
+from pintime.locate.shape.template_error import error_draws, learned_free
 
 MIN_TRAIN_EDGES = 100  # fewer evenly spaced edges are not a calibration train
 SPACING_TOLERANCE_SAMPLES = 2.0  # coarse positions are whole samples: spacing wobbles by ±1
@@ -93,7 +93,7 @@ class TrainFit:
     gain_change: float = 0.0  # how far the step's height strays from a steady drift (:func:`gain_change`)
     step: float = 0.0  # the train's steps' median height (the samples' units: full scale)
     # ``template`` moved by what each offset of the levels from the codes makes the learning learn from
-    # the rounding of a recording quieter than one LSB (:mod:`pintime.locate.quantization`; else none)
+    # the rounding of a recording quieter than one LSB (:mod:`pintime.locate.shape.quantization`; else none)
     rounding_draws: tuple[Template, ...] = ()
 
 
@@ -242,7 +242,7 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     lead : the template's support, and the windows, centred this many samples after the edges
     half : the support's half width (samples)
     rounding : the rounding errors the windows' noise-free samples would have on a recording quieter than
-        one LSB, per offset of their levels from the codes (:mod:`pintime.locate.quantization`): the
+        one LSB, per offset of their levels from the codes (:mod:`pintime.locate.shape.quantization`): the
         template each makes the learning learn goes into ``TrainFit.rounding_draws``
 
     Each window's baseline (offset, slope, curvature: DC, hum, droop of the edge before) is solved jointly

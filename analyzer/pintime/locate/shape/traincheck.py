@@ -1,4 +1,4 @@
-"""Whether a fit learned from the calibration train (:mod:`pintime.locate.train`) holds the card's
+"""Whether a fit learned from the calibration train (:mod:`pintime.locate.shape.train`) holds the card's
 response, and what to do where it does not: move its support after the edge (a minimum-phase filter's
 ringing, :func:`response_lead`), widen it (a response ringing beyond ±48 samples either side, where the
 train's spacing leaves room), learn blind (a train disturbed), or refuse with the cause (a response longer
@@ -12,8 +12,8 @@ import numpy as np
 
 from pintime.capture.wav import STANDARD_RATES_HZ
 from pintime.errors import PintimeError
-from pintime.locate.template import SETTLED_SAMPLES
-from pintime.locate.train import (
+from pintime.locate.shape.template import SETTLED_SAMPLES
+from pintime.locate.shape.train import (
     LONG_HALF_SAMPLES,
     MAX_LEAD_SAMPLES,
     MIN_TRAIN_EDGES,

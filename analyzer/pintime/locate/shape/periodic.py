@@ -2,9 +2,9 @@
 and each edge located against it (docs/design.md §10).
 
 A square wave faster than fs/244 puts every edge's neighbours inside its learning window, so no edge shows
-its response alone (:mod:`pintime.locate.train`, :mod:`pintime.locate.blind`). A periodic signal needs none:
-its samples, placed by the signal's phase ``φ`` (the period is no whole number of samples, so the sample
-grid walks through every phase), trace one period of the recorded waveform ``W(φ)`` as finely as the
+its response alone (:mod:`pintime.locate.shape.train`, :mod:`pintime.locate.shape.blind`). A periodic signal
+needs none: its samples, placed by the signal's phase ``φ`` (the period is no whole number of samples, so the
+sample grid walks through every phase), trace one period of the recorded waveform ``W(φ)`` as finely as the
 card's response, neighbours' ringing included. ``W`` is a periodic cubic B-spline learned by least squares
 alternating with the line the edges lie on (straight, or a smooth spline where the edges show the period
 drifting), as the calibration train's fit learns its template. Each edge is then located by fitting
@@ -30,10 +30,11 @@ import numpy as np
 from pintime.capture.wav import Block, WavInfo, iter_blocks
 from pintime.compiled import kernel
 from pintime.errors import PintimeError
-from pintime.locate import detect, train
-from pintime.locate.centroid import centroids
-from pintime.locate.template import RIPPLE_HARMONICS, bspline_weights
-from pintime.locate.windows import windows
+from pintime.locate.detect import detect
+from pintime.locate.locators.centroid import centroids
+from pintime.locate.shape import train
+from pintime.locate.shape.template import RIPPLE_HARMONICS, bspline_weights
+from pintime.locate.stream.windows import windows
 
 KNOT_CHOICES_SAMPLES = (train.KNOT_SAMPLES, 0.125, 0.25, 0.5)  # finest first, as blind learning's
 # a knot spacing is used when every knot interval of the phase holds this many samples, and no two phases
@@ -318,11 +319,11 @@ def _ripple_columns(position_samples: np.ndarray, carrier_per_sample: int) -> np
 
 def _with_ripple(periodic: Periodic, located: np.ndarray, v: np.ndarray) -> Periodic:
     """``periodic`` with the ripple of a delta-sigma modulator's grid (as in
-    :class:`pintime.locate.template.Template`) if its edges at ``located`` (samples) show one: their
+    :class:`pintime.locate.shape.template.Template`) if its edges at ``located`` (samples) show one: their
     departures from the line (design ``v``) fitted by harmonics of each candidate modulator rate M, the
     rate kept whose fit takes out RIPPLE_POWER times what the noise would (an F test). The ripple moves
     each edge by a function of its phase against the modulator's grid, exactly as a shifted edge would; a
-    periodic signal's line tells them apart, where isolated edges cannot (:mod:`pintime.locate.blind`).
+    periodic signal's line tells them apart, where isolated edges cannot (:mod:`pintime.locate.shape.blind`).
     1 kHz at 192 kHz: 7.9× the bound on the `wide-filter` card, 2.5× on `default`; 0.6× and 1.0× with
     it taken out."""
     line_only = located - v @ _solve(v, located)

@@ -36,8 +36,8 @@ from scipy import signal
 from pintime.capture.wav import Block, WavInfo, iter_blocks
 from pintime.compiled import kernel
 from pintime.errors import PintimeError
-from pintime.locate import detect
-from pintime.locate.highpass_zero import ZeroLearner
+from pintime.locate.coupling.highpass_zero import ZeroLearner
+from pintime.locate.detect import detect
 
 LEAK_HZ = 1.0  # corner of the leaky integrators that replace the coupling's zeros at DC
 GUARD_SAMPLES = 40  # quiet samples are this far from every edge (the anti-alias response has settled)
@@ -329,7 +329,7 @@ class HighpassLearner:
 def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, start_frame: int,
                    stop_frame: int) -> tuple[Highpass, ...]:
     """Each channel's coupling, learned from the quiet samples of the capture's frames ``start_frame`` …
-    ``stop_frame`` (edges found as :mod:`pintime.locate.detect` finds them, on the recording as it is):
+    ``stop_frame`` (edges found as :mod:`pintime.locate.detect.detect` finds them, on the recording as it is):
     quiet on every channel, since a channel's edges cross over into the other as steps too small to detect
     (at −40 dB, the reference channel's coupling of 100 and 300 Hz was learned as one of 40 Hz)."""
     learners = [HighpassLearner(info.samplerate_hz) for _ in info.columns]

@@ -1,7 +1,7 @@
 """The edge template learned blind from edges too close together to be learned one at a time: a UART line,
 a burst of pulses (no calibration train, no edge alone; docs/design.md §10).
 
-Isolated edges (:mod:`pintime.locate.blind`) need ~120 samples free around each; a 9600-baud UART at
+Isolated edges (:mod:`pintime.locate.shape.blind`) need ~120 samples free around each; a 9600-baud UART at
 44.1 kHz puts an edge every 4.6 samples. The card is linear, so every learning window is the sum of the
 responses of all edges that reach it, each the pin's one step ``±A`` through the one response ``g``:
 
@@ -13,9 +13,9 @@ learning, each edge located in its *peeled* window, its neighbours' responses at
 subtracted (:meth:`_Windows.peeled`). The times start from centroids in a window narrow enough to keep
 the neighbours out, whose error periodic in the sub-sample phase the alternation of template fits and
 learning keeps (the warp blind learning describes); the last rounds take each peeled window's wide
-centroid instead (:mod:`pintime.locate.centroid`), which has none and, once template and times reproduce
-the samples, sees the edge as exactly as if it were alone, whatever warp they share. Where the edges'
-pattern hides part of the response from every window (a train: only its harmonics show) the times are
+centroid instead (:mod:`pintime.locate.locators.centroid`), which has none and, once template and times
+reproduce the samples, sees the edge as exactly as if it were alone, whatever warp they share. Where the
+edges' pattern hides part of the response from every window (a train: only its harmonics show) the times are
 not pinned down, and the fit and the centroid then disagree: refused.
 """
 
@@ -28,10 +28,10 @@ from scipy import linalg
 
 from pintime.compiled import kernel
 from pintime.errors import PintimeError
-from pintime.locate import train
-from pintime.locate.centroid import centroids
-from pintime.locate.fit import FIT_HALF_SAMPLES, EdgeFit, TemplateTable, fit_isolated
-from pintime.locate.template import N_ZERO, Template, covered_knots
+from pintime.locate.locators.centroid import centroids
+from pintime.locate.locators.fit import FIT_HALF_SAMPLES, EdgeFit, TemplateTable, fit_isolated
+from pintime.locate.shape import train
+from pintime.locate.shape.template import N_ZERO, Template, covered_knots
 
 # rounds of locating every edge in its peeled window and learning again: first by the template's fit,
 # which takes out the first centroids' random error (0.005 sample at 48 kHz) but keeps their error

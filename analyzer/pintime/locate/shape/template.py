@@ -50,7 +50,8 @@ class Template:
     """Cubic B-spline response ``S`` over ``[-half_samples, half_samples]`` about ``lead_samples`` after the
     edge, knots every ``knot_samples``, plus the ripple of a delta-sigma modulator's grid if the capture
     shows one. A minimum-phase decimation filter rings only after its edge, and for longer than
-    ``half_samples``: its support is placed after the edge (:func:`pintime.locate.traincheck.response_lead`).
+    ``half_samples``: its support is placed after the edge
+    (:func:`pintime.locate.shape.traincheck.response_lead`).
 
     A delta-sigma ADC samples the analog step at M·fs and its decimation filter ``h`` averages those
     samples. Summing over the modulator's instants (Poisson summation), the response is the smooth
@@ -70,7 +71,7 @@ class Template:
     ripple: np.ndarray | None = None  # (RIPPLE_HARMONICS, RIPPLE_TERMS): (a, b, c, d) of each harmonic
     lead_samples: int = 0  # the support's middle lies about this far after the edge (-origin, rounded)
     # every edge's σ is this many times its fit's: a dense signal's shape whose fit and centroid disagree
-    # (pintime.locate.dense)
+    # (pintime.locate.shape.dense)
     sigma_scale: float = 1.0
 
     @classmethod
