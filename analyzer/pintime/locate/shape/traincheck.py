@@ -119,23 +119,8 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
     third of the train holds a template either: the response is longer than the template (the stretch
     before the edges holds more than noise), or its edges are not one shape (it does not: a nonlinear
     input), and a blind one would leave the edges off by far more than their σ."""
-    lead = 0
-    fit, misfit_x, before_x = _attempt(y, centre, seed_samples, falling, noise_rms, lead, rounding)
-    for _ in range(LEAD_ROUNDS):
-        moved = lead if fit is None else response_lead(fit)
-        if moved == lead:
-            break
-        attempt = _attempt(y, centre, seed_samples, falling, noise_rms, moved, rounding)
-        if attempt[0] is None:
-            break
-        lead, (fit, misfit_x, before_x) = moved, attempt
-    period = float(np.median(np.diff(centre))) if fit is None else fit.period_samples
-    if (fit is None or _reaches_beyond(fit, before_x)) and period > neighbour_free(LONG_HALF_SAMPLES):
-        k = clear(centre, around, LONG_HALF_SAMPLES)
-        attempt = (None, np.inf, np.inf) if k.stop - k.start < MIN_TRAIN_EDGES else _attempt(
-            y[k], centre[k], seed_samples[k], falling[k], noise_rms, 0, rounding, LONG_HALF_SAMPLES)
-        if _holds(*attempt):
-            lead, (fit, misfit_x, before_x) = 0, attempt
+    fit, misfit_x, before_x, lead, period = _best_attempt(y, centre, seed_samples, falling, noise_rms,
+                                                          rounding, around)
     if fit is not None and _holds(fit, misfit_x, before_x):
         if fit.gain_change > GAIN_TOLERANCE:
             change = f"by up to {fit.gain_change:.0%} along the calibration train (2.8 s)"
@@ -153,17 +138,51 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
                                                              falling[part], noise_rms, lead)):
             return None, (f"the template fitted to the calibration train leaves {misfit}, where a third of "
                           "it holds the shape: something in the train (lost audio?)")
+    raise _not_held(fit, misfit, before_x, noise_rms, period, path, rate_hz)
+
+
+def _best_attempt(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, falling: np.ndarray,
+                  noise_rms: float, rounding: Callable[[np.ndarray], list[np.ndarray]] | None,
+                  around: tuple[float, float]) -> tuple[TrainFit | None, float, float, int, float]:
+    """The train's fit, its support moved after the edge while its ringing shows it there
+    (:func:`response_lead`, at most LEAD_ROUNDS times), or on ±LONG_HALF_SAMPLES where it reaches beyond
+    the support and the train's spacing leaves room: the fit, its misfit and its stretch before the edges
+    against the noise, its lead, and the train's period (samples) as the fit on the short support saw it."""
+    lead = 0
+    fit, misfit_x, before_x = _attempt(y, centre, seed_samples, falling, noise_rms, lead, rounding)
+    for _ in range(LEAD_ROUNDS):
+        moved = lead if fit is None else response_lead(fit)
+        if moved == lead:
+            break
+        attempt = _attempt(y, centre, seed_samples, falling, noise_rms, moved, rounding)
+        if attempt[0] is None:
+            break
+        lead, (fit, misfit_x, before_x) = moved, attempt
+    period = float(np.median(np.diff(centre))) if fit is None else fit.period_samples
+    if (fit is None or _reaches_beyond(fit, before_x)) and period > neighbour_free(LONG_HALF_SAMPLES):
+        k = clear(centre, around, LONG_HALF_SAMPLES)
+        attempt = (None, np.inf, np.inf) if k.stop - k.start < MIN_TRAIN_EDGES else _attempt(
+            y[k], centre[k], seed_samples[k], falling[k], noise_rms, 0, rounding, LONG_HALF_SAMPLES)
+        if _holds(*attempt):
+            lead, (fit, misfit_x, before_x) = 0, attempt
+    return fit, misfit_x, before_x, lead, period
+
+
+def _not_held(fit: TrainFit | None, misfit: str, before_x: float, noise_rms: float, period: float, path: str,
+              rate_hz: int) -> PintimeError:
+    """Why no template holds a train whose spacing suits the window: none fits, its shape differs (the
+    response ends within the template), or the response is longer than the template."""
     if fit is None:
-        raise PintimeError(f"{path}: no template fits the calibration train's windows (singular normal "
-                           f"equations){_too_long(period, rate_hz)}")
+        return PintimeError(f"{path}: no template fits the calibration train's windows (singular normal "
+                            f"equations){_too_long(period, rate_hz)}")
     before = f"{before_x:.1f}× the noise" if noise_rms > 0 else f"{fit.before_rms:.2g} FS RMS"
     before += f", {fit.before_rms / fit.residual_rms:.2f}× what the template leaves in them,"
     if not _reaches_beyond(fit, before_x):  # the response ends within the template: its shape differs
-        raise PintimeError(f"{path}: the template fitted to the calibration train's windows leaves {misfit} "
-                           f"(and {before} before their edges, where only noise belongs){NOT_ONE_SHAPE}")
-    raise PintimeError(f"{path}: the calibration train's windows leave {before} before their edges, where no "
-                       f"response should be, and the template fitted to them leaves {misfit}"
-                       f"{_too_long(period, rate_hz)}")
+        return PintimeError(f"{path}: the template fitted to the calibration train's windows leaves {misfit} "
+                            f"(and {before} before their edges, where only noise belongs){NOT_ONE_SHAPE}")
+    return PintimeError(f"{path}: the calibration train's windows leave {before} before their edges, where "
+                        f"no response should be, and the template fitted to them leaves {misfit}"
+                        f"{_too_long(period, rate_hz)}")
 
 
 def _too_long(period_samples: float, rate_hz: int) -> str:
