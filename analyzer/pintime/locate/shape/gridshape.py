@@ -55,8 +55,8 @@ MISFIT_CHANCE = 3.9
 MISFIT_DROP = 100.0
 TABLE_PER_SAMPLE = 256  # G is tabulated this finely (linear interpolation: ~1e-6 of its peak)
 # every σ is raised until all but TAIL_SHARE of the learning edges lie within TAIL_SIGMAS of their σ from
-# the grid's line: a source's own jitter (one LTC generator put a tenth of its edges 2-10 µs late, seen
-# alike by the fit and the centroid) is no error of the fit, and cannot be told from one
+# the grid's line: a source's own jitter (seen alike by the fit and the centroid: docs/design.md §13) is no
+# error of the fit, and cannot be told from one
 TAIL_SHARE = 0.01
 TAIL_SIGMAS = 4.0
 MIN_TURNS = 2.0  # the learning line's drift knots are this many phase coverings apart (see grid_knot_s)

@@ -47,7 +47,7 @@ LEARN_ROUNDS = 4  # fold / locate / line alternations
 LINE_BENDS = 10.0  # the seeds bend when the spline takes out this many times what noise would (F test)
 STEPS = 8  # Gauss–Newton steps of each edge's fit from its seed (the steepest sample, or the line)
 CENTROID_SIGMA_SAMPLES = 3.0  # the convention's window (as blind learning's seeds), at most a quarter
-# of the fit's: wider, it reached the neighbours' lobes (126 ns off at 48 kHz)
+# of the fit's: wider, it reaches the neighbours' lobes (docs/design.md §13)
 CENTROID_GRID = 16  # points per sample where the convention's centroid is evaluated
 CENTROID_ITERATIONS = 30
 BASELINE_PERIODS = 2  # the baseline under W (an AC coupling's settling, hum) is the residual's mean over this
@@ -61,9 +61,8 @@ MISFIT_CHANCE = 3.0  # a window's residual over the noise's (per degree of freed
 RIPPLE_POWER = 10.0  # a ripple's fit must take out this many times the noise's share (F test)
 RIPPLE_STEPS = 2  # fixed-point steps from the fitted position to the edge's (the ripple's slope is ≪ 1)
 HIGH_TIME_EDGES = 16  # a block's high time is checked against W's from this many high pulses
-# ... and may differ by this much from W's at the block's own period: a high time 0.05 sample longer after
-# the learning span raised the edges' σ through their misfit (0.4× on RMS), 0.48 sample longer left them
-# 18 σ off (a 490 Hz PWM at 48 kHz)
+# ... and may differ by this much from W's at the block's own period: within it the edges' misfit raises
+# their σ; beyond, they would be σs off (docs/design.md §13)
 HIGH_TIME_TOLERANCE_SAMPLES = 0.1
 MAX_HALF_SAMPLES = 24  # an edge's fit window reaches half-way to its nearest neighbour, at most this far
 MIN_HALF_SAMPLES = 2  # ... and at least: 3 samples leave no timing past level and gain (10 kHz: σ = ∞)
@@ -415,7 +414,7 @@ def _fold(y: np.ndarray, n: np.ndarray, at: np.ndarray, period_index: np.ndarray
     resid = y - design @ coef
     baseline = uniform_filter1d(resid, round(BASELINE_PERIODS * period), mode="nearest")
     # the noise as an edge's fit sees it: about the level of its window (a slow tone, hum, a modulator's
-    # idle tone under a PWM output's DC are the fit's level, not its noise: they made it 4.5× too large)
+    # idle tone under a PWM output's DC are the fit's level, not its noise: docs/design.md §13)
     length = 2 * half + 1
     resid -= uniform_filter1d(resid, length, mode="nearest")
     size = round(CHUNK_PERIODS * period)

@@ -49,9 +49,8 @@ def error_draws(final: Template, learned: Template, factor: np.ndarray, noise_rm
     shows it. Each result ``R`` computed again with each draw gives its variance from that error,
     ``Σₖ (R(drawₖ) − R(final))² / DRAWS`` (to first order; DRAWS degrees of freedom). Seeded by what was
     learned: the same capture always gives the same draws, and each capture others. Student's t with
-    DRAWS degrees of freedom covers the chance of so few draws only if it is chance: with one seed for
-    every capture, a card whose 8 draws fell short had every capture's CI too narrow (``minphase-48k``,
-    48 kHz: σ 0.13 ns where 12 captures' Differential 1000× erred by 0.27 ns RMS).
+    DRAWS degrees of freedom covers the chance of so few draws only if it is chance: one seed for every
+    capture would make a card whose draws fall short have every capture's CI too narrow (docs/design.md §13).
     """
     seed = np.frombuffer(learned.coef.tobytes(), dtype=np.uint32)  # a capture's own, and reproducible
     z = np.random.default_rng(seed).standard_normal((factor.shape[0], DRAWS))

@@ -14,8 +14,8 @@ amount, and only the line's straightness tells them apart. Rising and falling ed
 phases (the period's fraction ``f`` past a whole number puts one polarity's successive edges ``2f`` apart,
 modulo a sample), so each stretch between knots must hold at least ``MIN_TURNS`` turns of each polarity's
 phase: :func:`knot_edges`. At 192 and 48 kHz a turn takes 5 edges (knots 11 and 10 edges apart), at 96 kHz
-11 (22), at 44.1 kHz (``2f`` = 0.93) 29 (59): with knots 8 apart there, a smooth phase-dependent error of
-the template went into the line instead of being corrected (7.5 ns per edge).
+11 (22), at 44.1 kHz (``2f`` = 0.93) 29 (59); knots closer than that let a smooth phase-dependent error
+of the template go into the line instead of being corrected (docs/design.md §13).
 """
 
 from __future__ import annotations
@@ -342,8 +342,8 @@ def _train_fit(w: _TrainWindows, line: np.ndarray, template: Template, factor, r
     n = len(w.y)
     rms = float(np.sqrt(np.mean(resid * resid)))
     before = w.u(line) < support_start
-    # less each window's cubic: mains hum, which quadratic baselines leave largest at the windows' ends
-    # (−56 dBFS of 50 Hz was refused as ringing)
+    # less each window's cubic: mains hum, which quadratic baselines leave largest at the windows' ends, is
+    # no ringing (docs/design.md §13)
     cubic = np.linalg.qr(w.ramp[:, None] ** np.arange(4))[0][:, 3]
     before_rms = float(np.sqrt(np.mean((resid - np.outer(resid @ cubic, cubic))[before] ** 2)))
     final = template.normalized()

@@ -34,26 +34,22 @@ CUT_RATIO = 10.0  # … and how much more ringing at its end than at its start c
 MISFIT_MAX = 3.0  # a train fit leaving more than this × the noise (RMS) has not learned the edge's shape
 # a train fit leaving more than this × the noise (RMS) in its windows' stretch before the support: the
 # response reaches beyond ±U (a resampler's long ringing), so the ringing of an edge's neighbours within
-# reach is not taken out (modelled cards: 1.07–1.17; libsoxr's and libsamplerate's best 96 → 48 kHz:
-# 5.9–32, their edges with neighbours then off by 5–200 ns against σ of 0.1–0.5 ns)
+# reach is not taken out (between the modelled cards and resamplers' long ringing: docs/design.md §13)
 BEFORE_MAX = 2.0
 # … or more than this × the fit's own residual over its windows: the same reach, in a recording whose noise
-# measure leaves it under BEFORE_MAX (16 bits, quantization). Every modelled card, the sweep of datasheet
-# decimation filters (passband 0.27-0.455 fs, stopband 0.5-0.7 fs, linear and minimum phase) and the
-# converters located: ≤ 1.083 (edges ≤ 1.53× their Cramér–Rao bound, ≤ 5.4 σ); a linear-phase filter
-# whose transition band is 0.05 fs (0.45/0.50, 0.455/0.505) at 44.1-48 kHz: 1.27-1.41, its edges with
-# neighbours 1.5-2.8× the bound and up to 9 σ (docs/results.md)
+# measure leaves it under BEFORE_MAX (16 bits, quantization): above every modelled card and datasheet
+# decimation filter, below a linear-phase filter whose transition band is 0.05 fs (docs/design.md §13;
+# docs/results.md)
 BEFORE_EXCESS_MAX = 1.15
-# why a train's fit fails with nothing before its edges: the edges are not one shape (y + 0.004·y² on the
-# recorded samples, −54 dB of second harmonic at full scale, left 4.6× the noise on the `default` card), and
-# the two causes the train cannot tell apart: a bent input, or a converter's filter that varies with the
-# edge's place between samples (a file resampled 192 → 176.4 kHz left 6.5×, stretched by 500 ppm 288×)
+# why a train's fit fails with nothing before its edges: the edges are not one shape, and the two causes
+# the train cannot tell apart: a bent input, or a converter's filter that varies with the edge's place
+# between samples (docs/design.md §13)
 NOT_ONE_SHAPE = (": its edges are not one shape: a nonlinear input makes rising and falling edges differ "
                  "(record at a lower level, the steps well below full scale), a resampled file's converter "
                  "makes the shape change with where an edge falls between samples (a file converted to "
                  "another rate or stretched in time: analyse it as the card recorded it)")
 # the train's step height may stray this far (relative) from a steady drift: a pin's level follows its
-# supply, which moves with load (every modelled card: ≤ 0.04 %); automatic gain control by 10-30 %
+# supply, which moves with load, far less than automatic gain control moves it (docs/design.md §13)
 GAIN_TOLERANCE = 0.05
 AGC = ("the card applies automatic gain control (AGC; on a laptop, in its microphone settings), or the "
        "board's supply varies. Switch AGC off and record again")

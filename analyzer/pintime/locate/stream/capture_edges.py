@@ -74,8 +74,7 @@ LEARN_EDGES = 1300  # enough measurement-channel edges to hold the whole train (
 # jump cut it short (it came within the train: the step changed along it, as automatic gain control does)
 JUMP_CLEAR_PERIODS = 10
 # a step is detected at 30× the strength's noise (detect.NOISE_FLOOR), ≥ 20× the samples': isolated steps
-# whose median stands below this many times the noise are noise (at 0.001 FS on `laptop-48k`, 23× its
-# noise, the steps found stood 1.6× it, and were refused as automatic gain control)
+# whose median stands below this many times the noise are noise, refused as such (docs/design.md §13)
 MIN_STEP_NOISE = 10.0
 
 
@@ -199,8 +198,8 @@ def _read_learning(info: WavInfo, highpass: tuple[Highpass, ...], det: BlockDete
         block = restore_block(recorded, highpass)
         found = [det.steps(block, ch) for ch in columns]
         # the file's ends count as edges: one within a few samples of them is not detected, and its ringing
-        # in a quiet chunk had made the noise 5× too large (a capture cut 10 samples after one); so does
-        # every channel's: crosstalk makes its steps on the others too (highpass.learn_highpass)
+        # in a quiet chunk would raise the noise (docs/design.md §13); so does every channel's: crosstalk
+        # makes its steps on the others too (highpass.learn_highpass)
         near = np.concatenate([p for p, *_ in found] + [[0, info.frames]]) - block.own_lo
         read.others = read.others or any(len(p) for p, *_ in found[1:])
         lo, hi = block.own_lo - block.first, block.own_hi - block.first
@@ -241,8 +240,7 @@ def _learned_noise(info: WavInfo, highpass: tuple[Highpass, ...],
     # never below the format's quantization noise (LSB/√12): a 16-bit card's quiet may be all one code.
     # There, an analog noise below one LSB does not show, yet the edges carry it: where the measurement
     # channel's noise is the floor, the train's fit residual (its samples' quantization and that noise) is
-    # taken when larger (learn_capture; `usb-96k` at 48 kHz 16-bit: 1.16× the floor, its edges 1.56× their
-    # bound before)
+    # taken when larger (learn_capture; docs/design.md §13)
     floor = (1.0 - info.clip_level) / np.sqrt(12.0)
     for ch in range(len(info.columns)):
         check_restored(highpass[ch], _pool(read.noise[ch]), max(_pool(read.recorded[ch]), floor),
@@ -457,9 +455,8 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     ``smallest_step`` below 1 (a resistor ladder, :mod:`pintime.ladder`) detects steps down to that
     fraction of the measurement channel's typical edge on every channel. ``steps``: keep each edge's
     step (``amp``; without it, 4 bytes an edge fewer, and no ``crlb_s``). ``learn_before_s``: the edge
-    shape, the noise and the coupling are learned before this, and never again (learned across a change at
-    3.5-7 s of a 48 kHz capture, 0.4× or 2×, they were refused for misleading reasons or read Differential
-    1000× 6 ns off).
+    shape, the noise and the coupling are learned before this, and never again (learned across a change of
+    the level, they hold neither level: docs/design.md §13).
 
     Passes: a learning pass over the learning span, then a locating pass over the whole capture. A
     learning across a change of the recording's level cannot hold either level, so the two are made once

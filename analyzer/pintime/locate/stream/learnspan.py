@@ -25,8 +25,8 @@ MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this fa
 # the level is read as each chunk's largest step strength (chunks holding an edge) …
 LEVEL_CHUNK_S = 0.05
 LEVEL_CHUNKS = 5  # … and a jump as the median of this many on against that of as many before …
-# … moving this far (relative): a laptop input's strong AC coupling makes the calibration train's steps read
-# 17 % smaller than the frames' after it (the level before each edge differs), every other card's ≤ 1 %
+# … moving this far (relative): beyond what a strong AC coupling makes of the calibration train's steps
+# against the frames' after it (the level before each edge differs: docs/design.md §13)
 LEVEL_JUMP = 0.25
 
 
