@@ -41,8 +41,8 @@ from bench_edges import SIM, capture, decode_s, short_edges  # noqa: E402
 from figures import finish  # noqa: E402
 from pintime import clock, pipeline  # noqa: E402
 from pintime.capture import wav as wav_reader  # noqa: E402
-from pintime.locate import blockdetect  # noqa: E402
-from pintime.locate import capture_edges as locate  # noqa: E402
+from pintime.locate.detect import blockdetect  # noqa: E402
+from pintime.locate.stream import capture_edges as locate  # noqa: E402
 from pintime.programs import table1 as table1_program  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

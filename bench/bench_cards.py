@@ -14,10 +14,10 @@ time unit is scaled by the clock the locator learned from the calibration train 
 Columns: ``RMS`` per-edge error about each channel's and polarity's mean and a straight line (steady
 clock: the exact map) or the 20 ms time map (wander on), ``CRLB`` the RMS of the edges' bounds, their
 ratio; ``max/σ`` the worst edge's error in its own reported σ (σ honest: ≲ 5); ``bend z`` the input's bend
-found from the edges' shape (:mod:`pintime.locate.bend`) in its standard errors (5: a bend); ``long ±`` the
-mean error (ns) of the measurement edges after a 2.3–2.9 ms interval (Table 1's overdetermined pulses: droop
-bias) less that of all edges of their polarity, rising/falling, and its standard error; ``HP Hz`` the AC-
-coupling corners the locator learned.
+found from the edges' shape (:mod:`pintime.locate.shape.bend`) in its standard errors (5: a bend); ``long ±``
+the mean error (ns) of the measurement edges after a 2.3–2.9 ms interval (Table 1's overdetermined pulses:
+droop bias) less that of all edges of their polarity, rising/falling, and its standard error; ``HP Hz`` the
+AC- coupling corners the locator learned.
 
 Usage: ``python bench/bench_cards.py [--duration-s 8] [--profiles …] [--rates …] [--json FILE] [--short]``
 """
@@ -35,8 +35,8 @@ from figures import finish
 from pintime.capture.edgelist import read_edge_list
 from pintime.edges import Edges
 from pintime.errors import PintimeError
-from pintime.locate.capture_edges import CaptureEdges, locate_capture
-from pintime.locate.train import find_train
+from pintime.locate.shape.train import find_train
+from pintime.locate.stream.capture_edges import CaptureEdges, locate_capture
 from pintime.soundcard import model as sc
 from pintime.soundcard.formats import README_LEVEL, with_format, with_level, with_steady_clock
 from pintime.soundcard.synth import synthesize
@@ -96,7 +96,7 @@ def per_edge(result: CaptureEdges, truth: Edges, steady: bool) -> dict:
     meas = np.flatnonzero(truth.channel == 0)
     previous[meas[1:]] = np.diff(t[meas]) * 1e6
     long = (channel == 0) & (previous[m.jdx] >= LONG_US[0]) & (previous[m.jdx] <= LONG_US[1])
-    bend = result.bend  # the input's bend found (locate/bend.py): a linear card's within a few σ of 0
+    bend = result.bend  # the input's bend found (locate/shape/bend.py): a linear card's within a few σ of 0
     out: dict = {"rms_ns": float(np.sqrt(np.mean(err ** 2)) * 1e9),
                  "bend_z": None if bend is None else bend.cubic_per_fs2 / bend.cubic_se_per_fs2,
                  "crlb_ns": float(np.sqrt(np.mean(result.crlb_s[m.idx] ** 2)) * 1e9),

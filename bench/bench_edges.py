@@ -26,8 +26,8 @@ from pathlib import Path
 import soundfile as sf
 from figures import finish
 from pintime.capture.edgelist import read_edge_list
-from pintime.locate.capture_edges import BLOCK_FRAMES, locate_capture
-from pintime.locate.methods import METHODS
+from pintime.locate.locators.methods import METHODS
+from pintime.locate.stream.capture_edges import BLOCK_FRAMES, locate_capture
 from pintime.soundcard import model as sc
 from pintime.soundcard.synth import synthesize
 from pintime.validate.edgecheck import errors_of

@@ -39,7 +39,7 @@ from bench_rates import excerpt
 from figures import check_short
 from pintime.errors import PintimeError
 from pintime.files import sidecar_path
-from pintime.locate.capture_edges import gap_guard_s
+from pintime.locate.stream.capture_edges import gap_guard_s
 from pintime.pipeline import analyze, summary_json
 from pintime.soundcard import model as sc
 from pintime.soundcard.formats import with_format

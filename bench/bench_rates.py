@@ -30,8 +30,8 @@ import numpy as np
 from figures import finish
 from pintime.capture.edgelist import read_edge_list
 from pintime.errors import PintimeError
-from pintime.locate.capture_edges import locate_capture
-from pintime.locate.train import find_train
+from pintime.locate.shape.train import find_train
+from pintime.locate.stream.capture_edges import locate_capture
 from pintime.soundcard import model as sc
 from pintime.soundcard.formats import with_format
 from pintime.soundcard.synth import PREROLL_S, synthesize

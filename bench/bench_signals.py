@@ -3,18 +3,19 @@
 Nine signals are rendered by the sound-card model from exact edge lists (1 MHz cycles, the card's clock
 steady, mono, seed 1): *irregular* (1500 edges 3–20 ms apart), *uart* (400 bytes at 1200 baud, 5–30 ms apart)
 and *pps* (100 ms high every second, 60 s), none evenly spaced, so the edge shape is learned blind
-(``pintime.locate.blind``); *uart9600*, the same bytes at 9600 baud, whose edges (4.6–5 samples apart at
+(``pintime.locate.shape.blind``); *uart9600*, the same bytes at 9600 baud, whose edges (4.6–5 samples apart at
 44.1–48 kHz, 20 at 192 kHz) are never alone, so the shape is learned from all of them together
-(``pintime.locate.dense``), as are those of *uartstream* (3000 bytes at 9600 baud back to back: the shape's
-fit and each edge's centroid disagree, and every σ is enlarged by that much) and *servo* (50 Hz pulses
+(``pintime.locate.shape.dense``), as are those of *uartstream* (3000 bytes at 9600 baud back to back: the
+shape's fit and each edge's centroid disagree, and every σ is enlarged by that much) and *servo* (50 Hz pulses
 sweeping 1 → 2 → 1 ms every 2 s, 20 s: its rises are periodic, its falls are not); and 10 s of three periodic
-signals whose edges are too close for that, so their whole period is folded (``pintime.locate.periodic``):
-*square1k* (1 kHz), *pwm490* (490 Hz, 25 %: Arduino's analogWrite(64)) and *square2k5* (2.5 kHz, 9–10 samples
-apart at 44.1–48 kHz). Each capture goes through ``pintime edges --csv``; each edge's error is taken about a
-straight line in the exact time with an offset per polarity (the card's clock ratio and offset, the pin's fall
-− rise delay), and compared with the σ pintime gives: RMS/σ (target ≤ 1.5) and the worst edge in its own σ (≤
-6), beside the RMS in ns. Where the card's delta-sigma modulator ripple stands above the noise, a non-periodic
-signal's error keeps it (docs/results.md, "Any digital signal"): no blind learning can see it.
+signals whose edges are too close for that, so their whole period is folded
+(``pintime.locate.shape.periodic``): *square1k* (1 kHz), *pwm490* (490 Hz, 25 %: Arduino's analogWrite(64))
+and *square2k5* (2.5 kHz, 9–10 samples apart at 44.1–48 kHz). Each capture goes through ``pintime edges
+--csv``; each edge's error is taken about a straight line in the exact time with an offset per polarity (the
+card's clock ratio and offset, the pin's fall − rise delay), and compared with the σ pintime gives: RMS/σ
+(target ≤ 1.5) and the worst edge in its own σ (≤ 6), beside the RMS in ns. Where the card's delta-sigma
+modulator ripple stands above the noise, a non-periodic signal's error keeps it (docs/results.md, "Any digital
+signal"): no blind learning can see it.
 
 Usage: ``python bench/bench_signals.py [--json FILE] [--short]``
 """
@@ -40,7 +41,7 @@ CARDS = [("default", 44100, 16, None), ("default", 44100, 16, "readme"), ("defau
          ("wide-filter", 192000, 24, None), ("noisy", 44100, 16, None), ("laptop-48k", 48000, 16, None),
          ("laptop-48k", 48000, 16, "readme"), ("minphase-48k", 48000, 16, None), ("usb-96k", 96000, 24, None),
          ("usb-96k", 48000, 16, "readme")]
-# periodic signals too dense for an edge's shape to be learned alone (pintime.locate.periodic): a 1 kHz
+# periodic signals too dense for an edge's shape to be learned alone (pintime.locate.shape.periodic): a 1 kHz
 # square wave, Arduino's analogWrite(64) PWM (490 Hz, 25 %), a 2.5 kHz square wave; (period, high) cycles
 PERIODIC = {"square1k": (1000, 500), "pwm490": (2041, 510), "square2k5": (400, 200)}
 PERIODIC_S = 10.0

@@ -4,7 +4,7 @@ analysis would otherwise spend about a minute on it (docs/results.md, "Speed").
 The kernels are compiled for the argument types they are called with, and a card's 192 kHz 24-bit stereo
 capture takes other ones than a laptop's 48 kHz 16-bit mono (whose close edges are fitted jointly), so both
 example captures are analysed; and the 16-bit one again at an eighth of its level, quieter than one LSB,
-for the rounding model's kernels (:mod:`pintime.locate.quantization`: 3 s more on such a first capture).
+for the rounding model's kernels (:mod:`pintime.locate.shape.quantization`: 3 s more on such a first capture).
 A stamp in numba's cache folder for these sources (``pintime/compiled.py``) marks it done; any edit of the
 sources names another folder. Usage: ``compile_kernels.py captures/*.wav``.
 """

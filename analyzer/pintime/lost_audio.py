@@ -46,9 +46,9 @@ def find_jumps(edges: Edges, samplerate_hz: float) -> list[DetectedGap]:
 
 def periodic_jumps(edges: Edges, samplerate_hz: float) -> list[DetectedGap]:
     """The jumps in the phase of a periodic signal on the measurement channel of ``edges`` (capture
-    seconds; a dense square wave or PWM, :mod:`pintime.locate.periodic`), in time order: its rising edges'
-    spacings against the period where they are (the median of ``PERIOD_SPACINGS`` about each), modulo whole
-    periods, as the reference's are. The noise of a spacing holds the two edges' σ and the spacings'
+    seconds; a dense square wave or PWM, :mod:`pintime.locate.shape.periodic`), in time order: its rising
+    edges' spacings against the period where they are (the median of ``PERIOD_SPACINGS`` about each), modulo
+    whole periods, as the reference's are. The noise of a spacing holds the two edges' σ and the spacings'
     own spread (their RMS but for the largest 1 %: a jittered signal's). A loss of whole periods, or of
     less than half a sample more, does not show."""
     from scipy.ndimage import median_filter  # only a periodic signal's check needs it (start-up time)

@@ -24,16 +24,16 @@ from pintime.estimate.shared import estimate_means, with_shared_error
 from pintime.estimate.slowclock import SlowClock, slow_clock, slow_clock_json
 from pintime.frames import FORMAT_VERSION, Frame, FrameDecode, ScaledTimes, decode_between_gaps
 from pintime.ladder import LADDER, Attribution, attribute
-from pintime.locate.bend import Bend
-from pintime.locate.capture_edges import CaptureEdges, gap_guard_s, locate_capture
-from pintime.locate.fit import TemplateTable
-from pintime.locate.methods import METHODS
-from pintime.locate.periodic import Periodic
-from pintime.locate.quantization import DRAWS as ROUNDING_DRAWS
-from pintime.locate.quantization import QuantizationModel, analog_noise_lsb, offsets_lsb, shared
-from pintime.locate.store import release_free_memory
-from pintime.locate.template_error import DrawModel
-from pintime.locate.train import TrainFit
+from pintime.locate.locators.fit import TemplateTable
+from pintime.locate.locators.methods import METHODS
+from pintime.locate.shape.bend import Bend
+from pintime.locate.shape.periodic import Periodic
+from pintime.locate.shape.quantization import DRAWS as ROUNDING_DRAWS
+from pintime.locate.shape.quantization import QuantizationModel, analog_noise_lsb, offsets_lsb, shared
+from pintime.locate.shape.template_error import DrawModel
+from pintime.locate.shape.train import TrainFit
+from pintime.locate.stream.capture_edges import CaptureEdges, gap_guard_s, locate_capture
+from pintime.locate.stream.store import release_free_memory
 from pintime.lost_audio import LostAudio, cut_spans, periodic_jumps, reconcile
 from pintime.programs.base import Inputs, Program, same_firmware
 from pintime.programs.registry import program_of
@@ -69,7 +69,7 @@ class Analysis:
     unplaced: int = 0  # WAVs: edges detected that the method could not place (left out)
     template_draws: int = 0  # draws of the learned template's error in every CI (0: none, not assessed)
     # the pin's step and the analog noise (LSB) of a recording whose rounding is in every CI (quieter than
-    # one LSB: locate/quantization.py), None where it is not (noise enough, float samples, no train)
+    # one LSB: locate/shape/quantization.py), None where it is not (noise enough, float samples, no train)
     rounding_lsb: tuple[float, float] | None = None
     at_file_ends: int = 0  # WAVs: edges too near the file's start or end to be located, and their chains
     # WAVs: where the recording's level changed (CaptureEdges.level_changes): time (s), channel, level
@@ -195,8 +195,8 @@ def _with_shared_errors(results: Any, estimates: Callable[[np.ndarray, list[Fram
     """``results`` (a program's) with the errors every repetition shares in every estimate
     (:mod:`pintime.estimate.shared`):
     the learned template's (``fit``: the train fit that learned it, with its draws;
-    :mod:`pintime.locate.template_error`), and rounding's where the recording is quieter than one LSB
-    (:mod:`pintime.locate.quantization`; its model is returned, None where there is none), each from the
+    :mod:`pintime.locate.shape.template_error`), and rounding's where the recording is quieter than one LSB
+    (:mod:`pintime.locate.shape.quantization`; its model is returned, None where there is none), each from the
     estimates again on each draw's edge times.
 
     Of a long capture only its first DRAW_EDGES edges (more, until their frames give every estimate): the

@@ -34,7 +34,7 @@ from pintime.capture.wav import WAV_MAX_BYTES, iter_blocks, open_wav, soundfile_
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL
 from pintime.errors import PintimeError
 from pintime.files import refuse_existing, sidecar_path, version, write_text
-from pintime.locate.detect import edge_threshold
+from pintime.locate.detect.detect import edge_threshold
 from pintime.signals import stop_signals_call
 
 SAMPLE_RATE_HZ = 192000  # what pintime records at (the analyzer reads any standard rate)

@@ -139,8 +139,8 @@ def test_a_nonlinear_input_is_named(tmp_path):
 
 def test_no_train_says_what_to_check(tmp_path):
     """A capture that starts after the run's train (its first 5 s cut off): no train, and its edges are
-    learned from all of them together (pintime.locate.dense), but the RUN frame that opens the run is gone;
-    the message says why."""
+    learned from all of them together (pintime.locate.shape.dense), but the RUN frame that opens the run is
+    gone; the message says why."""
     x, rate = sf.read(EXAMPLE_WAV, dtype="int32")
     sf.write(tmp_path / "late.wav", x[5 * rate:], rate, subtype="PCM_24")
     proc = _pintime("analyze", "late.wav", cwd=tmp_path)

@@ -14,7 +14,7 @@ import pytest
 import soundfile as sf
 from pintime.avr.symbols import firmware_revision
 from pintime.edges import MEASUREMENT_CHANNEL, REFERENCE_CHANNEL, Edges
-from pintime.locate.capture_edges import gap_guard_s, locate_capture
+from pintime.locate.stream.capture_edges import gap_guard_s, locate_capture
 from pintime.lost_audio import reconcile
 from pintime.soundcard import model as sc
 from pintime.soundcard.formats import with_format

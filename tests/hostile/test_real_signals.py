@@ -77,7 +77,8 @@ def test_a_square_wave_re_phased_every_second_is_located(tmp_path):
 
 
 def test_a_115200_baud_line_at_192_khz_is_located_or_refused_in_one_line(tmp_path):
-    """The issue's serial line on a 192 kHz input, 1.7 samples a bit: a traceback in locate/template.py."""
+    """The issue's serial line on a 192 kHz input, 1.7 samples a bit: a traceback in
+    locate/shape/template.py."""
     rate = 192000
     code, lines, rows = _edges(tmp_path, "serial", render.nrz(SECONDS, rate, rate / 115200), rate)
     assert code in (0, 2), lines

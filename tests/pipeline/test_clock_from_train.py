@@ -15,7 +15,7 @@ from pintime.cli import main
 from pintime.clock import calibrate, calibrate_from_train
 from pintime.edges import MEASUREMENT_CHANNEL, Edges
 from pintime.errors import PintimeError
-from pintime.locate.capture_edges import locate_capture
+from pintime.locate.stream.capture_edges import locate_capture
 from pintime.soundcard.model import get_profile
 from support import EXAMPLE_WAV, run_cli
 

@@ -24,8 +24,9 @@ from pintime.capture.edgelist import read_edge_list
 from pintime.cli import main
 from pintime.edges import Edges
 from pintime.errors import PintimeError
-from pintime.locate import highpass, traincheck
-from pintime.locate.capture_edges import locate_capture
+from pintime.locate.coupling import highpass
+from pintime.locate.shape import traincheck
+from pintime.locate.stream.capture_edges import locate_capture
 from pintime.soundcard import model as sc
 from pintime.soundcard.decimation import SHARP_MINIMUM_PHASE
 from pintime.soundcard.formats import with_format, with_level
@@ -108,8 +109,8 @@ def test_a_minimum_phase_filters_long_ringing_after_the_edge_is_learned(excerpt,
     """A minimum-phase decimation filter rings only after its edge, ~70 samples long: past the ±48 samples
     of a support centred on the edge. On a quiet 24-bit card (−110 dBFS) the cut tail had left the edges
     5.6× their Cramér–Rao bound, 18 σ at worst, on 96 kHz `minphase-48k`; the support now moves after the
-    edge (pintime.locate.traincheck.response_lead) and they are within 1.5×. The linear-phase cards' supports
-    stay centred (test_template_within_1_5_crlb)."""
+    edge (pintime.locate.shape.traincheck.response_lead) and they are within 1.5×. The linear-phase cards'
+    supports stay centred (test_template_within_1_5_crlb)."""
     card = replace(with_format(sc.PROFILES["minphase-48k"], 96000, 24, 2), wander_adev_1s=0.0,
                    noise_dbfs=-110.0, dither=False)
     wav = synthesize(excerpt, tmp_path / "minphase.wav", card, seed=7).wav_path
@@ -129,8 +130,8 @@ def test_a_minimum_phase_filters_long_ringing_after_the_edge_is_learned(excerpt,
 def test_mains_hum_does_not_keep_a_minimum_phase_filters_tail_cut(excerpt, truth, tmp_path, seed):
     """`minphase-48k` at 48 kHz 16-bit mono with −50 dBFS of 60 Hz hum (a laptop on its charger): the hum
     left in the template's first samples, where the support is held at 0 and its error draws barely
-    spread, stood out 7–14× there and kept the support centred (pintime.locate.traincheck.response_lead) for
-    these seeds: the tail cut, their edges 1.42–1.44× their bound against 1.17–1.21× for the other seeds,
+    spread, stood out 7–14× there and kept the support centred (pintime.locate.shape.traincheck.response_lead)
+    for these seeds: the tail cut, their edges 1.42–1.44× their bound against 1.17–1.21× for the other seeds,
     and on 30 s captures Differential 1000× 2.2–2.8 ns off, 6σ. The support now moves after the edge."""
     card = replace(with_format(sc.PROFILES["minphase-48k"], 48000, 16, 1), wander_adev_1s=0.0,
                    hum_hz=60.0, hum_dbfs=(-50.0, -56.0))
@@ -149,8 +150,8 @@ def test_a_minimum_phase_filter_on_a_quiet_card_at_48_khz_is_no_coupling_corner(
     filter at 48 kHz: its ringing 40-60 samples after each edge, 10²× the noise, had been learned as an AC
     coupling corner of 780-814 Hz, and undoing it integrated every step into a ramp: `pintime edges` gave 5793
     edges, half of them more than 20 µs off, with exit status 0. The coupling is now learned on smoothed
-    quiet samples (pintime.locate.highpass.SMOOTHING): one corner, the edges within 1.5× their bound. A
-    coupling that, undone, leaves more than the recording's noise between edges is refused."""
+    quiet samples (pintime.locate.coupling.highpass.SMOOTHING): one corner, the edges within 1.5× their bound.
+    A coupling that, undone, leaves more than the recording's noise between edges is refused."""
     card = replace(with_format(sc.PROFILES["default"], 48000, 24, 2), wander_adev_1s=0.0,
                    decimation=SHARP_MINIMUM_PHASE)
     wav = synthesize(excerpt, tmp_path / "minphase.wav", card, seed=7).wav_path
@@ -273,7 +274,7 @@ def test_fig6_is_drawn(captures, tmp_path):
 def test_without_calibration_train_the_template_is_learned_blind_without_phase_bias(tmp_path):
     """No CAL frame: the template is learned from isolated edges, which is reported. Seeded by the
     threshold method it kept that method's sub-sample bias (≈ 840 ns here, 5000× the bound); seeded by the
-    windowed centroid, whose error does not depend on the phase (pintime.locate.blind), the edges are
+    windowed centroid, whose error does not depend on the phase (pintime.locate.shape.blind), the edges are
     within 1.5× the Cramér–Rao bound on RMS and none beyond 6 σ. 48 kHz, 24 bit: a card whose modulator
     ripple (which no blind learning can tell from the edges' times) stays below the noise."""
     rng = np.random.default_rng(3)
@@ -306,7 +307,7 @@ def test_without_calibration_train_the_template_is_learned_blind_without_phase_b
 def test_a_uart_line_whose_edges_are_never_alone_is_located_from_its_own_edges(tmp_path):
     """A 9600-baud UART at 44.1 kHz, 16 bits, mono, README's wiring level: an edge every 4.6 samples within
     a byte, none with a window to itself. The edge shape is learned from all edges together
-    (pintime.locate.dense); every edge is located, within 1.5 σ on RMS and 6 σ at worst. The threshold
+    (pintime.locate.shape.dense); every edge is located, within 1.5 σ on RMS and 6 σ at worst. The threshold
     method's error cannot be measured without an edge alone or a train: refused in one line."""
     rng = np.random.default_rng(4)
     rows, t, level = [], 1_000.0, 1
@@ -426,8 +427,8 @@ def test_an_edge_just_before_the_end_of_a_recording_is_located(captures, located
 def test_an_input_that_bends_before_the_filter_keeps_its_edges_and_is_not_refused(excerpt, truth, tmp_path):
     """The card's input bent by 0.03·x³ before its decimation filter (third harmonic −42 dB at full scale,
     as an ADC's input stage bends): the steps' heights change with the level, their shape does not, so the
-    edges do not move (within 1.5× their bound) and no bend is found (pintime.locate.bend; bent after the
-    filter, the same bend is refused: tests/hostile/test_hostile_inputs.py)."""
+    edges do not move (within 1.5× their bound) and no bend is found (pintime.locate.shape.bend; bent after
+    the filter, the same bend is refused: tests/hostile/test_hostile_inputs.py)."""
     card = replace(sc.PROFILES["default"], wander_adev_1s=0.0, nonlinearity=(0.0, 0.03))
     result = locate_capture(synthesize(excerpt, tmp_path / "bent.wav", card, seed=7).wav_path)
     assert result.bend is not None and not result.bend.significant, result.bend

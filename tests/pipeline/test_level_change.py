@@ -1,6 +1,6 @@
 """A recording whose level changes during the take (the input's gain moved, a card's automatic gain
-control): the edge detector's threshold follows it (pintime.locate.blockdetect), every edge on either side
-is located against simavr truth, and the change is reported.
+control): the edge detector's threshold follows it (pintime.locate.detect.blockdetect), every edge on either
+side is located against simavr truth, and the change is reported.
 
 Before: the threshold stayed at half the first edges' strength. At 0.55× the level the edges' strength
 stood at the threshold: runs split, edges located twice, 189 of 281 frames rejected; below half no edge
@@ -19,7 +19,7 @@ import soundfile as sf
 from pintime.capture.edgelist import read_edge_list
 from pintime.cli import main
 from pintime.errors import PintimeError
-from pintime.locate.capture_edges import locate_capture
+from pintime.locate.stream.capture_edges import locate_capture
 from pintime.soundcard import model as sc
 from pintime.soundcard.formats import README_LEVEL, with_format, with_level
 from pintime.soundcard.synth import synthesize

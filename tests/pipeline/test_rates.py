@@ -14,8 +14,8 @@ from pintime.capture.vcd import read_vcd
 from pintime.capture.wav import STANDARD_RATES_HZ, iter_blocks, open_wav
 from pintime.cli import main
 from pintime.errors import PintimeError
-from pintime.locate.capture_edges import locate_capture
-from pintime.locate.train import LONG_HALF_SAMPLES, NEIGHBOUR_FREE_SPACING_SAMPLES
+from pintime.locate.shape.train import LONG_HALF_SAMPLES, NEIGHBOUR_FREE_SPACING_SAMPLES
+from pintime.locate.stream.capture_edges import locate_capture
 from pintime.soundcard import model as sc
 from pintime.soundcard.decimation import DecimationFilter
 from pintime.soundcard.formats import with_format, with_level, with_steady_clock
@@ -339,7 +339,7 @@ def test_edges_of_a_1_khz_square_wave_at_44_1_khz(tmp_path, capsys, profile, lev
     """A 1 kHz square wave (4 s) through a 44.1 kHz 16-bit mono card, on a laptop jack through README's
     divider and on the `default` card: edges 22 samples apart, each in its neighbours' ringing, so no edge
     shows its shape alone (before: refused, "no edges", or "a square wave below 180 Hz"). The period is
-    learned by folding (pintime.locate.periodic): every edge found, in order, within 1.5× its σ on RMS
+    learned by folding (pintime.locate.shape.periodic): every edge found, in order, within 1.5× its σ on RMS
     about the wave's line and none beyond 6 σ, and the output says what the times rest on. The threshold
     method too: its σ is raised to its error about the wave's line (noise alone, it was 2000× too small)."""
     source = tmp_path / "signal.edges.csv"
@@ -450,7 +450,7 @@ def _located_about_line(tmp_path: Path, cycles: np.ndarray, levels: np.ndarray, 
 def test_a_dense_signal_that_is_not_periodic_is_learned_from_all_its_edges(tmp_path):
     """Pulses 1-1.5 ms apart at random (44-66 samples at 44.1 kHz): inside one another's learning window,
     and no period to fold (before: refused). The edge shape is learned from all edges together
-    (pintime.locate.dense): every edge found, within 1.5× its σ on RMS and none beyond 6 σ."""
+    (pintime.locate.shape.dense): every edge found, within 1.5× its σ on RMS and none beyond 6 σ."""
     spacing = np.random.default_rng(4).uniform(1000, 1500, 1600)
     cycles = np.round(1000 + np.cumsum(spacing))
     card = with_steady_clock(with_format(sc.PROFILES["default"], 44100, 16, 1))
@@ -505,7 +505,7 @@ def test_laptop_jack_long_pulses_unbiased_at_readme_level(tmp_path, make_sim):
     """A laptop jack's strong AC coupling (100 and 300 Hz: a step keeps a fifth of itself after 0.5 ms),
     16-bit mono at 48 kHz, README's 47 kΩ / 1 kΩ divider (0.067 FS on its 1 Vrms input), steady clock:
     the first 3 s of table1 against simavr's edges. The coupling is learned and undone
-    (pintime.locate.highpass), so the edges after Table 1's 2.4-2.8 ms overdetermined pulses carry no
+    (pintime.locate.coupling.highpass), so the edges after Table 1's 2.4-2.8 ms overdetermined pulses carry no
     droop bias (before: −37 … +18 ns, by the interval before the edge), every edge is within 1.5× its bound
     on RMS and none beyond 6 σ."""
     edges = _first_cycles(make_sim, tmp_path, 3_000_000)  # the first 3 s at 1 MHz

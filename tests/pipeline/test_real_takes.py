@@ -53,7 +53,7 @@ def test_a_real_take_is_located_on_its_grid_with_a_sigma_that_fits_its_scatter(t
 
 def test_a_noisier_take_with_full_scale_spikes_is_located_without_a_traceback(tmp_path):
     """The issue's second track (lower level, noisier, full-scale spikes) ended in a traceback in
-    locate/template.py: take 1's excerpt at a third of its level with noise and 20 spikes, 24-bit."""
+    locate/shape/template.py: take 1's excerpt at a third of its level with noise and 20 spikes, 24-bit."""
     x, rate = sf.read(DATA / "ltc-zoomf6-1-excerpt.wav")
     rng = np.random.default_rng(1)
     y = x / 3 + rng.normal(0, 3e-3, len(x))

@@ -21,8 +21,8 @@ from pintime.clock import calibrate
 from pintime.edges import REFERENCE_CHANNEL, Edges
 from pintime.errors import PintimeError
 from pintime.frames import QUIET_MIN_US
-from pintime.locate import capture_edges as locate
-from pintime.locate.capture_edges import GAP_GUARD_SAMPLES, CaptureEdges, learn_capture, locate_capture
+from pintime.locate.stream import capture_edges as locate
+from pintime.locate.stream.capture_edges import GAP_GUARD_SAMPLES, CaptureEdges, learn_capture, locate_capture
 from pintime.lost_audio import cut_spans
 from pintime.pipeline import analyze, load_edges, summary_json
 from pintime.validate.edgematch import match_stretches
@@ -277,8 +277,8 @@ def test_each_stretch_is_placed_on_the_exact_edges(truth_edges, uncut_located, u
     common, i_uncut, i_cut = np.intersect1d(m_uncut.jdx, m_cut.jdx, return_indices=True)
     assert len(common) == len(m_cut.jdx)  # no exact edge matched twice
     # the same edge times but for one common offset: the AC coupling learned from the cut capture's quiet
-    # samples (pintime.locate.highpass) differs a little, and so does the template's origin (23 ps, 0.14 σ)
-    # and, on a few edges, its shape (its modulator ripple: 4 ps, 0.02 σ, on one edge of 14757)
+    # samples (pintime.locate.coupling.highpass) differs a little, and so does the template's origin (23 ps,
+    # 0.14 σ) and, on a few edges, its shape (its modulator ripple: 4 ps, 0.02 σ, on one edge of 14757)
     d = uncut.edges.time[m_uncut.idx[i_uncut]] - twin_s[i_cut]
     assert abs(np.median(d)) < 0.2 * np.median(cut.edges.sigma)
     assert np.allclose(d - np.median(d), 0.0, rtol=0, atol=0.05 * np.median(cut.edges.sigma))

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pintime.locate import detect, store
-from pintime.locate.capture_edges import locate_capture
+from pintime.locate.detect import detect
+from pintime.locate.stream import store
+from pintime.locate.stream.capture_edges import locate_capture
 from support import CAPTURES
 
 CAPTURE = CAPTURES / "table1-default.wav"

@@ -1,8 +1,8 @@
 """A PC line input as strongly AC-coupled as a measured one (`pc-line-44k`: two real poles of 0.7 and 0.9 ms,
 a zero away from DC, the step response crossing zero 0.43 ms after the edge and undershooting to −0.4 of
 the step, drifting ±10 % along the take; 44.1 kHz 16-bit mono, step 0.09 FS): its coupling is learned from
-the capture (poles between edges, zero from the edges: locate/highpass_zero.py) and undone, and the edges
-of Table 1's first seconds land on simavr's.
+the capture (poles between edges, zero from the edges: locate/coupling/highpass_zero.py) and undone, and the
+edges of Table 1's first seconds land on simavr's.
 
 Before: the two close poles were learned as one corner of 52 Hz, the restored recording rang with false
 edges every few samples, and the capture was refused ("no calibration train"); through a chain like it
@@ -21,7 +21,7 @@ from pintime.capture.edgelist import read_edge_list
 from pintime.capture.wav import open_wav
 from pintime.cli import main
 from pintime.errors import PintimeError
-from pintime.locate.capture_edges import learn_capture, locate_capture
+from pintime.locate.stream.capture_edges import learn_capture, locate_capture
 from pintime.soundcard import model as sc
 from pintime.soundcard.formats import with_format, with_level
 from pintime.soundcard.synth import synthesize

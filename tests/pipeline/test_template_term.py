@@ -13,9 +13,9 @@ import scipy.special
 import soundfile as sf
 from pintime import pipeline
 from pintime.estimate.estimators import CI_LEVEL
-from pintime.locate.capture_edges import locate_capture
-from pintime.locate.quantization import DRAWS as ROUNDING_DRAWS
-from pintime.locate.template_error import DRAWS
+from pintime.locate.shape.quantization import DRAWS as ROUNDING_DRAWS
+from pintime.locate.shape.template_error import DRAWS
+from pintime.locate.stream.capture_edges import locate_capture
 from pintime.soundcard import model as sc
 from pintime.soundcard.formats import with_format, with_level
 from pintime.soundcard.synth import synthesize

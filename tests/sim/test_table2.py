@@ -220,7 +220,7 @@ def test_validate_per_edge_errors_on_a_table2_excerpt(sim, tmp_path):
     """`pintime validate` matches every located edge of a table2 capture excerpt to its exact edge: the
     long adpcm_coder pulses (high for longer than a QUIET at 1 MHz) must not make the locator think the
     capture inverted, nor must the sparse reference square wave (1 Hz) upset the time map."""
-    from pintime.locate.capture_edges import locate_capture
+    from pintime.locate.stream.capture_edges import locate_capture
     from pintime.validate.edgecheck import errors_of
     from pintime.validate.edgematch import match
 

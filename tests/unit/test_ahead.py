@@ -1,5 +1,6 @@
-"""The locator's read-ahead thread (``pintime.locate.ahead``): the same results in the same order as a plain
-map, an error in the thread raised to the caller, and a caller that stops early leaves no thread behind."""
+"""The locator's read-ahead thread (``pintime.locate.stream.ahead``): the same results in the same order as a
+plain map, an error in the thread raised to the caller, and a caller that stops early leaves no thread
+behind."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import threading
 
 import pytest
 from pintime.errors import PintimeError
-from pintime.locate.ahead import ahead
+from pintime.locate.stream.ahead import ahead
 
 
 def test_same_results_in_the_same_order():

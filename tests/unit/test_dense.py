@@ -1,5 +1,5 @@
-"""The edge shape learned from edges that are never alone (pintime.locate.dense): a UART-like burst signal
-whose edges lie a few samples apart, through a response that rings into its neighbours, edges known
+"""The edge shape learned from edges that are never alone (pintime.locate.shape.dense): a UART-like burst
+signal whose edges lie a few samples apart, through a response that rings into its neighbours, edges known
 exactly."""
 
 from __future__ import annotations
@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from pintime.errors import PintimeError
-from pintime.locate import detect, train
-from pintime.locate.blind import EDGES_PER_KNOT, KNOT_CHOICES_SAMPLES
-from pintime.locate.dense import learn_dense
+from pintime.locate.detect import detect
+from pintime.locate.shape import train
+from pintime.locate.shape.blind import EDGES_PER_KNOT, KNOT_CHOICES_SAMPLES
+from pintime.locate.shape.dense import learn_dense
 from test_periodic import NOISE_RMS, STEP, response
 
 BIT_SAMPLES = 4.7  # 9600 baud at 44.1 kHz is 4.59 samples a bit

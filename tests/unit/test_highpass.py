@@ -1,11 +1,11 @@
-"""The AC coupling learned from quiet stretches and undone (pintime.locate.highpass), on signals built here:
-steps through known first-order high-passes, not the sound-card model."""
+"""The AC coupling learned from quiet stretches and undone (pintime.locate.coupling.highpass), on signals
+built here: steps through known first-order high-passes, not the sound-card model."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from pintime.locate.highpass import Highpass, HighpassLearner
+from pintime.locate.coupling.highpass import Highpass, HighpassLearner
 from scipy import signal
 
 FS = 48000

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from pintime.locate.joint import fit_joint, inverse_symmetric
-from pintime.locate.template import RIPPLE_HARMONICS, RIPPLE_TERMS, Template
+from pintime.locate.locators.joint import fit_joint, inverse_symmetric
+from pintime.locate.shape.template import RIPPLE_HARMONICS, RIPPLE_TERMS, Template
 from scipy.interpolate import BSpline
 from test_locate_template import ringing_template
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from pintime.locate import train
-from pintime.locate.fit import (
+from pintime.locate.locators.fit import (
     FIT_HALF_SAMPLES,
     PHASE_RANGE,
     PHASES_PER_SAMPLE,
@@ -14,9 +13,10 @@ from pintime.locate.fit import (
     _neighbour_ringing,
     fit_isolated,
 )
-from pintime.locate.template import Template
-from pintime.locate.train import gain_change
-from pintime.locate.traincheck import GAIN_TOLERANCE
+from pintime.locate.shape import train
+from pintime.locate.shape.template import Template
+from pintime.locate.shape.train import gain_change
+from pintime.locate.shape.traincheck import GAIN_TOLERANCE
 from scipy.special import sici
 
 

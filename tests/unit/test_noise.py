@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from pintime.locate.crlb import FIT_DEGREE, quiet_noise_rms
+from pintime.locate.shape.crlb import FIT_DEGREE, quiet_noise_rms
 
 
 def test_white_noise_is_measured_without_bias_at_any_degree():

@@ -1,13 +1,13 @@
 """A periodic signal too dense for one edge's shape: its period learned by folding, and its edges located
-against it (pintime.locate.periodic), on signals whose edges are known exactly."""
+against it (pintime.locate.shape.periodic), on signals whose edges are known exactly."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from pintime.errors import PintimeError
-from pintime.locate import detect
-from pintime.locate.periodic import learn_channel, learn_periodic
+from pintime.locate.detect import detect
+from pintime.locate.shape.periodic import learn_channel, learn_periodic
 
 NOISE_RMS = 1e-4
 STEP = 0.5

@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
-from pintime.locate import quantization
-from pintime.locate.fit import TemplateTable
-from pintime.locate.quantization import QuantizationModel, analog_noise_lsb, series_for, shared
+from pintime.locate.locators.fit import TemplateTable
+from pintime.locate.shape import quantization
+from pintime.locate.shape.quantization import QuantizationModel, analog_noise_lsb, series_for, shared
 from test_locate_template import ringing_template
 from test_template_error import located, pulses
 

@@ -10,11 +10,11 @@ import pytest
 import scipy.special
 from pintime.estimate.estimators import CI_LEVEL, Estimate, summarize
 from pintime.estimate.shared import estimate_means, with_shared_error
-from pintime.locate import template_error
-from pintime.locate.detect import find_steps
-from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
-from pintime.locate.template import N_ZERO, Template
-from pintime.locate.template_error import DrawModel
+from pintime.locate.detect.detect import find_steps
+from pintime.locate.locators.fit import FIT_HALF_SAMPLES, TemplateTable, fit_groups, fit_isolated
+from pintime.locate.shape import template_error
+from pintime.locate.shape.template import N_ZERO, Template
+from pintime.locate.shape.template_error import DrawModel
 from test_locate_template import ringing_template
 
 
@@ -39,7 +39,7 @@ def pulses(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
 
 def located(table: TemplateTable, x: np.ndarray, times: np.ndarray) -> np.ndarray:
     """Every edge's time as the capture locator fits it: windows where the detector puts the edges, alone
-    one per window, the others with their neighbours (pintime.locate.capture_edges)."""
+    one per window, the others with their neighbours (pintime.locate.stream.capture_edges)."""
     centre = find_steps(x, 0.3)[0]
     assert len(centre) == len(times)
     seeds = times - centre + 0.05  # a seed off by 0.05 sample, as a simple estimator's is

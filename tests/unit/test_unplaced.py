@@ -5,9 +5,9 @@ and the located edges keep none of them, only their count."""
 from __future__ import annotations
 
 import numpy as np
-from pintime.locate.count import locate_count
-from pintime.locate.store import EdgeStore
-from pintime.locate.threshold import locate_threshold
+from pintime.locate.locators.count import locate_count
+from pintime.locate.locators.threshold import locate_threshold
+from pintime.locate.stream.store import EdgeStore
 
 W = 16  # window half-width of the simple methods
 

@@ -101,7 +101,7 @@ def _is_gap(entry: object) -> bool:
 
 def near_gaps(time_s: np.ndarray, gaps: RecordingGaps, guard_s: float) -> np.ndarray:
     """Which of the times ``time_s`` (capture seconds) lie within ``guard_s`` of a gap (the edge locator's
-    reach, :func:`pintime.locate.capture_edges.gap_guard_s`)."""
+    reach, :func:`pintime.locate.stream.capture_edges.gap_guard_s`)."""
     t = gaps.times_s  # at least one: RecordingGaps lists some
     after = np.minimum(np.searchsorted(t, time_s), len(t) - 1)  # the first gap after each time, or last
     before = np.maximum(after - 1, 0)

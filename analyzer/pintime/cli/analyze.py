@@ -14,8 +14,8 @@ from pintime.estimate.slowclock import format_slow_clock
 from pintime.files import refuse_overwrite, write_text
 from pintime.frame_timing import DetectedGap
 from pintime.ladder import attribution_text
-from pintime.locate.bend import Bend
-from pintime.locate.methods import METHODS, SIMPLE_HALF
+from pintime.locate.locators.methods import METHODS, SIMPLE_HALF
+from pintime.locate.shape.bend import Bend
 from pintime.lost_audio import LostAudio
 from pintime.pipeline import Analysis, analyze, refuse_unused_elf, summary_json
 from pintime.printed import ns
@@ -122,27 +122,28 @@ def warnings(a: Analysis) -> list[WarningText]:
 
 
 def bend_text(bend: Bend) -> str:
-    """The sentence on an input that bends, too slightly to be refused (:mod:`pintime.locate.bend`)."""
+    """The sentence on an input that bends, too slightly to be refused (:mod:`pintime.locate.shape.bend`)."""
     return (f"The CIs do NOT hold this: {bend.text()}; estimates that subtract pulses of other lengths may "
             "be off by as much (record at a lower level to lose it)")
 
 
 def skipped_text(skipped_s: tuple[float, float]) -> str:
     """The sentence reporting a stretch left out before a later calibration train
-    (:func:`pintime.locate.learnspan.learn_span`)."""
+    (:func:`pintime.locate.stream.learnspan.learn_span`)."""
     return (f"the edges of {skipped_s[0]:.3f}-{skipped_s[1]:.3f} s left out: they come before the "
             "calibration train of a run that begins later (the end of an earlier run, before the board was "
             "reset?)")
 
 
 def unplaced_text(count: int, method: str) -> str:
-    """The sentence reporting edges the method could not place (:class:`pintime.locate.store.EdgeStore`)."""
+    """The sentence reporting edges the method could not place
+    (:class:`pintime.locate.stream.store.EdgeStore`)."""
     return (f"{count} edge(s) detected that the {method} method could not place (no crossing of the middle "
             "near the detection) left out: frames holding them are not decoded")
 
 
 def at_file_ends_text(count: int) -> str:
-    """The sentence reporting edges left out at the file's ends (:class:`pintime.locate.capture_edges.
+    """The sentence reporting edges left out at the file's ends (:class:`pintime.locate.stream.capture_edges.
     CaptureEdges`)."""
     return (f"{count} edge(s) at the file's start or end left out: detected within {SIMPLE_HALF} samples of "
             "it, too near to be located, or near such an edge, whose response their locations would take for "
@@ -150,7 +151,7 @@ def at_file_ends_text(count: int) -> str:
 
 
 def level_changes_text(changes: tuple[tuple[float, int, float], ...], shown: int = 3) -> str:
-    """The sentence reporting where the recording's level changed (:class:`pintime.locate.blockdetect.
+    """The sentence reporting where the recording's level changed (:class:`pintime.locate.detect.blockdetect.
     BlockDetector`): the first ``shown`` changes, and how many more."""
     listed = ", ".join(level_change_text(*change) for change in changes[:shown])
     more = f" and {len(changes) - shown} more" if len(changes) > shown else ""

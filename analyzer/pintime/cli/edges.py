@@ -27,18 +27,18 @@ from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, version, write_text
 from pintime.frame_timing import DetectedGap
 from pintime.ladder import PIN_NAMES, format_attribution
-from pintime.locate.capture_edges import CaptureEdges
-from pintime.locate.fit import TemplateTable
-from pintime.locate.gridcapture import GridLearned
-from pintime.locate.methods import METHODS, near_neighbours
-from pintime.locate.periodic import Periodic
-from pintime.locate.template import Template
+from pintime.locate.locators.fit import TemplateTable
+from pintime.locate.locators.methods import METHODS, near_neighbours
+from pintime.locate.shape.periodic import Periodic
+from pintime.locate.shape.template import Template
+from pintime.locate.stream.capture_edges import CaptureEdges
+from pintime.locate.stream.gridcapture import GridLearned
 from pintime.lost_audio import LostAudio, periodic_jumps
 from pintime.pipeline import ladder_edges, load_edges, located_without_lost_audio, sniff
 
 HEADER = "time_s,channel,polarity,sigma_s"
 LADDER_HEADER = HEADER + ",pin"  # --ladder: the pin each edge was attributed to (PA0 … PA3)
-# what a blind template's σ leaves out (pintime.locate.blind)
+# what a blind template's σ leaves out (pintime.locate.shape.blind)
 BLIND = ": σ leaves out the ADC modulator's ripple, up to ~1 ns on some cards"
 
 
@@ -210,7 +210,7 @@ def _csv_text(edges: Edges, ladder: bool) -> str:
 
 
 def _periodic_text(periodic: Periodic, samplerate_hz: int) -> str:
-    """What a dense periodic signal's edges rest on (:mod:`pintime.locate.periodic`)."""
+    """What a dense periodic signal's edges rest on (:mod:`pintime.locate.shape.periodic`)."""
     ns = 1e9 / samplerate_hz
     return (f"one period of a periodic signal ({periodic.period_samples / samplerate_hz * 1e6:.6g} µs), "
             f"folded from {periodic.periods} periods: each edge located against it, its neighbours where "
@@ -224,7 +224,7 @@ def _periodic_text(periodic: Periodic, samplerate_hz: int) -> str:
 
 
 def _grid_text(learned: GridLearned, samplerate_hz: int) -> str:
-    """What edges on a grid were located against (:mod:`pintime.locate.gridcapture`)."""
+    """What edges on a grid were located against (:mod:`pintime.locate.stream.gridcapture`)."""
     shape = learned.shape
     return (f"learned from the edges' grid (cell {shape.cell_samples / samplerate_hz * 1e6:.6g} µs, "
             f"{learned.on_grid:.0%} of the first {learned.edges} edges on it, their grid's line giving each "

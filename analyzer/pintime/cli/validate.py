@@ -12,8 +12,8 @@ from pintime.cli.analyze import print_figures
 from pintime.cli.args import add_channel_arguments, channels
 from pintime.errors import PintimeError
 from pintime.files import refuse_overwrite, write_text
-from pintime.locate.methods import METHODS
-from pintime.locate.store import release_free_memory
+from pintime.locate.locators.methods import METHODS
+from pintime.locate.stream.store import release_free_memory
 from pintime.pipeline import analyze, refuse_unused_elf
 from pintime.programs.registry import program_of_truth
 from pintime.programs.table2 import table2_inputs

@@ -3,8 +3,8 @@ rounding's on a recording quieter than one LSB.
 
 The template is learned once, so its error is the same in every repetition and their spread cannot show
 it (docs/results.md, "The learned edge shape's error, now in every CI"); nor can it show the rounding of
-levels that are the same every time (:mod:`pintime.locate.quantization`). The pipeline computes the
-results again on the edge times each draw of such an error gives (:mod:`pintime.locate.template_error`),
+levels that are the same every time (:mod:`pintime.locate.shape.quantization`). The pipeline computes the
+results again on the edge times each draw of such an error gives (:mod:`pintime.locate.shape.template_error`),
 keeps only their Estimates' means (:func:`estimate_means`), and widens every Estimate of the result by
 the draws' spread (:func:`with_shared_error`). Results are any nesting of dataclasses, lists, tuples and
 dicts; an Estimate is known by its path there, a row of a list by its label or name.

@@ -12,10 +12,10 @@ import numpy as np  # noqa: E402
 
 from pintime.capture.wav import open_wav  # noqa: E402
 from pintime.errors import PintimeError  # noqa: E402
-from pintime.locate import capture_edges as locate  # noqa: E402
-from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable  # noqa: E402
-from pintime.locate.methods import METHODS, SIMPLE_HALF, locate_single  # noqa: E402
-from pintime.locate.template import Template  # noqa: E402
+from pintime.locate.locators.fit import FIT_HALF_SAMPLES, TemplateTable  # noqa: E402
+from pintime.locate.locators.methods import METHODS, SIMPLE_HALF, locate_single  # noqa: E402
+from pintime.locate.shape.template import Template  # noqa: E402
+from pintime.locate.stream import capture_edges as locate  # noqa: E402
 from pintime.plots import save_figure  # noqa: E402
 
 SHOW_HALF = 10  # samples either side of the edge in the figure

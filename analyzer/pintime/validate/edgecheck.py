@@ -29,8 +29,8 @@ import numpy as np
 from pintime.capture.wav import DEFAULT_CHANNELS, Channels
 from pintime.edges import Edges
 from pintime.errors import PintimeError
-from pintime.locate.capture_edges import CaptureEdges, gap_guard_s, locate_capture
-from pintime.locate.methods import METHODS
+from pintime.locate.locators.methods import METHODS
+from pintime.locate.stream.capture_edges import CaptureEdges, gap_guard_s, locate_capture
 from pintime.validate.edgematch import CAL_KNOT_S, about_lines, match_stretches
 
 PHASE_BINS = 32  # sub-sample phase bins of the locator's bias (a smooth function of the phase)

@@ -7,7 +7,7 @@ such a grid in pieces. Within a stretch the edges' times are ``t = a_run + c·k 
 number, one ``a_run`` per piece and polarity (the fall − rise offset is the falling pieces' own), and a
 smooth drift (the source's clock against the card's). Fitted to hundreds of edges, that line knows each
 edge's phase to a fraction of what one edge's location does: the line serves learning the chain's
-response as a calibration train's line does (:mod:`pintime.locate.gridshape`).
+response as a calibration train's line does (:mod:`pintime.locate.shape.gridshape`).
 
 Edges are first found on whichever of the recorded signal and its first difference shows them as
 alternating peaks: a pin's edges alternate in sign (rise, fall, rise ...), so through a chain that keeps
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.ndimage import maximum_filter1d
 
-from pintime.locate.detect import strength_noise
+from pintime.locate.detect.detect import strength_noise
 
 ALTERNATING = 0.9  # of consecutive detected peaks this share alternate in sign: a pin's edges
 PEAK_FRACTION = 0.5  # a peak stands above this fraction of the typical peak …
@@ -30,8 +30,8 @@ TYPICAL_PERCENTILE = 75.0  # … this percentile of the peaks above MIN_PEAK_NOI
 MIN_PEAK_NOISE = 8.0  # ... and this many times the noise of the difference
 # each edge's seed: the centroid of the difference (or, through a differentiating chain, the signal) in a
 # Gaussian window of this σ, over ±SEED_HALF_SAMPLES: without the parabola's bias periodic in the sub-sample
-# phase (0.1 sample), which a line through the seeds would keep (locate/centroid.py); a neighbour a cell of
-# 12.5 samples away weighs 3e-9
+# phase (0.1 sample), which a line through the seeds would keep (locate/locators/centroid.py); a neighbour a
+# cell of 12.5 samples away weighs 3e-9
 SEED_SIGMA_SAMPLES = 2.0
 SEED_HALF_SAMPLES = 10
 SEED_ITERATIONS = 20

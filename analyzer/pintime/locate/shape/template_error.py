@@ -1,13 +1,13 @@
 """The learned template's error, which every edge shares: how far it moves each edge, from the edge list.
 
-The template is learned once, from the calibration train (:mod:`pintime.locate.train`), so its error
+The template is learned once, from the calibration train (:mod:`pintime.locate.shape.train`), so its error
 moves every edge the same way for the same arrangement of neighbours: no spread over repetitions shows it,
 and where a technique subtracts pulses whose edges lie within the template's reach of one another in
 different arrangements it does not cancel (docs/results.md, "The learned edge shape's error, now in every
 CI").
 The train fit gives draws ``T + Δₖ`` of that error (:func:`error_draws`). For each,
-the time the template locator (:mod:`pintime.locate.fit`) would have given every edge follows to first
-order from the least-squares fit it made, without the audio: at the fit's optimum a model changed by
+the time the template locator (:mod:`pintime.locate.locators.fit`) would have given every edge follows to
+first order from the least-squares fit it made, without the audio: at the fit's optimum a model changed by
 ``ΔM`` moves the parameters by ``−(JᵀJ)⁻¹Jᵀ·ΔM``, and ``ΔM`` is the change of the edge's own response
 and of the ringing of its neighbours that the fit took out, all known from the edges' times and signs
 (the pin's steps are all one size: only their signs enter).
@@ -22,15 +22,15 @@ import numpy as np
 from scipy import linalg
 
 from pintime.compiled import kernel
-from pintime.locate.fit import (
+from pintime.locate.locators.fit import (
     JOINT_SAMPLES,
     PHASE_RANGE,
     PHASES_PER_SAMPLE,
     TemplateTable,
     window_ringing,
 )
-from pintime.locate.joint import normal_equations, solve_symmetric
-from pintime.locate.template import N_ZERO, Template
+from pintime.locate.locators.joint import normal_equations, solve_symmetric
+from pintime.locate.shape.template import N_ZERO, Template
 
 TABLE_PER_SAMPLE = 128  # g, g′ and Δg are tabulated this finely (linear interpolation ≪ their error)
 COARSE_PHASES = 256  # the detector's choice of sample is tabulated over this many sub-sample phases
@@ -49,9 +49,8 @@ def error_draws(final: Template, learned: Template, factor: np.ndarray, noise_rm
     shows it. Each result ``R`` computed again with each draw gives its variance from that error,
     ``Σₖ (R(drawₖ) − R(final))² / DRAWS`` (to first order; DRAWS degrees of freedom). Seeded by what was
     learned: the same capture always gives the same draws, and each capture others. Student's t with
-    DRAWS degrees of freedom covers the chance of so few draws only if it is chance: with one seed for
-    every capture, a card whose 8 draws fell short had every capture's CI too narrow (``minphase-48k``,
-    48 kHz: σ 0.13 ns where 12 captures' Differential 1000× erred by 0.27 ns RMS).
+    DRAWS degrees of freedom covers the chance of so few draws only if it is chance: one seed for every
+    capture would make a card whose draws fall short have every capture's CI too narrow (docs/design.md §13).
     """
     seed = np.frombuffer(learned.coef.tobytes(), dtype=np.uint32)  # a capture's own, and reproducible
     z = np.random.default_rng(seed).standard_normal((factor.shape[0], DRAWS))

@@ -14,8 +14,8 @@ amount, and only the line's straightness tells them apart. Rising and falling ed
 phases (the period's fraction ``f`` past a whole number puts one polarity's successive edges ``2f`` apart,
 modulo a sample), so each stretch between knots must hold at least ``MIN_TURNS`` turns of each polarity's
 phase: :func:`knot_edges`. At 192 and 48 kHz a turn takes 5 edges (knots 11 and 10 edges apart), at 96 kHz
-11 (22), at 44.1 kHz (``2f`` = 0.93) 29 (59): with knots 8 apart there, a smooth phase-dependent error of
-the template went into the line instead of being corrected (7.5 ns per edge).
+11 (22), at 44.1 kHz (``2f`` = 0.93) 29 (59); knots closer than that let a smooth phase-dependent error
+of the template go into the line instead of being corrected (docs/design.md §13).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pintime.locate.template import Template
-from pintime.locate.template_error import error_draws, learned_free
+from pintime.locate.shape.template import Template
+from pintime.locate.shape.template_error import error_draws, learned_free
 
 MIN_TRAIN_EDGES = 100  # fewer evenly spaced edges are not a calibration train
 SPACING_TOLERANCE_SAMPLES = 2.0  # coarse positions are whole samples: spacing wobbles by ±1
@@ -71,7 +71,7 @@ RIPPLE_POWER = 100.0  # a ripple must carry this many times the power noise woul
 RIPPLE_ROUNDS = 2  # fine refits with a ripple: the second takes its envelope from the first (1e-4 of it)
 TOLERANCE_SAMPLES = 1e-6  # stop when the line's shape and δ move less than this (~5 ps)
 KNOT_EDGES = 8  # the train's line bends at least this often (22 ms at 2777 µs): the clock wanders
-MIN_TURNS = 2.0  # each polarity's phase turns this often between knots (1.1 turns left 12.8× the CRLB)
+MIN_TURNS = 2.0  # each polarity's phase turns this often between knots (fewer: docs/design.md §13)
 GAIN_PARTS = 20  # stretches whose median heights are compared (a train's 1000 edges: 25 per polarity) …
 GAIN_PART_EDGES = 5  # … each of this many edges at least
 
@@ -93,7 +93,7 @@ class TrainFit:
     gain_change: float = 0.0  # how far the step's height strays from a steady drift (:func:`gain_change`)
     step: float = 0.0  # the train's steps' median height (the samples' units: full scale)
     # ``template`` moved by what each offset of the levels from the codes makes the learning learn from
-    # the rounding of a recording quieter than one LSB (:mod:`pintime.locate.quantization`; else none)
+    # the rounding of a recording quieter than one LSB (:mod:`pintime.locate.shape.quantization`; else none)
     rounding_draws: tuple[Template, ...] = ()
 
 
@@ -242,7 +242,7 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     lead : the template's support, and the windows, centred this many samples after the edges
     half : the support's half width (samples)
     rounding : the rounding errors the windows' noise-free samples would have on a recording quieter than
-        one LSB, per offset of their levels from the codes (:mod:`pintime.locate.quantization`): the
+        one LSB, per offset of their levels from the codes (:mod:`pintime.locate.shape.quantization`): the
         template each makes the learning learn goes into ``TrainFit.rounding_draws``
 
     Each window's baseline (offset, slope, curvature: DC, hum, droop of the edge before) is solved jointly
@@ -253,35 +253,77 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
     every = knot_edges(np.polyfit(np.arange(n), seed_samples, 1)[0])
     v = line_basis(falling, every)
     line = np.linalg.lstsq(v, seed_samples, rcond=None)[0]
-    m, ramp, nuisance = window_baseline(half)
-    centre = centre + lead  # each window's first sample less window(half)[0]
-
-    def refit(template: Template, fresh: Template, carrier: float, targets: tuple | list = ()):
-        """``fresh`` refitted at the current line (amplitudes and the ripple's envelope from ``template``),
-        one line step, the residuals, and ``u`` with the residuals signed by each edge's polarity and each
-        window's own amplitude; and the templates ``fresh`` learns from each of ``targets`` instead."""
-        u = m[None, :] - (v @ line - centre)[:, None]
-        fine = fresh.knot_samples < COARSE_KNOT_SAMPLES
-        k = slice(None, None, max(1, n // (FINE_EDGES if fine else COARSE_EDGES)))
-        lin, _, _, _ = window_linear(template, y[k], u[k], ramp)
-        gain = np.broadcast_to(common_gain(lin[:, 0], falling[k])[:, None], u[k].shape)
-        (fresh, *learned), factor = fresh.learn_each(u[k], gain, [y[k], *(t[k] for t in targets)], nuisance,
-                                                     carrier, template)
-        # line update by variable projection: per edge, the τ information left after the linear terms
-        lin, cols, dg, n_ll = window_linear(fresh, y, u, ramp)
-        resid = y - np.einsum("elp,ep->el", cols, lin)
-        j_tau = -lin[:, :1] * dg
-        n_lt = np.einsum("elp,el->ep", cols, j_tau)
-        proj = np.linalg.solve(n_ll, n_lt[:, :, None])[:, :, 0]
-        info = np.sum(j_tau * j_tau, axis=1) - np.sum(n_lt * proj, axis=1)
-        grad = np.sum(j_tau * resid, axis=1) - np.sum(proj * np.einsum("elp,el->ep", cols, resid), axis=1)
-        step = np.linalg.solve((v * info[:, None]).T @ v, v.T @ grad)
-        return fresh, factor, step, resid, (u, resid * np.sign(lin[:, :1]), lin[:, 0]), learned
-
+    # each window's first sample less window(half)[0]
+    w = _TrainWindows(y, centre + lead, falling, v, *window_baseline(half))
     # coarse knots until the line has converged (cheap), then the fine template with its ripple if any
-    template = Template.initial(half, COARSE_KNOT_SAMPLES, lead)
+    template, line, signed = _coarse_line(w, line, Template.initial(half, COARSE_KNOT_SAMPLES, lead))
+    carrier = modulator_ripple(signed[0], signed[1], lead - half)
+    fine = Template.initial(half, KNOT_SAMPLES, lead)
+    # the ripple's envelope is the template's own slope: again with the fine one's (Template.refit)
+    for _ in range(RIPPLE_ROUNDS if carrier else 1):
+        template, factor, step, resid, (_, _, amp), _ = _refit(w, line, template, fine, carrier)
+        line = line + step
+    top = template.evaluate(np.array([template.support_end]))[0][0]  # the height normalized() scales to 1
+    rounded = None
+    if rounding is not None:  # what the same windows' rounding would make it learn (line and shape kept)
+        lin, cols, _, _ = window_linear(template, y, w.u(line), w.ramp)
+        # each edge's own step from the level before it, the same in every window: the recorded train is
+        # periodic, its restored windows' baselines drift with the AC coupling undone
+        steps = lin[:, :1] * (cols[:, :, 0] - falling[:, None] * top)
+        rounded = _refit(w, line, template, fine, carrier, rounding(steps))[-1]
+    return _train_fit(w, line, template, factor, resid, amp, top, every, lead - half, rounded)
+
+
+@dataclass(frozen=True)
+class _TrainWindows:
+    """A calibration train's windows as its fit takes them: samples, each window's first sample less
+    ``window(half)[0]``, each edge's polarity, the line's basis (:func:`line_basis`), and the windows'
+    sample offsets, ramp and baseline basis (:func:`window_baseline`)."""
+
+    y: np.ndarray
+    centre: np.ndarray
+    falling: np.ndarray
+    v: np.ndarray
+    m: np.ndarray
+    ramp: np.ndarray
+    nuisance: np.ndarray
+
+    def u(self, line: np.ndarray) -> np.ndarray:
+        """Each window's samples' offsets from its edge on ``line``."""
+        return self.m[None, :] - (self.v @ line - self.centre)[:, None]
+
+
+def _refit(w: _TrainWindows, line: np.ndarray, template: Template, fresh: Template, carrier: float,
+           targets: tuple | list = ()):
+    """``fresh`` refitted at ``line`` (amplitudes and the ripple's envelope from ``template``), one line
+    step, the residuals, and ``u`` with the residuals signed by each edge's polarity and each window's own
+    amplitude; and the templates ``fresh`` learns from each of ``targets`` instead."""
+    y, v, n = w.y, w.v, len(w.y)
+    u = w.u(line)
+    fine = fresh.knot_samples < COARSE_KNOT_SAMPLES
+    k = slice(None, None, max(1, n // (FINE_EDGES if fine else COARSE_EDGES)))
+    lin, _, _, _ = window_linear(template, y[k], u[k], w.ramp)
+    gain = np.broadcast_to(common_gain(lin[:, 0], w.falling[k])[:, None], u[k].shape)
+    (fresh, *learned), factor = fresh.learn_each(u[k], gain, [y[k], *(t[k] for t in targets)], w.nuisance,
+                                                 carrier, template)
+    # line update by variable projection: per edge, the τ information left after the linear terms
+    lin, cols, dg, n_ll = window_linear(fresh, y, u, w.ramp)
+    resid = y - np.einsum("elp,ep->el", cols, lin)
+    j_tau = -lin[:, :1] * dg
+    n_lt = np.einsum("elp,el->ep", cols, j_tau)
+    proj = np.linalg.solve(n_ll, n_lt[:, :, None])[:, :, 0]
+    info = np.sum(j_tau * j_tau, axis=1) - np.sum(n_lt * proj, axis=1)
+    grad = np.sum(j_tau * resid, axis=1) - np.sum(proj * np.einsum("elp,el->ep", cols, resid), axis=1)
+    step = np.linalg.solve((v * info[:, None]).T @ v, v.T @ grad)
+    return fresh, factor, step, resid, (u, resid * np.sign(lin[:, :1]), lin[:, 0]), learned
+
+
+def _coarse_line(w: _TrainWindows, line: np.ndarray,
+                 template: Template) -> tuple[Template, np.ndarray, tuple]:
+    """The coarse ``template`` and the ``line`` refitted in turn until the line's shape and δ settle: the
+    template, the line, and the residuals signed (:func:`_refit`)."""
     for iteration in range(MAX_ITERATIONS):
-        template, _, step, resid, signed, _ = refit(template, template, 0.0)
+        template, _, step, _, signed, _ = _refit(w, line, template, template, 0.0)
         line = line + step
         # a common shift of the knots trades off against the template's origin and creeps slowly; it does
         # not matter, the line's shape and δ do
@@ -289,31 +331,28 @@ def learn_from_train(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray
         if iteration + 1 >= MIN_ITERATIONS and np.max(np.abs(shape)) < TOLERANCE_SAMPLES \
                 and abs(step[-1]) < TOLERANCE_SAMPLES:
             break
-    carrier = modulator_ripple(signed[0], signed[1], lead - half)
-    fine = Template.initial(half, KNOT_SAMPLES, lead)
-    # the ripple's envelope is the template's own slope: again with the fine one's (Template.refit)
-    for _ in range(RIPPLE_ROUNDS if carrier else 1):
-        template, factor, step, resid, (_, _, amp), _ = refit(template, fine, carrier)
-        line = line + step
-    top = template.evaluate(np.array([template.support_end]))[0][0]  # the height normalized() scales to 1
-    if rounding is not None:  # what the same windows' rounding would make it learn (line and shape kept)
-        lin, cols, _, _ = window_linear(template, y, m[None, :] - (v @ line - centre)[:, None], ramp)
-        # each edge's own step from the level before it, the same in every window: the recorded train is
-        # periodic, its restored windows' baselines drift with the AC coupling undone
-        steps = lin[:, :1] * (cols[:, :, 0] - falling[:, None] * top)
-        rounded = refit(template, fine, carrier, rounding(steps))[-1]
+    return template, line, signed
+
+
+def _train_fit(w: _TrainWindows, line: np.ndarray, template: Template, factor, resid: np.ndarray,
+               amp: np.ndarray, top: float, every: int, support_start: int, rounded: list | None) -> TrainFit:
+    """The fit's result: the template normalized, the line's start, period and δ, the residual (also
+    before the support, from ``support_start`` samples after the edge), the template's error draws, the
+    step height's change and size, and the templates the rounding would teach (``rounded``)."""
+    n = len(w.y)
     rms = float(np.sqrt(np.mean(resid * resid)))
-    before = (m[None, :] - (v @ line - centre)[:, None]) < lead - half
-    # less each window's cubic: mains hum, which quadratic baselines leave largest at the windows' ends
-    cubic = np.linalg.qr(ramp[:, None] ** np.arange(4))[0][:, 3]  # (−56 dBFS of 50 Hz was refused as ringing)
+    before = w.u(line) < support_start
+    # less each window's cubic: mains hum, which quadratic baselines leave largest at the windows' ends, is
+    # no ringing (docs/design.md §13)
+    cubic = np.linalg.qr(w.ramp[:, None] ** np.arange(4))[0][:, 3]
     before_rms = float(np.sqrt(np.mean((resid - np.outer(resid @ cubic, cubic))[before] ** 2)))
     final = template.normalized()
     shift = final.origin - template.origin  # edge times move with the origin
-    period, first = np.polyfit(np.arange(n), v[:, :-1] @ line[:-1], 1)  # the line's mean slope: P
+    period, first = np.polyfit(np.arange(n), w.v[:, :-1] @ line[:-1], 1)  # the line's mean slope: P
     draws = error_draws(final, template, factor, rms)
     return TrainFit(final, float(first + shift), float(period), float(line[-1]), n, rms, before_rms, every,
-                    draws, gain_change(amp, falling), float(np.median(np.abs(amp)) * abs(top)),
-                    () if rounding is None
+                    draws, gain_change(amp, w.falling), float(np.median(np.abs(amp)) * abs(top)),
+                    () if rounded is None
                     else tuple(final.plus(learned_free(r), 1.0 / top) for r in rounded))
 
 

@@ -36,8 +36,8 @@ from scipy import signal
 from pintime.capture.wav import Block, WavInfo, iter_blocks
 from pintime.compiled import kernel
 from pintime.errors import PintimeError
-from pintime.locate import detect
-from pintime.locate.highpass_zero import ZeroLearner
+from pintime.locate.coupling.highpass_zero import ZeroLearner
+from pintime.locate.detect import detect
 
 LEAK_HZ = 1.0  # corner of the leaky integrators that replace the coupling's zeros at DC
 GUARD_SAMPLES = 40  # quiet samples are this far from every edge (the anti-alias response has settled)
@@ -47,21 +47,17 @@ LAG_S = 1e-4  # D: the recurrence steps this far (5 samples at 48 kHz, 19 at 192
 # the quiet samples are smoothed by this binomial low-pass before the recurrence is fitted: it passes the
 # coupling's slow decay, whose recurrence it leaves as it is (a filtered sum of exponentials is one with
 # other amplitudes), and takes out the decimation filter's ringing near fs/2, which a minimum-phase filter
-# keeps up to ~60 samples after its edge (5e-4 of the step 40 samples after it; 2e-8 smoothed) and which
-# learned as a corner of 814 Hz on a card coupled at 1.6 Hz
+# keeps for tens of samples after its edge and which the fit would take for a fast corner (docs/design.md §13)
 SMOOTHING = np.array([1.0, 4.0, 6.0, 4.0, 1.0]) / 16.0
 ORDER_T = 10.0  # order 2 is kept when its second coefficient is this many standard errors from 0
 # quiet samples are at most this long after an edge: where the decay shows. A slow signal's long quiet
-# stretches hold mostly mains hum, a sinusoid whose own recurrence pulled the fit (a PPS through 100 and
-# 300 Hz corners was learned as one corner of 30 Hz)
+# stretches hold mostly mains hum, a sinusoid whose own recurrence pulls the fit (docs/design.md §13)
 DECAY_S = 0.02
 MIN_QUIET = 500  # fewer quiet samples (per channel) learn nothing: the recording is left as it is (one
 # 20 ms decay at 44.1 kHz: 882)
-# the coupling undone leaves at most this many times the recording's own noise between edges: every
-# modelled card ≤ 1.0 (strong coupling 0.05-0.2: the droop flattened), but undoing it raises mains hum by
-# the coupling's loss at 50-60 Hz (14× for 100 and 300 Hz at 50 Hz; −50 dBFS of 60 Hz hum there: 1.9×);
-# a corner learned from a minimum-phase filter's ringing, 814 Hz for 1.6 Hz, left 104-175×: every step
-# integrated into a ramp
+# the coupling undone leaves at most this many times the recording's own noise between edges: above what
+# undoing a coupling's loss at 50-60 Hz makes of mains hum, below what a corner learned from a filter's
+# ringing leaves (every step integrated into a ramp) (docs/design.md §13)
 RESTORED_NOISE_MAX = 20.0
 ZERO_TAIL = 1e-4  # a zero undone backwards leaves at most this fraction of the level at a block's own end
 # the most a chain of first-order high-passes undershoots, as a fraction of the step: a zero too slow to undo
@@ -183,8 +179,7 @@ class HighpassLearner:
     The regressors y[n−1], y[n−2] carry the recording's noise, which would bias least squares toward
     faster decay (the droop's curvature, which tells the two corners apart, is small against the noise);
     the earlier samples y[n−3], y[n−4] serve as instruments instead: the recurrence's error
-    e[n] − a₁e[n−1] − a₂e[n−2] is uncorrelated with them (instrumental variables; at 16 bits on the laptop
-    card least squares found corners of 2 and 570 Hz for 100 and 300 Hz, the instruments 100 and 300).
+    e[n] − a₁e[n−1] − a₂e[n−2] is uncorrelated with them (instrumental variables; docs/design.md §13).
     """
 
     LAGS = 2 * MAX_ORDER  # y[n−D] … y[n−4D]
@@ -232,13 +227,11 @@ class HighpassLearner:
 
         Fitted on the samples after the channel's own edges where there are MIN_QUIET of them, else on
         those after any channel's. A 1 Hz reference's samples after the measurement pin's edges are long
-        after its own decay, mains hum and noise: −56 dBFS of 60 Hz (a sinusoid obeys a recurrence of order
-        2) was learned as 20.5 and 106 Hz for one corner of 20 Hz, the reference's edges then 440 ns off with
-        50 ns RMS against a σ of 1.6 ns. Its own decays are few (the first seconds hold one where the pin is
-        quiet: 961 samples at 48 kHz), and hold the corner: 20.16 Hz. Roots the noise made complex
-        (a pair of close corners) are taken as the double root of their magnitude. The roots found over
-        D samples are the sections' poles to the power D: the per-sample recurrence has their D-th roots,
-        and the constant c scales as the recurrence's value at z = 1."""
+        after its own decay, mains hum and noise, which a fit takes for corners (a sinusoid obeys a
+        recurrence of order 2); its own decays are few, and hold the corner (docs/design.md §13). Roots the
+        noise made complex (a pair of close corners) are taken as the double root of their magnitude. The
+        roots found over D samples are the sections' poles to the power D: the per-sample recurrence has their
+        D-th roots, and the constant c scales as the recurrence's value at z = 1."""
         none = Highpass((), 0.0, self.samplerate_hz)
         if self.count[1] < MIN_QUIET:
             return none
@@ -329,7 +322,7 @@ class HighpassLearner:
 def learn_highpass(info: WavInfo, block_frames: int, pad_frames: int, start_frame: int,
                    stop_frame: int) -> tuple[Highpass, ...]:
     """Each channel's coupling, learned from the quiet samples of the capture's frames ``start_frame`` …
-    ``stop_frame`` (edges found as :mod:`pintime.locate.detect` finds them, on the recording as it is):
+    ``stop_frame`` (edges found as :mod:`pintime.locate.detect.detect` finds them, on the recording as it is):
     quiet on every channel, since a channel's edges cross over into the other as steps too small to detect
     (at −40 dB, the reference channel's coupling of 100 and 300 Hz was learned as one of 40 Hz)."""
     learners = [HighpassLearner(info.samplerate_hz) for _ in info.columns]

@@ -8,8 +8,8 @@ import ctypes.util
 
 import numpy as np
 
-from pintime.locate.crlb import crlb_samples
-from pintime.locate.template import Template
+from pintime.locate.shape.crlb import crlb_samples
+from pintime.locate.shape.template import Template
 
 FIRST_CAPACITY_EDGES = 1 << 16  # a channel's arrays start this long and grow by an eighth when they fill
 GROWTH = 8  # (numpy fills what an array grows by: its spare room is resident memory)

@@ -2,9 +2,9 @@
 and each edge located against it (docs/design.md §10).
 
 A square wave faster than fs/244 puts every edge's neighbours inside its learning window, so no edge shows
-its response alone (:mod:`pintime.locate.train`, :mod:`pintime.locate.blind`). A periodic signal needs none:
-its samples, placed by the signal's phase ``φ`` (the period is no whole number of samples, so the sample
-grid walks through every phase), trace one period of the recorded waveform ``W(φ)`` as finely as the
+its response alone (:mod:`pintime.locate.shape.train`, :mod:`pintime.locate.shape.blind`). A periodic signal
+needs none: its samples, placed by the signal's phase ``φ`` (the period is no whole number of samples, so the
+sample grid walks through every phase), trace one period of the recorded waveform ``W(φ)`` as finely as the
 card's response, neighbours' ringing included. ``W`` is a periodic cubic B-spline learned by least squares
 alternating with the line the edges lie on (straight, or a smooth spline where the edges show the period
 drifting), as the calibration train's fit learns its template. Each edge is then located by fitting
@@ -30,10 +30,11 @@ import numpy as np
 from pintime.capture.wav import Block, WavInfo, iter_blocks
 from pintime.compiled import kernel
 from pintime.errors import PintimeError
-from pintime.locate import detect, train
-from pintime.locate.centroid import centroids
-from pintime.locate.template import RIPPLE_HARMONICS, bspline_weights
-from pintime.locate.windows import windows
+from pintime.locate.detect import detect
+from pintime.locate.locators.centroid import centroids
+from pintime.locate.shape import train
+from pintime.locate.shape.template import RIPPLE_HARMONICS, bspline_weights
+from pintime.locate.stream.windows import windows
 
 KNOT_CHOICES_SAMPLES = (train.KNOT_SAMPLES, 0.125, 0.25, 0.5)  # finest first, as blind learning's
 # a knot spacing is used when every knot interval of the phase holds this many samples, and no two phases
@@ -46,7 +47,7 @@ LEARN_ROUNDS = 4  # fold / locate / line alternations
 LINE_BENDS = 10.0  # the seeds bend when the spline takes out this many times what noise would (F test)
 STEPS = 8  # Gauss–Newton steps of each edge's fit from its seed (the steepest sample, or the line)
 CENTROID_SIGMA_SAMPLES = 3.0  # the convention's window (as blind learning's seeds), at most a quarter
-# of the fit's: wider, it reached the neighbours' lobes (126 ns off at 48 kHz)
+# of the fit's: wider, it reaches the neighbours' lobes (docs/design.md §13)
 CENTROID_GRID = 16  # points per sample where the convention's centroid is evaluated
 CENTROID_ITERATIONS = 30
 BASELINE_PERIODS = 2  # the baseline under W (an AC coupling's settling, hum) is the residual's mean over this
@@ -60,9 +61,8 @@ MISFIT_CHANCE = 3.0  # a window's residual over the noise's (per degree of freed
 RIPPLE_POWER = 10.0  # a ripple's fit must take out this many times the noise's share (F test)
 RIPPLE_STEPS = 2  # fixed-point steps from the fitted position to the edge's (the ripple's slope is ≪ 1)
 HIGH_TIME_EDGES = 16  # a block's high time is checked against W's from this many high pulses
-# ... and may differ by this much from W's at the block's own period: a high time 0.05 sample longer after
-# the learning span raised the edges' σ through their misfit (0.4× on RMS), 0.48 sample longer left them
-# 18 σ off (a 490 Hz PWM at 48 kHz)
+# ... and may differ by this much from W's at the block's own period: within it the edges' misfit raises
+# their σ; beyond, they would be σs off (docs/design.md §13)
 HIGH_TIME_TOLERANCE_SAMPLES = 0.1
 MAX_HALF_SAMPLES = 24  # an edge's fit window reaches half-way to its nearest neighbour, at most this far
 MIN_HALF_SAMPLES = 2  # ... and at least: 3 samples leave no timing past level and gain (10 kHz: σ = ∞)
@@ -318,11 +318,11 @@ def _ripple_columns(position_samples: np.ndarray, carrier_per_sample: int) -> np
 
 def _with_ripple(periodic: Periodic, located: np.ndarray, v: np.ndarray) -> Periodic:
     """``periodic`` with the ripple of a delta-sigma modulator's grid (as in
-    :class:`pintime.locate.template.Template`) if its edges at ``located`` (samples) show one: their
+    :class:`pintime.locate.shape.template.Template`) if its edges at ``located`` (samples) show one: their
     departures from the line (design ``v``) fitted by harmonics of each candidate modulator rate M, the
     rate kept whose fit takes out RIPPLE_POWER times what the noise would (an F test). The ripple moves
     each edge by a function of its phase against the modulator's grid, exactly as a shifted edge would; a
-    periodic signal's line tells them apart, where isolated edges cannot (:mod:`pintime.locate.blind`).
+    periodic signal's line tells them apart, where isolated edges cannot (:mod:`pintime.locate.shape.blind`).
     1 kHz at 192 kHz: 7.9× the bound on the `wide-filter` card, 2.5× on `default`; 0.6× and 1.0× with
     it taken out."""
     line_only = located - v @ _solve(v, located)
@@ -414,7 +414,7 @@ def _fold(y: np.ndarray, n: np.ndarray, at: np.ndarray, period_index: np.ndarray
     resid = y - design @ coef
     baseline = uniform_filter1d(resid, round(BASELINE_PERIODS * period), mode="nearest")
     # the noise as an edge's fit sees it: about the level of its window (a slow tone, hum, a modulator's
-    # idle tone under a PWM output's DC are the fit's level, not its noise: they made it 4.5× too large)
+    # idle tone under a PWM output's DC are the fit's level, not its noise: docs/design.md §13)
     length = 2 * half + 1
     resid -= uniform_filter1d(resid, length, mode="nearest")
     size = round(CHUNK_PERIODS * period)

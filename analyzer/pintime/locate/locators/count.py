@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pintime.locate.threshold import locate_threshold
+from pintime.locate.locators.threshold import locate_threshold
 
 EDGE_SIGMA_SAMPLES = 1.0 / np.sqrt(12.0)  # a uniform error over one sample
 
@@ -20,9 +20,9 @@ EDGE_SIGMA_SAMPLES = 1.0 / np.sqrt(12.0)  # a uniform error over one sample
 def locate_count(y: np.ndarray, noise_rms: float) -> tuple[np.ndarray, np.ndarray]:
     """Whole-sample edge positions (samples from the window start) and their 1-sigma (1/√12 sample).
 
-    ``y`` as for :func:`pintime.locate.threshold.locate_threshold`: the first sample at or past the middle
-    of the two levels is that method's crossing rounded up (its crossing lies strictly after the last sample
-    not yet past the middle, and at or before the first one past it).
+    ``y`` as for :func:`pintime.locate.locators.threshold.locate_threshold`: the first sample at or past the
+    middle of the two levels is that method's crossing rounded up (its crossing lies strictly after the last
+    sample not yet past the middle, and at or before the first one past it).
     """
     crossing, _ = locate_threshold(y, noise_rms)
     return np.ceil(crossing), np.full(len(y), EDGE_SIGMA_SAMPLES)

@@ -1,5 +1,5 @@
-"""The AC coupling's zero away from DC, learned from the edges (:mod:`pintime.locate.highpass` learns its
-poles from the quiet samples between them).
+"""The AC coupling's zero away from DC, learned from the edges (:mod:`pintime.locate.coupling.highpass` learns
+its poles from the quiet samples between them).
 
 A chain of first-order high-passes has all its zeros at DC, and its step response undershoots by at most
 e⁻² = 0.135 of the step. A real input can undershoot far more (a PC line input: −0.4 of the step 1.2 ms

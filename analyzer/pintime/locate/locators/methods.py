@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from pintime.edges import Edges
-from pintime.locate import train
-from pintime.locate.count import locate_count
-from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_isolated
-from pintime.locate.inflection import locate_inflection
-from pintime.locate.periodic import Periodic
-from pintime.locate.threshold import locate_threshold
+from pintime.locate.locators.count import locate_count
+from pintime.locate.locators.fit import FIT_HALF_SAMPLES, TemplateTable, fit_isolated
+from pintime.locate.locators.inflection import locate_inflection
+from pintime.locate.locators.threshold import locate_threshold
+from pintime.locate.shape import train
+from pintime.locate.shape.periodic import Periodic
 
 METHODS = ("template", "inflection", "threshold", "count")
 SIMPLE_HALF = 16  # window half-width of the threshold and inflection methods (and of the seeds)
@@ -52,7 +52,7 @@ def method_error(method: str, table: TemplateTable | Periodic, noise: float, tra
     uncertainties the method itself gave them (both in samples).
 
     The line is piecewise linear in the edge index, knots ``knot_every`` edges apart as in the train's fit
-    (:func:`pintime.locate.train.knot_edges`), so that the sample clock's wander over the train
+    (:func:`pintime.locate.shape.train.knot_edges`), so that the sample clock's wander over the train
     (nanoseconds in a second, docs/design.md §10) is not charged to the method, while a method's
     sub-sample bias, which turns with each polarity's phase at least twice between knots, is. Without a
     train (``knot_every`` 0: a blind template's isolated edges) the error is taken about the template

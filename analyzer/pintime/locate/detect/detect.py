@@ -12,7 +12,7 @@ import numpy as np
 
 from pintime.compiled import kernel
 from pintime.frames import QUIET_MIN_US, SYNC_HIGH_US, SYNC_LOW_US
-from pintime.locate.train import NEIGHBOUR_FREE_SPACING_SAMPLES
+from pintime.locate.shape.train import NEIGHBOUR_FREE_SPACING_SAMPLES
 
 STEP_HALF_SAMPLES = 3  # h: the strength spans 2h = 6 samples, a band-limited step is ~1-4 samples wide
 NOISE_FLOOR = 30.0  # an edge must be this many noise standard deviations of the strength high
@@ -44,9 +44,8 @@ def step_strength(x: np.ndarray) -> np.ndarray:
 def strength_noise(x: np.ndarray) -> float:
     """Robust standard deviation of the strength's noise: from the third difference of ``x``, which
     cancels offset, droop and their curvature (an AC-coupled card's baseline between edges) where the
-    strength itself keeps the droop's slope (at 44.1 kHz a 20 Hz coupling's droop after a 0.09 FS step
-    made the strength's spread 40× its noise). For white noise of deviation σ the third difference has
-    deviation √20·σ and the strength √2·σ.
+    strength itself keeps the droop's slope (docs/design.md §13). For white noise of deviation σ the third
+    difference has deviation √20·σ and the strength √2·σ.
 
     The robust spread is the lowest decile of the absolute deviation from the median, scaled as for
     Gaussian noise (the decile of |z| is 0.1257σ): the edges' samples are outliers, but not rare at low
@@ -126,10 +125,9 @@ def edge_threshold(x: np.ndarray, swing: float | None) -> float | None:
 
 def _dense(x: np.ndarray, peak: float, noise: float) -> bool:
     """Whether the steps of ``x`` above half its ``peak`` strength are a digital signal's edges so dense
-    that its ringing fills every sample, and the third difference measures that instead of the noise (a
-    1 kHz square wave stood 11–19 of it high at 44.1 kHz, a 9600-baud UART sending without pause 15–33):
-    a periodic signal's (:func:`dense_periodic`), or steps of one height that alternate in sign, as one
-    pin's do and noise's do not, standing well out of even that measure."""
+    that its ringing fills every sample, and the third difference measures that instead of the noise
+    (docs/design.md §13): a periodic signal's (:func:`dense_periodic`), or steps of one height that alternate
+    in sign, as one pin's do and noise's do not, standing well out of even that measure."""
     pos, strength = find_steps(x, 0.5 * peak)
     sign = np.sign(strength)
     if dense_periodic(pos.astype(np.float64), sign):

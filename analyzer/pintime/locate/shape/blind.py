@@ -5,8 +5,8 @@ Edge positions and template trade against each other: a template warped by a per
 sub-sample phase, ``g(x + D(x mod 1))``, fits every window as well as the true one at positions moved by
 ``D``, so alternating fit and refit keeps whatever phase-dependent error its seeds had (the threshold
 method's: ≈ 0.05 sample, 1 µs at 48 kHz). The seeds here have none: the centroids of
-:mod:`pintime.locate.centroid`, whose noise is a few times the Cramér–Rao bound; the alternation, started
-there, stays unbiased.
+:mod:`pintime.locate.locators.centroid`, whose noise is a few times the Cramér–Rao bound; the alternation,
+started there, stays unbiased.
 
 One error no blind learning can see: a delta-sigma modulator's ripple (:class:`Template`) moves each
 edge's response by an amount periodic in its phase against the modulator's grid, exactly as a shifted
@@ -18,11 +18,11 @@ from __future__ import annotations
 import numpy as np
 
 from pintime.errors import PintimeError
-from pintime.locate import train
-from pintime.locate.centroid import centroids
-from pintime.locate.dense import learn_dense
-from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_isolated
-from pintime.locate.template import Template, covered_knots
+from pintime.locate.locators.centroid import centroids
+from pintime.locate.locators.fit import FIT_HALF_SAMPLES, TemplateTable, fit_isolated
+from pintime.locate.shape import train
+from pintime.locate.shape.dense import learn_dense
+from pintime.locate.shape.template import Template, covered_knots
 
 BLIND_ROUNDS = 4  # fit / refit alternations
 # knot spacings tried, finest first: a slow signal's few edges, or a clock nearly locked to the card's,
@@ -42,8 +42,8 @@ def learn_blind(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndar
                 noise_rms: float, frames: bool = True) -> Template:
     """Template from the isolated edges at ``pos`` (samples; polarity ``sign``; windows ``y`` on
     :data:`train.WINDOW`, threshold ``seeds``) of a learning span ``span_s`` long without a calibration
-    train; from all of them together (:mod:`pintime.locate.dense`; the capture's noise ``noise_rms``) where
-    too few are isolated. ``frames``: the edges hold pintime frames (a refusal then names the train they
+    train; from all of them together (:mod:`pintime.locate.shape.dense`; the capture's noise ``noise_rms``)
+    where too few are isolated. ``frames``: the edges hold pintime frames (a refusal then names the train they
     lack; else what the signal lacks, in its terms)."""
     isolated = isolated_edges(pos)
     if isolated.sum() < MIN_ISOLATED:

@@ -1,4 +1,4 @@
-"""Whether a fit learned from the calibration train (:mod:`pintime.locate.train`) holds the card's
+"""Whether a fit learned from the calibration train (:mod:`pintime.locate.shape.train`) holds the card's
 response, and what to do where it does not: move its support after the edge (a minimum-phase filter's
 ringing, :func:`response_lead`), widen it (a response ringing beyond ±48 samples either side, where the
 train's spacing leaves room), learn blind (a train disturbed), or refuse with the cause (a response longer
@@ -12,8 +12,8 @@ import numpy as np
 
 from pintime.capture.wav import STANDARD_RATES_HZ
 from pintime.errors import PintimeError
-from pintime.locate.template import SETTLED_SAMPLES
-from pintime.locate.train import (
+from pintime.locate.shape.template import SETTLED_SAMPLES
+from pintime.locate.shape.train import (
     LONG_HALF_SAMPLES,
     MAX_LEAD_SAMPLES,
     MIN_TRAIN_EDGES,
@@ -34,26 +34,22 @@ CUT_RATIO = 10.0  # … and how much more ringing at its end than at its start c
 MISFIT_MAX = 3.0  # a train fit leaving more than this × the noise (RMS) has not learned the edge's shape
 # a train fit leaving more than this × the noise (RMS) in its windows' stretch before the support: the
 # response reaches beyond ±U (a resampler's long ringing), so the ringing of an edge's neighbours within
-# reach is not taken out (modelled cards: 1.07–1.17; libsoxr's and libsamplerate's best 96 → 48 kHz:
-# 5.9–32, their edges with neighbours then off by 5–200 ns against σ of 0.1–0.5 ns)
+# reach is not taken out (between the modelled cards and resamplers' long ringing: docs/design.md §13)
 BEFORE_MAX = 2.0
 # … or more than this × the fit's own residual over its windows: the same reach, in a recording whose noise
-# measure leaves it under BEFORE_MAX (16 bits, quantization). Every modelled card, the sweep of datasheet
-# decimation filters (passband 0.27-0.455 fs, stopband 0.5-0.7 fs, linear and minimum phase) and the
-# converters located: ≤ 1.083 (edges ≤ 1.53× their Cramér–Rao bound, ≤ 5.4 σ); a linear-phase filter
-# whose transition band is 0.05 fs (0.45/0.50, 0.455/0.505) at 44.1-48 kHz: 1.27-1.41, its edges with
-# neighbours 1.5-2.8× the bound and up to 9 σ (docs/results.md)
+# measure leaves it under BEFORE_MAX (16 bits, quantization): above every modelled card and datasheet
+# decimation filter, below a linear-phase filter whose transition band is 0.05 fs (docs/design.md §13;
+# docs/results.md)
 BEFORE_EXCESS_MAX = 1.15
-# why a train's fit fails with nothing before its edges: the edges are not one shape (y + 0.004·y² on the
-# recorded samples, −54 dB of second harmonic at full scale, left 4.6× the noise on the `default` card), and
-# the two causes the train cannot tell apart: a bent input, or a converter's filter that varies with the
-# edge's place between samples (a file resampled 192 → 176.4 kHz left 6.5×, stretched by 500 ppm 288×)
+# why a train's fit fails with nothing before its edges: the edges are not one shape, and the two causes
+# the train cannot tell apart: a bent input, or a converter's filter that varies with the edge's place
+# between samples (docs/design.md §13)
 NOT_ONE_SHAPE = (": its edges are not one shape: a nonlinear input makes rising and falling edges differ "
                  "(record at a lower level, the steps well below full scale), a resampled file's converter "
                  "makes the shape change with where an edge falls between samples (a file converted to "
                  "another rate or stretched in time: analyse it as the card recorded it)")
 # the train's step height may stray this far (relative) from a steady drift: a pin's level follows its
-# supply, which moves with load (every modelled card: ≤ 0.04 %); automatic gain control by 10-30 %
+# supply, which moves with load, far less than automatic gain control moves it (docs/design.md §13)
 GAIN_TOLERANCE = 0.05
 AGC = ("the card applies automatic gain control (AGC; on a laptop, in its microphone settings), or the "
        "board's supply varies. Switch AGC off and record again")
@@ -119,23 +115,8 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
     third of the train holds a template either: the response is longer than the template (the stretch
     before the edges holds more than noise), or its edges are not one shape (it does not: a nonlinear
     input), and a blind one would leave the edges off by far more than their σ."""
-    lead = 0
-    fit, misfit_x, before_x = _attempt(y, centre, seed_samples, falling, noise_rms, lead, rounding)
-    for _ in range(LEAD_ROUNDS):
-        moved = lead if fit is None else response_lead(fit)
-        if moved == lead:
-            break
-        attempt = _attempt(y, centre, seed_samples, falling, noise_rms, moved, rounding)
-        if attempt[0] is None:
-            break
-        lead, (fit, misfit_x, before_x) = moved, attempt
-    period = float(np.median(np.diff(centre))) if fit is None else fit.period_samples
-    if (fit is None or _reaches_beyond(fit, before_x)) and period > neighbour_free(LONG_HALF_SAMPLES):
-        k = clear(centre, around, LONG_HALF_SAMPLES)
-        attempt = (None, np.inf, np.inf) if k.stop - k.start < MIN_TRAIN_EDGES else _attempt(
-            y[k], centre[k], seed_samples[k], falling[k], noise_rms, 0, rounding, LONG_HALF_SAMPLES)
-        if _holds(*attempt):
-            lead, (fit, misfit_x, before_x) = 0, attempt
+    fit, misfit_x, before_x, lead, period = _best_attempt(y, centre, seed_samples, falling, noise_rms,
+                                                          rounding, around)
     if fit is not None and _holds(fit, misfit_x, before_x):
         if fit.gain_change > GAIN_TOLERANCE:
             change = f"by up to {fit.gain_change:.0%} along the calibration train (2.8 s)"
@@ -153,17 +134,51 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
                                                              falling[part], noise_rms, lead)):
             return None, (f"the template fitted to the calibration train leaves {misfit}, where a third of "
                           "it holds the shape: something in the train (lost audio?)")
+    raise _not_held(fit, misfit, before_x, noise_rms, period, path, rate_hz)
+
+
+def _best_attempt(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, falling: np.ndarray,
+                  noise_rms: float, rounding: Callable[[np.ndarray], list[np.ndarray]] | None,
+                  around: tuple[float, float]) -> tuple[TrainFit | None, float, float, int, float]:
+    """The train's fit, its support moved after the edge while its ringing shows it there
+    (:func:`response_lead`, at most LEAD_ROUNDS times), or on ±LONG_HALF_SAMPLES where it reaches beyond
+    the support and the train's spacing leaves room: the fit, its misfit and its stretch before the edges
+    against the noise, its lead, and the train's period (samples) as the fit on the short support saw it."""
+    lead = 0
+    fit, misfit_x, before_x = _attempt(y, centre, seed_samples, falling, noise_rms, lead, rounding)
+    for _ in range(LEAD_ROUNDS):
+        moved = lead if fit is None else response_lead(fit)
+        if moved == lead:
+            break
+        attempt = _attempt(y, centre, seed_samples, falling, noise_rms, moved, rounding)
+        if attempt[0] is None:
+            break
+        lead, (fit, misfit_x, before_x) = moved, attempt
+    period = float(np.median(np.diff(centre))) if fit is None else fit.period_samples
+    if (fit is None or _reaches_beyond(fit, before_x)) and period > neighbour_free(LONG_HALF_SAMPLES):
+        k = clear(centre, around, LONG_HALF_SAMPLES)
+        attempt = (None, np.inf, np.inf) if k.stop - k.start < MIN_TRAIN_EDGES else _attempt(
+            y[k], centre[k], seed_samples[k], falling[k], noise_rms, 0, rounding, LONG_HALF_SAMPLES)
+        if _holds(*attempt):
+            lead, (fit, misfit_x, before_x) = 0, attempt
+    return fit, misfit_x, before_x, lead, period
+
+
+def _not_held(fit: TrainFit | None, misfit: str, before_x: float, noise_rms: float, period: float, path: str,
+              rate_hz: int) -> PintimeError:
+    """Why no template holds a train whose spacing suits the window: none fits, its shape differs (the
+    response ends within the template), or the response is longer than the template."""
     if fit is None:
-        raise PintimeError(f"{path}: no template fits the calibration train's windows (singular normal "
-                           f"equations){_too_long(period, rate_hz)}")
+        return PintimeError(f"{path}: no template fits the calibration train's windows (singular normal "
+                            f"equations){_too_long(period, rate_hz)}")
     before = f"{before_x:.1f}× the noise" if noise_rms > 0 else f"{fit.before_rms:.2g} FS RMS"
     before += f", {fit.before_rms / fit.residual_rms:.2f}× what the template leaves in them,"
     if not _reaches_beyond(fit, before_x):  # the response ends within the template: its shape differs
-        raise PintimeError(f"{path}: the template fitted to the calibration train's windows leaves {misfit} "
-                           f"(and {before} before their edges, where only noise belongs){NOT_ONE_SHAPE}")
-    raise PintimeError(f"{path}: the calibration train's windows leave {before} before their edges, where no "
-                       f"response should be, and the template fitted to them leaves {misfit}"
-                       f"{_too_long(period, rate_hz)}")
+        return PintimeError(f"{path}: the template fitted to the calibration train's windows leaves {misfit} "
+                            f"(and {before} before their edges, where only noise belongs){NOT_ONE_SHAPE}")
+    return PintimeError(f"{path}: the calibration train's windows leave {before} before their edges, where "
+                        f"no response should be, and the template fitted to them leaves {misfit}"
+                        f"{_too_long(period, rate_hz)}")
 
 
 def _too_long(period_samples: float, rate_hz: int) -> str:

@@ -7,10 +7,10 @@ edges' times move the same way each time and no spread of repetitions shows it (
 "Quantization without dither"). The template is learned from the calibration train, whose windows round
 alike too, so it takes that rounding in: the larger part where pulses' edges share windows. Where the
 levels lie between the codes is not known (the quiet between edges is one code), so its effect is drawn
-as the template's error is (:mod:`pintime.locate.template_error`): for DRAWS offsets of the levels from
+as the template's error is (:mod:`pintime.locate.shape.template_error`): for DRAWS offsets of the levels from
 the codes, spread evenly over one LSB, the template the train's rounded windows would teach
-(:func:`rounding_errors`, learned in :func:`pintime.locate.train.learn_from_train`), and each edge's move
-under its own window's rounding (:class:`QuantizationModel`), both to first order. The window's data
+(:func:`rounding_errors`, learned in :func:`pintime.locate.shape.train.learn_from_train`), and each edge's
+move under its own window's rounding (:class:`QuantizationModel`), both to first order. The window's data
 changed by ``e`` moves the fit's parameters by ``(JᵀJ)⁻¹Jᵀ·e``, where ``e`` is the expected rounding error
 of the window's noise-free waveform: its own and its neighbours' steps (the pin's steps are all one size,
 ``step_lsb``) over a level ``offset_lsb``. With Gaussian analog noise of σ LSB that error is the rounding
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from pintime.compiled import kernel
-from pintime.locate.fit import PHASE_RANGE, PHASES_PER_SAMPLE, TemplateTable
-from pintime.locate.template_error import (
+from pintime.locate.locators.fit import PHASE_RANGE, PHASES_PER_SAMPLE, TemplateTable
+from pintime.locate.shape.template_error import (
     TABLE_PER_SAMPLE,
     detector_offsets,
     detector_windows,
@@ -123,8 +123,8 @@ class QuantizationModel:
                        ) -> np.ndarray:
         """How far (samples) rounding moved each edge at ``pos`` (samples, ascending; ``sign`` its step's
         sign, ``level`` the waveform's level before it in steps) in the locator's fit of its window
-        (:func:`pintime.locate.template_error.detector_windows`): one edge's window by the pseudo-inverse's
-        timing row, a cluster's by its joint fit's linearized system."""
+        (:func:`pintime.locate.shape.template_error.detector_windows`): one edge's window by the
+        pseudo-inverse's timing row, a cluster's by its joint fit's linearized system."""
         centre, phase, first, size = detector_windows(pos, self.coarse_offset)
         shift = np.zeros(len(pos))
         _shift_kernel(self.table.pinv, self.curves, self.u_lo, self.table.template.support_end, centre, phase,

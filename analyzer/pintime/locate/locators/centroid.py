@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pintime.locate import train
+from pintime.locate.shape import train
 
 CENTROID_SIGMA_SAMPLES = 3.0  # the centroid's Gaussian window (its spectrum is 10⁻¹² at 0.4 fs)
 CENTROID_ITERATIONS = 30

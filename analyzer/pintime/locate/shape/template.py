@@ -50,7 +50,8 @@ class Template:
     """Cubic B-spline response ``S`` over ``[-half_samples, half_samples]`` about ``lead_samples`` after the
     edge, knots every ``knot_samples``, plus the ripple of a delta-sigma modulator's grid if the capture
     shows one. A minimum-phase decimation filter rings only after its edge, and for longer than
-    ``half_samples``: its support is placed after the edge (:func:`pintime.locate.traincheck.response_lead`).
+    ``half_samples``: its support is placed after the edge
+    (:func:`pintime.locate.shape.traincheck.response_lead`).
 
     A delta-sigma ADC samples the analog step at M·fs and its decimation filter ``h`` averages those
     samples. Summing over the modulator's instants (Poisson summation), the response is the smooth
@@ -70,7 +71,7 @@ class Template:
     ripple: np.ndarray | None = None  # (RIPPLE_HARMONICS, RIPPLE_TERMS): (a, b, c, d) of each harmonic
     lead_samples: int = 0  # the support's middle lies about this far after the edge (-origin, rounded)
     # every edge's σ is this many times its fit's: a dense signal's shape whose fit and centroid disagree
-    # (pintime.locate.dense)
+    # (pintime.locate.shape.dense)
     sigma_scale: float = 1.0
 
     @classmethod
@@ -288,36 +289,63 @@ def _normal_equations(first, weights, ripple, target, nuisance, length, n_free):
     col = np.empty(4, dtype=np.int64)
     val = np.empty(4)
     for r in range(n_rows):
-        m = 0
-        for k in range(4):
-            c = first[r] + k - N_ZERO
-            if c >= 0:
-                col[m], val[m] = c, weights[r, k]
-                m += 1
+        m = _row_columns(first[r], weights[r], col, val)
         win, sample = r // length, r % length
-        for a in range(m):
-            ca, va = col[a], val[a]
-            for t in range(target.shape[1]):
-                rhs[ca, t] += va * target[r, t]
-            for b in range(a, m):  # the upper triangle only (a row's columns ascend)
-                normal[ca, col[b]] += va * val[b]
-            for k in range(n_ripple):
-                cross[ca, k] += va * ripple[r, k]
-            reached[win, ca] = True
-            for q in range(p):
-                qd[win, q, ca] += nuisance[sample, q] * va
-        for k in range(n_ripple):
-            vk = ripple[r, k]
-            for t in range(target.shape[1]):
-                rhs[n_spline + k, t] += vk * target[r, t]
-            for j in range(k, n_ripple):
-                square[k, j] += vk * ripple[r, j]
-            reached[win, n_spline + k] = True
-            for q in range(p):
-                qd[win, q, n_spline + k] += nuisance[sample, q] * vk
+        _add_spline_terms(r, m, col, val, ripple, target, nuisance[sample], normal, cross, rhs, qd[win],
+                          reached[win])
+        _add_ripple_terms(r, n_spline, ripple, target, nuisance[sample], square, rhs, qd[win], reached[win])
     normal[:n_spline, n_spline:] = cross
     normal[n_spline:, n_spline:] = square
     return normal, rhs, qd, reached
+
+
+@kernel(inline="always")
+def _row_columns(first, weights, col, val):  # pragma: no cover (compiled)
+    """A design row's spline columns from ``first`` less the N_ZERO fixed coefficients, and their
+    ``weights``, into ``col`` and ``val``: how many."""
+    m = 0
+    for k in range(4):
+        c = first + k - N_ZERO
+        if c >= 0:
+            col[m], val[m] = c, weights[k]
+            m += 1
+    return m
+
+
+@kernel(inline="always")
+def _add_spline_terms(r, m, col, val, ripple, target, nuisance, normal, cross, rhs, qd,
+                      reached):  # pragma: no cover (compiled)
+    """Row ``r``'s products with its ``m`` spline columns added: to the spline's normal equations (upper
+    triangle), their cross terms with the ripple's, ``Dᵀ·target``, and its window's ``QᵀD`` (``qd``) and
+    ``reached``; ``nuisance``: the row's sample of the window's baseline basis."""
+    for a in range(m):
+        ca, va = col[a], val[a]
+        for t in range(target.shape[1]):
+            rhs[ca, t] += va * target[r, t]
+        for b in range(a, m):  # the upper triangle only (a row's columns ascend)
+            normal[ca, col[b]] += va * val[b]
+        for k in range(ripple.shape[1]):
+            cross[ca, k] += va * ripple[r, k]
+        reached[ca] = True
+        for q in range(len(nuisance)):
+            qd[q, ca] += nuisance[q] * va
+
+
+@kernel(inline="always")
+def _add_ripple_terms(r, n_spline, ripple, target, nuisance, square, rhs, qd,
+                      reached):  # pragma: no cover (compiled)
+    """Row ``r``'s products with the ripple's columns (after the spline's ``n_spline``) added: to their
+    normal equations (upper triangle), ``Dᵀ·target``, and its window's ``QᵀD`` and ``reached``."""
+    n_ripple = ripple.shape[1]
+    for k in range(n_ripple):
+        vk = ripple[r, k]
+        for t in range(target.shape[1]):
+            rhs[n_spline + k, t] += vk * target[r, t]
+        for j in range(k, n_ripple):
+            square[k, j] += vk * ripple[r, j]
+        reached[n_spline + k] = True
+        for q in range(len(nuisance)):
+            qd[q, n_spline + k] += nuisance[q] * vk
 
 
 @kernel(inline="always")

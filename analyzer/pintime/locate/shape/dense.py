@@ -1,7 +1,7 @@
 """The edge template learned blind from edges too close together to be learned one at a time: a UART line,
 a burst of pulses (no calibration train, no edge alone; docs/design.md §10).
 
-Isolated edges (:mod:`pintime.locate.blind`) need ~120 samples free around each; a 9600-baud UART at
+Isolated edges (:mod:`pintime.locate.shape.blind`) need ~120 samples free around each; a 9600-baud UART at
 44.1 kHz puts an edge every 4.6 samples. The card is linear, so every learning window is the sum of the
 responses of all edges that reach it, each the pin's one step ``±A`` through the one response ``g``:
 
@@ -13,9 +13,9 @@ learning, each edge located in its *peeled* window, its neighbours' responses at
 subtracted (:meth:`_Windows.peeled`). The times start from centroids in a window narrow enough to keep
 the neighbours out, whose error periodic in the sub-sample phase the alternation of template fits and
 learning keeps (the warp blind learning describes); the last rounds take each peeled window's wide
-centroid instead (:mod:`pintime.locate.centroid`), which has none and, once template and times reproduce
-the samples, sees the edge as exactly as if it were alone, whatever warp they share. Where the edges'
-pattern hides part of the response from every window (a train: only its harmonics show) the times are
+centroid instead (:mod:`pintime.locate.locators.centroid`), which has none and, once template and times
+reproduce the samples, sees the edge as exactly as if it were alone, whatever warp they share. Where the
+edges' pattern hides part of the response from every window (a train: only its harmonics show) the times are
 not pinned down, and the fit and the centroid then disagree: refused.
 """
 
@@ -28,31 +28,26 @@ from scipy import linalg
 
 from pintime.compiled import kernel
 from pintime.errors import PintimeError
-from pintime.locate import train
-from pintime.locate.centroid import centroids
-from pintime.locate.fit import FIT_HALF_SAMPLES, EdgeFit, TemplateTable, fit_isolated
-from pintime.locate.template import N_ZERO, Template, covered_knots
+from pintime.locate.locators.centroid import centroids
+from pintime.locate.locators.fit import FIT_HALF_SAMPLES, EdgeFit, TemplateTable, fit_isolated
+from pintime.locate.shape import train
+from pintime.locate.shape.template import N_ZERO, Template, covered_knots
 
 # rounds of locating every edge in its peeled window and learning again: first by the template's fit,
-# which takes out the first centroids' random error (0.005 sample at 48 kHz) but keeps their error
-# periodic in the phase (0.004 sample), then by the peeled window's wide centroid, which has none
-# (9600 baud, `default` at 48 kHz: 2·10⁻⁵ sample after 8 + 4; 2 fits first left 3·10⁻⁴, 4 left 10⁻⁴)
+# which takes out the first centroids' random error but keeps their error periodic in the phase, then by
+# the peeled window's wide centroid, which has none (docs/design.md §13)
 FIT_ROUNDS = 8
 CENTROID_ROUNDS = 4
 MAX_WINDOWS = 600  # the template is learned from this many windows (cost ∝ windows × neighbours²)
 FIRST_SIGMA_SAMPLES = 1.0  # the first centroids' window: a neighbour 4.6 samples away weighs 2.5e-5
-# edges reaching a window, at most (median): the cost grows with their square (a 9600-baud UART at 44.1 kHz:
-# 14-20; a line sending every 3 samples, 80, took minutes)
+# edges reaching a window, at most (median): the cost grows with their square (docs/design.md §13)
 MAX_NEIGHBOURS = 32
 MIN_WINDOWS = 100  # fewer windows with every neighbour known do not determine the template
 # an edge reaches a window when its support overlaps it: centres within this of the window's ends
 REACH_SAMPLES = train.TEMPLATE_HALF_SAMPLES + 2
-# the fit and the centroid of the learning windows may differ by this many times the fits' σ (RMS): 1.5–1.9
-# on 13 cards, rates and levels (a 9600-baud UART with pauses), where the edges then came within 1.31× σ;
-# 3.98 on bursts of 400 bytes without pause (`default`, 44.1 kHz: 1.61× σ, worst 6.3 σ), 4.4–6.2 on a line
-# that never pauses and on NMEA-like bursts (1.4–4.4× σ, worst 16 σ), 5·10⁴ on a calibration train too
-# fast for its rate. Up to MAX_AGREEMENT every edge's σ is multiplied by the disagreement (those edges then
-# within 0.8× it, worst 3 of it); beyond, refused
+# the fit and the centroid of the learning windows may differ by this many times the fits' σ (RMS): above
+# what a line with pauses leaves, below lines that never pause (docs/design.md §13). Up to MAX_AGREEMENT every
+# edge's σ is multiplied by the disagreement; beyond, refused
 AGREEMENT = 3.0
 MAX_AGREEMENT = 10.0
 

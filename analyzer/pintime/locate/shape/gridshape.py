@@ -1,5 +1,5 @@
-"""The recording chain's response learned from edges on a grid (:mod:`pintime.locate.grid`), one shape per
-polarity, and every edge located against it (docs/design.md §10, "Edges on a grid").
+"""The recording chain's response learned from edges on a grid (:mod:`pintime.locate.shape.grid`), one shape
+per polarity, and every edge located against it (docs/design.md §10, "Edges on a grid").
 
 The chain is linear, so the samples are the sum of every edge's response, each polarity's own ``G±``
 (a chain may distort its falling edges, not its rising ones), plus a slow baseline:
@@ -30,8 +30,8 @@ import numpy as np
 from scipy import linalg, signal, sparse
 
 from pintime.errors import PintimeError
-from pintime.locate import grid as gridmod
-from pintime.locate.template import bspline_weights
+from pintime.locate.shape import grid as gridmod
+from pintime.locate.shape.template import bspline_weights
 
 LEAD_SAMPLES = 8  # L: the response's support starts this far before the edge (a linear-phase filter's
 TAIL_SAMPLES = 36  # pre-ringing) and ends R after it (ringing, an AC coupling's fast decay)
@@ -55,8 +55,8 @@ MISFIT_CHANCE = 3.9
 MISFIT_DROP = 100.0
 TABLE_PER_SAMPLE = 256  # G is tabulated this finely (linear interpolation: ~1e-6 of its peak)
 # every σ is raised until all but TAIL_SHARE of the learning edges lie within TAIL_SIGMAS of their σ from
-# the grid's line: a source's own jitter (one LTC generator put a tenth of its edges 2-10 µs late, seen
-# alike by the fit and the centroid) is no error of the fit, and cannot be told from one
+# the grid's line: a source's own jitter (seen alike by the fit and the centroid: docs/design.md §13) is no
+# error of the fit, and cannot be told from one
 TAIL_SHARE = 0.01
 TAIL_SIGMAS = 4.0
 MIN_TURNS = 2.0  # the learning line's drift knots are this many phase coverings apart (see grid_knot_s)
@@ -185,7 +185,7 @@ def _warp(located: np.ndarray, line: np.ndarray, falling: np.ndarray) -> np.ndar
     """Each edge's share of the located times' departure from the grid's line that is periodic in the
     sub-sample phase: per polarity, the mean departure in each of WARP_BINS phase bins (less the
     polarity's mean), where a bin holds EDGES_PER_KNOT edges or more (0 elsewhere). A shape learned at the
-    located times keeps their warp (locate/blind.py); the line shows it, and it is taken out, while each
+    located times keeps their warp (locate/shape/blind.py); the line shows it, and it is taken out, while each
     edge's own departure (its source's jitter, a neighbour's pattern) stays."""
     out = np.zeros(len(located))
     d = located - line

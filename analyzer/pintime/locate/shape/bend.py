@@ -22,7 +22,7 @@ import numpy as np
 
 from pintime.capture.wav import Block
 from pintime.errors import PintimeError
-from pintime.locate.fit import FIT_HALF_SAMPLES, TemplateTable, fit_isolated
+from pintime.locate.locators.fit import FIT_HALF_SAMPLES, TemplateTable, fit_isolated
 
 LEVEL_SAMPLES_192K = 12  # the level either side of an edge: samples h … 2h from it (h at 192 kHz, scaled)
 MIN_LEVEL_SAMPLES = 3

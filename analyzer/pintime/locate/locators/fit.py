@@ -15,7 +15,7 @@ Edges closer than the template's reach are fitted by subtracting, in each one's 
 fitted ringing and fitting again (block Gauss–Seidel) until the times settle: in a few sweeps, since a
 neighbour's ringing is a small part of the window. Edges so close that a neighbour's step lies inside
 the window (both edges of a pulse a few samples long) share one window instead and are fitted
-together (:mod:`pintime.locate.joint`; docs/design.md §10: close edges must be fitted jointly).
+together (:mod:`pintime.locate.locators.joint`; docs/design.md §10: close edges must be fitted jointly).
 """
 
 from __future__ import annotations
@@ -25,33 +25,31 @@ from dataclasses import dataclass
 import numpy as np
 
 from pintime.compiled import kernel
-from pintime.locate.joint import fit_joint
-from pintime.locate.template import Template
+from pintime.locate.locators.joint import fit_joint
+from pintime.locate.shape.template import Template
 
 # W: the fit uses 2W+1 samples, where most of s′² (the timing information) is. Wider windows lose less to
-# the offset and slope (timing variance over the CRLB on the default card: 1.12 at W = 5, 1.07 at 8, 1.03 at
-# 16) but take in more of the learned template's error away from the edge, which shows as a bias that
-# depends on the sub-sample phase: 0.015 / 0.031 / 0.074 ns RMS at W = 5 / 8 / 16 (table1, default, steady
-# clock); per-edge RMS / CRLB 1.21 at W = 5, 1.36 at 8.
+# the offset and slope but take in more of the learned template's error away from the edge, which shows as
+# a bias that depends on the sub-sample phase: W is where the edges' error against their CRLB is least
+# (docs/design.md §13)
 FIT_HALF_SAMPLES = 5
 PHASES_PER_SAMPLE = 1024  # grid of tabulated phases; first-order error at half a cell is ~1e-7 of A
 PHASE_RANGE = (-1.0, 2.0)  # phases relative to the window centre the table covers
 STEPS = 6  # Gauss–Newton steps from a seed within ~0.1 sample (threshold method): then in one grid cell; a
-# modulator ripple in g′ (±25 % at 44.1 kHz) makes each step land a quarter of the distance off: 3 left
-# train edges 4.9× the CRLB at 44.1 kHz (heavy tails to 22 ns), 6 and 12 give the same 1.2×
+# modulator ripple in g′ makes each step land a part of the distance off, and more steps change nothing
+# (docs/design.md §13)
 RINGING_PER_SAMPLE = 128  # neighbours' ringing is tabulated this finely (interpolation error ≪ noise)
 RINGING_MARGIN_SAMPLES = 2  # zero columns the ringing table has beyond the response (and slope) at each end
 NEGLIGIBLE_RINGING = 1e-5  # of the step: ringing below this is ignored (noise is ≳ 1e-5 of a step)
 # Gauss–Seidel sweeps after the first fit, until no time moves by more than SWEEP_TOLERANCE_SAMPLES: two
-# suffice where a neighbour's ringing is a small part of a window, but at 44.1 kHz a neighbour 8.8 samples
-# away (Table 1's 200 µs pulses) reaches 3.8 samples into it, and 2 sweeps left those edges 1.76× the
-# Cramér–Rao bound (1.44× converged, after 4-6)
+# suffice where a neighbour's ringing is a small part of a window; a neighbour reaching deep into it needs
+# more to converge (docs/design.md §13)
 SWEEPS = 8
 SWEEP_TOLERANCE_SAMPLES = 1e-6
 FIRST_STEPS = 1  # Gauss–Newton steps of that first fit: it only places the ringing the sweeps take out
 # the sweep whose joint fits are also tried from other starts where they look like local minima
 # (:func:`fit_joint`): the second, whose windows have lost their neighbours' ringing at settled times (in
-# the first, of 8382 Table 1 windows at 48 kHz a median left 4× the noise's residual: most looked suspect)
+# the first, most windows look suspect: docs/design.md §13)
 EXPLORE_SWEEP = 2
 JOINT_SAMPLES = FIT_HALF_SAMPLES + 2  # edges this close share a window: a neighbour's step is in it
 

@@ -7,7 +7,7 @@ import numpy as np
 from pintime.capture.wav import Block, WavInfo
 from pintime.compiled import kernel
 from pintime.errors import PintimeError
-from pintime.locate.highpass import RestoredBlock
+from pintime.locate.coupling.highpass import RestoredBlock
 
 
 def windows(block: Block, channel: int, pos: np.ndarray, offsets: np.ndarray, info: WavInfo) -> np.ndarray:

@@ -1,5 +1,5 @@
 """A capture whose edges lie on a grid and hold no calibration train, located block by block against the
-response learned from the grid (:mod:`pintime.locate.grid`, :mod:`pintime.locate.gridshape`).
+response learned from the grid (:mod:`pintime.locate.shape.grid`, :mod:`pintime.locate.shape.gridshape`).
 
 Only the measurement channel is located. Every σ is the fit's, scaled where the window's misfit is beyond
 chance, and raised for all edges until all but 1 % of the learning edges lie within 4σ of the grid's line
@@ -16,15 +16,15 @@ import numpy as np
 from pintime.capture.wav import WavInfo, iter_blocks
 from pintime.edges import Edges
 from pintime.errors import PintimeError
-from pintime.locate import grid, gridshape, train
-from pintime.locate.blind import isolated_edges
-from pintime.locate.detect import dense_periodic
-from pintime.locate.learnspan import BLOCK_FRAMES, PAD_FRAMES
+from pintime.locate.detect.detect import dense_periodic
+from pintime.locate.shape import grid, gridshape, train
+from pintime.locate.shape.blind import isolated_edges
+from pintime.locate.stream.learnspan import BLOCK_FRAMES, PAD_FRAMES
 
 PROBE_S = 2.0  # a grid is looked for, and the shape learned, in this much of the learning span
-ISOLATED_SHARE = 0.5  # a signal whose edges are mostly this far apart is learned blind (locate/blind.py)
+ISOLATED_SHARE = 0.5  # a signal whose edges are mostly this far apart is learned blind (shape/blind.py)
 # a grid finer than this (samples a cell: a UART at 44.1-48 kHz) is learned from all edges together
-# (locate/dense.py), whose σ holds its edges there; the grid's own σ would not
+# (locate/shape/dense.py), whose σ holds its edges there; the grid's own σ would not
 MIN_CELL_SAMPLES = 8.0
 
 

@@ -1,15 +1,15 @@
-"""Edge detection block by block (:mod:`pintime.locate.detect` on each block column), with each channel's
-typical edge strength remembered from block to block and its threshold following the recording's level.
+"""Edge detection block by block (:mod:`pintime.locate.detect.detect` on each block column), with each
+channel's typical edge strength remembered from block to block and its threshold following the recording's
+level.
 
 The threshold is half the first edges' strength. A recording whose level changes later (the input's gain
-moved during the take, a card's automatic gain control) would leave it behind: at 0.55× the first level
-its edges' strength stood at the threshold, runs split and located twice (189 of 281 frames rejected);
-below half the level no edge was detected and the rest of the capture was silently left out. So the
-detector follows the level: from the steps located in each block (:meth:`BlockDetector.track`, the
-medians of its stretches against the first edges'), and, where a block holds few steps at the threshold,
+moved during the take, a card's automatic gain control) would leave it behind: near half the first level
+its edges' strength stands at the threshold, and runs split; below half no edge is detected (docs/design.md
+§13). So the detector follows the level: from the steps located in each block (:meth:`BlockDetector.track`,
+the medians of its stretches against the first edges'), and, where a block holds few steps at the threshold,
 from the block's own strongest steps when they are a pin's, many and alternating in sign
 (:meth:`BlockDetector.steps`). Every change is kept (:attr:`BlockDetector.level_changes`) for the report;
-one inside the learning span has the capture located again (:func:`pintime.locate.capture_edges.
+one inside the learning span has the capture located again (:func:`pintime.locate.stream.capture_edges.
 locate_capture`).
 """
 
@@ -18,14 +18,14 @@ from __future__ import annotations
 import numpy as np
 
 from pintime.capture.wav import Block
-from pintime.locate import detect
-from pintime.locate.methods import SIMPLE_HALF
+from pintime.locate.detect import detect
+from pintime.locate.locators.methods import SIMPLE_HALF
 
 TRACK_EDGES = 16  # a block's level is judged from this many located edges at least …
 TRACK_PARTS = 16  # … in each of up to this many stretches of it, in order (0.3 s of table1 at 48 kHz)
 # the threshold follows the level when a block's median step moves this far (relative) from the level the
-# threshold was set for: an edge's step is known to 0.1 % at README's level (a steady recording's blocks
-# agree to 0.05 %), and a threshold at 0.45-0.55 of the strength detects as well as one at half
+# threshold was set for: far beyond a steady recording's spread of the step, within the range of
+# thresholds that detect as well as one at half the strength (docs/design.md §13)
 TRACK_TOLERANCE = 0.1
 PIN_STEP = 0.25  # a block located again keeps the steps of at least this fraction of its lower level
 
@@ -43,7 +43,7 @@ class BlockDetector:
         self.margin, self.pad_frames = margin, pad_frames  # detection is trusted this far inside a block
         self.at_file_ends = 0  # edges found within SIMPLE_HALF samples of the file's start or end …
         # … and the edges less than this many samples from one (0: none), whose locations take its response
-        # for theirs (`laptop-48k`: 10-50σ off): located, as their neighbours' fits need them, but not kept
+        # for theirs (docs/design.md §13): located, as their neighbours' fits need them, but not kept
         self.reach = 0.0
         # each edge's step is fitted with its neighbours (the template method), else read from its window,
         # which holds a close neighbour's step too: the level is then followed on isolated edges alone

@@ -1,5 +1,5 @@
-"""Where a WAV capture's learning pass reads (:mod:`pintime.locate.capture_edges`): the blocks both passes
-read it in, and the span of it the edge shape, the noise and the AC coupling are learned from: from the
+"""Where a WAV capture's learning pass reads (:mod:`pintime.locate.stream.capture_edges`): the blocks both
+passes read it in, and the span of it the edge shape, the noise and the AC coupling are learned from: from the
 first edges, or from a calibration train further on, or as long as a slow signal needs; and where in that
 span the recording's level jumps (the input's gain moved in the first seconds), which a learning across
 it cannot hold."""
@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from pintime.capture.wav import WavInfo, iter_blocks
-from pintime.locate import detect, train
-from pintime.locate.blockdetect import BlockDetector
+from pintime.locate.detect import detect
+from pintime.locate.detect.blockdetect import BlockDetector
+from pintime.locate.shape import train
 
 BLOCK_FRAMES = 1 << 18  # 1.4 s per block at 192 kHz (4 MB of float32 stereo with its float64 channel copy)
 PAD_FRAMES = 1024  # look-ahead/behind of a block: a group of close edges must fit in it
@@ -24,8 +25,8 @@ MARGIN = int(train.WINDOW[-1] - train.WINDOW[0])  # detection is trusted this fa
 # the level is read as each chunk's largest step strength (chunks holding an edge) …
 LEVEL_CHUNK_S = 0.05
 LEVEL_CHUNKS = 5  # … and a jump as the median of this many on against that of as many before …
-# … moving this far (relative): a laptop input's strong AC coupling makes the calibration train's steps read
-# 17 % smaller than the frames' after it (the level before each edge differs), every other card's ≤ 1 %
+# … moving this far (relative): beyond what a strong AC coupling makes of the calibration train's steps
+# against the frames' after it (the level before each edge differs: docs/design.md §13)
 LEVEL_JUMP = 0.25
 
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from pintime.locate.template import Template
+from pintime.locate.shape.template import Template
 
 CHUNK_SAMPLES = 64  # quiet stretches are cut into chunks this long, each detrended by a polynomial
 # the noise an edge's fit sees: its window (11 samples) takes an offset and a slope, which hold all of a hum
-# or drift that a cubic holds over a chunk (a straight line over 64 samples leaves 60 Hz hum's curvature: a
-# laptop input's 300 Hz coupling undone raises its hum 10×, and with −50 dBFS of it the edges' σ were 6×
-# their errors); the checks of a fit's residual compare it with the noise about a straight line
+# or drift that a cubic holds over a chunk (a straight line over 64 samples leaves hum's curvature in it:
+# docs/design.md §13); the checks of a fit's residual compare it with the noise about a straight line
 FIT_DEGREE = 3
 
 

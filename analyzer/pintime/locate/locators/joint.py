@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from pintime.compiled import kernel
-from pintime.locate.template import Template, response_at
+from pintime.locate.shape.template import Template, response_at
 
 JOINT_STEPS = 12  # Gauss–Newton steps of a joint fit (it stops earlier once the times settle)
 JOINT_TOLERANCE_SAMPLES = 1e-7  # a joint fit has settled when no time moves by more (≪ the CRLB)
