@@ -101,7 +101,8 @@ def level_jump(info: WavInfo, start: int, stop: int) -> tuple[float, float] | No
     if not moved.size:
         return None
     # the windows that first straddle the jump read part of it: the jump is where the ratio is furthest
-    # from 1 among the LEVEL_CHUNKS windows from the first that moved
+    # from 1 among the LEVEL_CHUNKS windows from the first that moved, after the start of the last chunk
+    # before that window (its largest step may be the jump's other side): the level is steady before it
     near = np.arange(moved[0], min(moved[0] + LEVEL_CHUNKS, len(ks)))
     best = near[np.argmax(np.abs(np.log(ratio[near])))]
-    return float(frame[ks[best]]) / info.samplerate_hz, float(ratio[best])
+    return float(frame[ks[best] - 1]) / info.samplerate_hz, float(ratio[best])
