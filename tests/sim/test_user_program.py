@@ -169,7 +169,7 @@ def test_a_wrong_expectation_is_flagged():
 
 
 @pytest.mark.parametrize("elf,message", [("README.md", "not an AVR ELF"),
-                                         ("build/firmware/table1.elf", "not a PINTIME_FUNCTIONS program")])
+                                         ("build/firmware/table1.elf", "was made by firmware")])
 def test_wrong_elf(capsys, elf, message):
     assert main(["analyze", str(EDGES), "--elf", str(ROOT / elf)]) == 2
     assert message in capsys.readouterr().err
