@@ -126,6 +126,24 @@ def test_a_minimum_phase_filters_long_ringing_after_the_edge_is_learned(excerpt,
         assert e.rms_ns > 3 * e.crlb_ns, e
 
 
+def test_a_support_move_that_shifts_the_trains_edges_is_undone(excerpt, tmp_path, monkeypatch):
+    """The same card, its support's move (response_lead) made to settle on edges 30 samples later, as a
+    learned coupling left in the response once made a Table 2 capture at 44.1 kHz do (a step 3.5× too
+    small, every block then fitted as hundreds of edges at once): the move is undone, the support centred."""
+    card = replace(with_format(sc.PROFILES["minphase-48k"], 96000, 24, 2), wander_adev_1s=0.0,
+                   noise_dbfs=-110.0, dither=False)
+    wav = synthesize(excerpt, tmp_path / "minphase.wav", card, seed=7).wav_path
+    attempt = traincheck._attempt
+
+    def moved_elsewhere(y, centre, seed_samples, falling, noise_rms, lead, *more):
+        fit, misfit_x, before_x = attempt(y, centre, seed_samples, falling, noise_rms, lead, *more)
+        late = replace(fit, first_samples=fit.first_samples + 30.0) if lead and fit else fit
+        return late, misfit_x, before_x
+
+    monkeypatch.setattr(traincheck, "_attempt", moved_elsewhere)
+    assert locate_capture(wav, "template").template.lead_samples == 0
+
+
 @pytest.mark.parametrize("seed", [1, 4])
 def test_mains_hum_does_not_keep_a_minimum_phase_filters_tail_cut(excerpt, truth, tmp_path, seed):
     """`minphase-48k` at 48 kHz 16-bit mono with −50 dBFS of 60 Hz hum (a laptop on its charger): the hum

@@ -29,6 +29,9 @@ from pintime.locate.shape.train import (
 
 LEAD_STEP_SAMPLES = 12  # each move of the support (response_lead) …
 LEAD_ROUNDS = MAX_LEAD_SAMPLES // LEAD_STEP_SAMPLES  # … and how many at most
+# a support moved along the response sees the same edges: the moved fit's first edge within this of the
+# fit before (else it settled on another feature of a response it cannot hold, and the move is undone)
+SAME_EDGE_SAMPLES = 1.0
 END_SAMPLES = 8  # the support's ends compared (response_lead) …
 CUT_RATIO = 10.0  # … and how much more ringing at its end than at its start cuts the response short
 MISFIT_MAX = 3.0  # a train fit leaving more than this × the noise (RMS) has not learned the edge's shape
@@ -143,15 +146,16 @@ def _best_attempt(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, f
     """The train's fit, its support moved after the edge while its ringing shows it there
     (:func:`response_lead`, at most LEAD_ROUNDS times), or on ±LONG_HALF_SAMPLES where it reaches beyond
     the support and the train's spacing leaves room: the fit, its misfit and its stretch before the edges
-    against the noise, its lead, and the train's period (samples) as the fit on the short support saw it."""
+    against the noise, its lead, and the train's period (samples) as the fit on the short support saw it.
+    A move that shifts the train's edges (:data:`SAME_EDGE_SAMPLES`) is not made: the support's place is
+    the model's choice, the edges' times are the signal's."""
     lead = 0
     fit, misfit_x, before_x = _attempt(y, centre, seed_samples, falling, noise_rms, lead, rounding)
     for _ in range(LEAD_ROUNDS):
-        moved = lead if fit is None else response_lead(fit)
-        if moved == lead:
+        if fit is None or (moved := response_lead(fit)) == lead:
             break
         attempt = _attempt(y, centre, seed_samples, falling, noise_rms, moved, rounding)
-        if attempt[0] is None:
+        if attempt[0] is None or abs(attempt[0].first_samples - fit.first_samples) > SAME_EDGE_SAMPLES:
             break
         lead, (fit, misfit_x, before_x) = moved, attempt
     period = float(np.median(np.diff(centre))) if fit is None else fit.period_samples
