@@ -219,7 +219,9 @@ class HighpassLearner:
 
     def result(self) -> Highpass:
         """The recurrence of order 2 when its second coefficient stands ``ORDER_T`` standard errors clear of
-        zero, it leaves less residual than order 1 and both its corners are known to CORNER_TOLERANCE (a
+        zero, it leaves less residual than order 1 (each per unit of the noise's power gain through it,
+        ``1 + Σaₖ²``: its residual holds the noise of every sample it takes, as :meth:`with_poles` weighs
+        them) and both its corners are known to CORNER_TOLERANCE (a
         single section fitted with two leaves its second root to the noise: a wide error, a larger
         residual; two corners of a few Hz are too slow to tell apart in the quiet stretches, and a wrong
         second corner, 18 Hz for 1 Hz, bends the restored baseline), else of order 1; nothing with fewer than
@@ -241,7 +243,8 @@ class HighpassLearner:
         beta1, _, rss1 = self._fit(sums, [0, one], [1, one])
         roots = np.array([beta1[0]])
         constant = beta1[1]
-        if abs(beta2[1]) > ORDER_T * np.sqrt(cov2[1, 1]) and rss2 < rss1:
+        if abs(beta2[1]) > ORDER_T * np.sqrt(cov2[1, 1]) \
+                and rss2 / (1 + beta2[0] ** 2 + beta2[1] ** 2) < rss1 / (1 + beta1[0] ** 2):
             fitted = np.roots([1.0, -beta2[0], -beta2[1]])
             complex_pair = np.iscomplexobj(fitted) and np.any(fitted.imag != 0)
             pair = np.abs(fitted) if complex_pair else fitted.real
