@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pintime.locate.coupling.highpass import Highpass, HighpassLearner
+from pintime.locate.coupling.highpass import GUARD_SAMPLES, LEAK_HZ, Highpass, HighpassLearner
+from pintime.locate.coupling.highpass_zero import ZeroLearner
 from scipy import signal
 
 FS = 48000
@@ -139,3 +140,13 @@ def test_a_channel_with_few_decays_takes_the_other_channels_poles_only_where_the
     else:
         assert shared is None
         np.testing.assert_allclose(own.corners_hz(), corners_hz, rtol=0.03)
+
+
+def test_a_block_without_edges_adds_its_quiet_samples_to_the_zeros_learning():
+    """A learning span's block with no edge on an order-2 channel (a silence, a ladder's quiet pin) had
+    ended in a traceback (the edges' neighbours were sized for one edge)."""
+    learner = ZeroLearner(48000, GUARD_SAMPLES, LEAK_HZ)
+    noise = np.random.default_rng(1).normal(0.0, 1e-4, 4096)
+    learner.add(noise, np.zeros(0, np.int64), np.zeros(0), 0, len(noise), True)
+    assert learner.count > 0 and not learner.impulses
+    assert learner.result() == 1.0  # nothing learned: both zeros at DC

@@ -248,6 +248,8 @@ class HighpassLearner:
             fitted = np.roots([1.0, -beta2[0], -beta2[1]])
             complex_pair = np.iscomplexobj(fitted) and np.any(fitted.imag != 0)
             pair = np.abs(fitted) if complex_pair else fitted.real
+            if not self._seen(pair):  # a root the quiet samples cannot hold: order 1
+                return self._checked(roots, constant)
             # each root's error from the coefficients' (r² = a₁r + a₂: dr = (r·da₁ + da₂)/(2r − a₁))
             grad = np.stack([pair, np.ones(2)], axis=1) / (2 * pair - beta2[0])[:, None]
             root_se = np.sqrt(np.einsum("ri,ij,rj->r", grad, cov2[:2, :2], grad))
@@ -255,9 +257,19 @@ class HighpassLearner:
                 roots, constant = pair, beta2[2]
             elif self._close_pair(beta2, cov2, pair):  # its polynomial as fitted: the roots are not known
                 roots, constant = (fitted if complex_pair else pair), beta2[2]
+        return self._checked(roots, constant)
+
+    def _checked(self, roots: np.ndarray, constant: float) -> Highpass:
+        """The coupling of ``roots``, or nothing where a root shows no decay (≥ 1: DC coupling)."""
         if not np.all((roots.real > 0) & (np.abs(roots) < 1)):
-            return none
+            return Highpass((), 0.0, self.samplerate_hz)
         return self._highpass(roots, constant)
+
+    def _seen(self, pair: np.ndarray) -> bool:
+        """Whether both roots (over D samples) decay slowly enough to show in the quiet samples: by at most
+        CHAIN_UNDERSHOOT's e² over the GUARD_SAMPLES before the first of them. A faster one (the settling of
+        steps too small to detect, a ladder's smaller pins: 3 kHz at 192 kHz) is no coupling they saw."""
+        return bool(np.all(np.abs(pair) ** (GUARD_SAMPLES / self.spacing) >= CHAIN_UNDERSHOOT))
 
     @staticmethod
     def _close_pair(beta: np.ndarray, cov: np.ndarray, pair: np.ndarray) -> bool:

@@ -62,6 +62,8 @@ class ZeroLearner:
         centred = cols[quiet] - mean
         self.gram += centred.T @ centred
         self.count += len(quiet)
+        if len(pos) == 0:  # a block without edges: its quiet samples only
+            return
         apart = np.diff(pos) > 2 * self.guard
         alone = np.concatenate([[False], apart]) & np.concatenate([apart, [False]])
         alone &= (pos >= max(lo, self.guard)) & (pos < min(hi, len(w) - self.guard))
