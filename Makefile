@@ -233,10 +233,15 @@ FORCE:
 # The quality gates CI runs (.ci/run: `make test`): ruff and mypy, the firmware and harness built with -Werror
 # for every board (`sim`, `boards`), the Arduino examples against the real core (`arduino-examples`),
 # `pip install ./analyzer` alone (check-install), the tests (the 25 slowest listed), then every benchmark in
-# its short mode (its figures produced, their values not judged).
+# its short mode (its figures produced, their values not judged). The gates are independent and the tests
+# independent of one another: both run one job per core (TEST_JOBS), the tests through pytest-xdist, with
+# the tests that share an expensive fixture on one worker (tests/conftest.py, `--dist loadgroup`).
+TEST_GATES := sim boards arduino-examples lint check-install
+TEST_JOBS  ?= $(shell nproc)
 .PHONY: test-fast check-install
-test: deps sim boards arduino-examples lint check-install
-	$(PY) -m pytest -q --durations=25 tests
+test: deps
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(TEST_GATES)
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup --durations=25 tests
 	@$(MAKE) --no-print-directory bench-short
 
 # While editing: the unit tests (no simavr, no captures, no long pipelines), under a minute. Tests that need
