@@ -233,16 +233,21 @@ FORCE:
 # The quality gates CI runs (.ci/run: `make test`): ruff and mypy, the firmware and harness built with -Werror
 # for every board (`sim`, `boards`), the Arduino examples against the real core (`arduino-examples`),
 # `pip install ./analyzer` alone (check-install), the tests (the 25 slowest listed), then every benchmark in
-# its short mode (its figures produced, their values not judged).
+# its short mode (its figures produced, their values not judged). The gates are independent and the tests
+# independent of one another: both run one job per core (TEST_JOBS), the tests through pytest-xdist, with
+# the tests that share an expensive fixture on one worker (tests/conftest.py, `--dist loadgroup`).
+TEST_GATES := sim boards arduino-examples lint check-install
+TEST_JOBS  ?= $(shell nproc)
 .PHONY: test-fast check-install
-test: deps sim boards arduino-examples lint check-install
-	$(PY) -m pytest -q --durations=25 tests
-	@$(MAKE) --no-print-directory bench-short
+test: deps
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target $(TEST_GATES)
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup --durations=25 tests
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target bench-short
 
 # While editing: the unit tests (no simavr, no captures, no long pipelines), under a minute. Tests that need
 # `make sim` carry the marker `sim` (tests/conftest.py), left out here and by `pytest -m "not sim"`.
 test-fast: deps
-	$(PY) -m pytest -q -m "not sim" --durations=10 tests/unit
+	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup -m "not sim" --durations=10 tests/unit
 
 # A user's install on any OS, with no make, no apt and no dev extras: `pip install ./analyzer` in a fresh
 # venv, whose pintime must analyse a committed capture exactly as tests/golden has it.
@@ -303,25 +308,18 @@ bench: deps sim
 	$(PY) bench/bench_decimation.py --json $(BUILD)/bench/decimation.json
 	$(PY) bench/bench_real.py --json $(BUILD)/bench/real.json
 
-# Each benchmark on a small input (seconds): checks that every figure it prints is produced.
-.PHONY: bench-short
-bench-short: deps sim
-	$(PY) bench/bench_synth.py --short --json $(BUILD)/bench/short/synth.json
-	$(PY) bench/bench_edges.py --short --json $(BUILD)/bench/short/edges.json
-	$(PY) bench/bench_analyze.py --short --json $(BUILD)/bench/short/analyze.json
-	$(PY) bench/bench_memory.py --short --json $(BUILD)/bench/short/memory.json
-	$(PY) bench/bench_table2.py --short --json $(BUILD)/bench/short/table2.json
-	$(PY) bench/bench_rates.py --short --json $(BUILD)/bench/short/rates.json
-	$(PY) bench/bench_kernel.py --short --json $(BUILD)/bench/short/kernel.json
-	$(PY) bench/bench_micro.py --short --json $(BUILD)/bench/short/micro.json
-	$(PY) bench/bench_count.py --short --json $(BUILD)/bench/short/count.json
-	$(PY) bench/bench_gaps.py --short --json $(BUILD)/bench/short/gaps.json
-	$(PY) bench/bench_cards.py --short --json $(BUILD)/bench/short/cards.json
-	$(PY) bench/bench_coverage.py --short --json $(BUILD)/bench/short/coverage.json
-	$(PY) bench/bench_resamplers.py --short --json $(BUILD)/bench/short/resamplers.json
-	$(PY) bench/bench_decimation.py --short --json $(BUILD)/bench/short/decimation.json
-	$(PY) bench/bench_signals.py --short --json $(BUILD)/bench/short/signals.json
-	$(PY) bench/bench_real.py --short --json $(BUILD)/bench/short/real.json
+# Each benchmark on a small input (seconds): checks that every figure it prints is produced. The benchmarks
+# run one job per core (`make -j`: each writes its own folder or a temporary one), but edges, analyze and
+# memory share build/bench/short's capture of the first 3 s, so each of them waits for the one before.
+BENCHES := synth edges analyze memory table2 rates kernel micro count gaps cards coverage resamplers \
+           decimation signals real
+.PHONY: bench-short $(BENCHES:%=bench-short-%)
+bench-short: $(BENCHES:%=bench-short-%)
+
+$(BENCHES:%=bench-short-%): bench-short-%: deps sim
+	$(PY) bench/bench_$*.py --short --json $(BUILD)/bench/short/$*.json
+bench-short-analyze: bench-short-edges
+bench-short-memory: bench-short-analyze
 
 # --- reproduction: the README's main command ---------------------------------------------------------
 # simavr truth → synthesized captures → `pintime validate` per capture and edge method → out/report.md.

@@ -34,7 +34,7 @@ from pintime.capture.edgelist import read_edge_list
 from pintime.edges import MEASUREMENT_CHANNEL
 from pintime.errors import PintimeError
 from pintime.estimate.table1 import pulse_widths_us
-from pintime.files import read_json
+from pintime.files import read_json, refuse_special
 from pintime.frames import Frame, decode_frames
 
 SUFFIX = ".visits.csv"
@@ -106,6 +106,7 @@ def locate(capture: Path, explicit: str | Path | None) -> Path:
     sources = [capture]
     sidecar = capture.with_suffix(".json")
     if capture.suffix.lower() == ".wav" and sidecar.exists():
+        refuse_special(sidecar, "a capture's sidecar")  # a FIFO waits for a writer: read, it hangs
         try:
             sources.append(Path(json.loads(sidecar.read_text(encoding="utf-8"))["source_edges"]))
         except (OSError, ValueError, KeyError, TypeError, RecursionError):
