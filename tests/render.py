@@ -16,12 +16,14 @@ from scipy.special import erf
 RISE_PER_SIGMA = 2.563  # a Gaussian step's 10–90 % rise is 2.563 of its σ
 
 
-def level(edges_samples: np.ndarray, first_level: int, n: int, rise_samples: float) -> np.ndarray:
+def level(edges_samples: np.ndarray, first_level: int, n: int, rise_samples: float,
+          sign: np.ndarray | None = None) -> np.ndarray:
     """A pin's level (0 … 1) at samples 0 … n − 1 from its edges (ascending, alternating from
-    ``first_level``), each a Gaussian step of 10–90 % rise ``rise_samples``."""
+    ``first_level``, or each of step ``sign``), each a Gaussian step of 10–90 % rise ``rise_samples``."""
     sigma = rise_samples / RISE_PER_SIGMA
     reach = int(np.ceil(6 * sigma)) + 2
-    sign = np.where(np.arange(len(edges_samples)) % 2 == 0, 1.0 - 2 * first_level, 2 * first_level - 1.0)
+    if sign is None:
+        sign = np.where(np.arange(len(edges_samples)) % 2 == 0, 1.0 - 2 * first_level, 2 * first_level - 1.0)
     out = np.full(n, float(first_level))
     m = np.arange(-reach, reach + 1)
     for lo in range(0, len(edges_samples), 4096):  # in chunks: bounded memory

@@ -10,7 +10,7 @@ from pintime.errors import PintimeError
 from pintime.locate.detect import detect
 from pintime.locate.shape import train
 from pintime.locate.shape.blind import EDGES_PER_KNOT, KNOT_CHOICES_SAMPLES
-from pintime.locate.shape.dense import learn_dense
+from pintime.locate.shape.dense import MAX_SPAN_EDGES, learn_dense
 from test_periodic import NOISE_RMS, STEP, response
 
 BIT_SAMPLES = 4.7  # 9600 baud at 44.1 kHz is 4.59 samples a bit
@@ -87,3 +87,18 @@ def test_a_line_sending_without_pause_holds_edges_noise_does_not():
     rng = np.random.default_rng(1)
     hum = 1e-3 * np.sin(2 * np.pi * 50 / 44100 * np.arange(65536))
     assert detect.edge_threshold(rng.normal(0.0, NOISE_RMS, 65536) + hum, None) is None
+
+
+def test_only_the_first_edges_of_a_long_span_are_learned_from():
+    """A learning block holds every edge of its seconds (40 000 of a UART's at 192 kHz), and each round
+    locates every one it learns from: the shape comes from the first MAX_SPAN_EDGES only (the rest,
+    NaN here, are never read), so its cost and memory stay bounded."""
+    x, times, sign = render_bytes(800)
+    assert len(times) > MAX_SPAN_EDGES
+    pos, strength = detect.find_steps(x, 0.5 * STEP)
+    y = x[pos[:, None] + train.WINDOW[None, :]]
+    y[MAX_SPAN_EDGES:] = np.nan
+    template = learn_dense(pos, sign, y, pos.astype(np.float64), NOISE_RMS, KNOT_CHOICES_SAMPLES,
+                           EDGES_PER_KNOT)
+    u = np.linspace(-train.TEMPLATE_HALF_SAMPLES + 1, train.TEMPLATE_HALF_SAMPLES - 1, 2001)
+    assert np.max(np.abs(template.evaluate(u)[0] - response(u))) < 10 * NOISE_RMS / STEP

@@ -111,7 +111,9 @@ def _summary_text(result: CaptureEdges, edges: Edges, lost: LostAudio) -> str:
 def _learned_text(result: CaptureEdges, lost: LostAudio) -> str:
     """What the edges were located against: the train, a periodic signal's period, a grid, or the edges."""
     rate_hz = result.info.samplerate_hz
-    if result.train is not None:
+    if result.train is not None and result.inverted is None and lost.frames_checked_fraction == 0:
+        learned = "the square wave's evenly spaced edges, their line giving each its place"
+    elif result.train is not None:
         learned = "calibration train"
     elif isinstance(result.template, Periodic):
         learned = _periodic_text(result.template, rate_hz)

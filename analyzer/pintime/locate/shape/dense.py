@@ -39,6 +39,9 @@ from pintime.locate.shape.template import N_ZERO, Template, covered_knots
 FIT_ROUNDS = 8
 CENTROID_ROUNDS = 4
 MAX_WINDOWS = 600  # the template is learned from this many windows (cost ∝ windows × neighbours²)
+# ... spread over the first this many edges, every one of which is located each round (cost and memory ∝
+# edges × neighbours: a learning block at 192 kHz holds 40 000 of a UART's edges)
+MAX_SPAN_EDGES = 5 * MAX_WINDOWS
 FIRST_SIGMA_SAMPLES = 1.0  # the first centroids' window: a neighbour 4.6 samples away weighs 2.5e-5
 # edges reaching a window, at most (median): the cost grows with their square (docs/design.md §13)
 MAX_NEIGHBOURS = 32
@@ -58,6 +61,8 @@ def learn_dense(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndar
     :data:`train.WINDOW`; threshold ``seeds``, samples), whose neighbours reach into their windows; the
     capture's noise ``noise_rms``. Knots: the finest of ``knots`` whose every interval of sub-sample phase
     holds ``edges_per_knot`` edges."""
+    span = slice(0, MAX_SPAN_EDGES)
+    pos, sign, y, seeds = pos[span], sign[span], y[span], seeds[span]
     lo = pos + int(train.WINDOW[0]) - REACH_SAMPLES
     hi = pos + int(train.WINDOW[-1]) + REACH_SAMPLES
     first, last = np.searchsorted(pos, lo, "left"), np.searchsorted(pos, hi, "right")

@@ -25,8 +25,10 @@ from scipy.ndimage import maximum_filter1d
 from pintime.locate.detect.detect import strength_noise
 
 ALTERNATING = 0.9  # of consecutive detected peaks this share alternate in sign: a pin's edges
-PEAK_FRACTION = 0.5  # a peak stands above this fraction of the typical peak …
-TYPICAL_PERCENTILE = 75.0  # … this percentile of the peaks above MIN_PEAK_NOISE
+# a peak stands above this fraction of its polarity's typical peak (a slow fall, as through a pull-up's RC,
+# peaks lower in the difference than the rise: one threshold for both left the falls undetected) …
+PEAK_FRACTION = 0.5
+TYPICAL_PERCENTILE = 75.0  # … this percentile of that polarity's peaks above MIN_PEAK_NOISE
 MIN_PEAK_NOISE = 8.0  # ... and this many times the noise of the difference
 # each edge's seed: the centroid of the difference (or, through a differentiating chain, the signal) in a
 # Gaussian window of this σ, over ±SEED_HALF_SAMPLES: without the parabola's bias periodic in the sub-sample
@@ -62,7 +64,7 @@ class Peaks:
     height: np.ndarray
     peak: np.ndarray  # where each peak's parabola puts it (samples): coarser, little moved by neighbours
     differentiated: bool
-    threshold: float
+    threshold: np.ndarray  # (rising, falling): a peak of that sign stands above it
 
 
 @dataclass(frozen=True)
@@ -89,11 +91,13 @@ def detection_signal(x: np.ndarray, differentiated: bool) -> np.ndarray:
     return d
 
 
-def find_peaks(d: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One peak per run of ``|d| > threshold`` of one sign: its sub-sample position (a parabola through
-    the largest sample and its neighbours), sign and height."""
+def find_peaks(d: np.ndarray, threshold: float | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One peak per run of ``|d| > threshold`` of one sign (``threshold``: one for both signs, or one for
+    positive ``d`` and one for negative): its sub-sample position (a parabola through the largest sample
+    and its neighbours), sign and height."""
     a = np.abs(d)
-    at = np.flatnonzero(a > threshold)
+    up, down = np.broadcast_to(np.asarray(threshold, dtype=np.float64), (2,))
+    at = np.flatnonzero(a > np.where(d >= 0, up, down))
     if not len(at):
         return np.zeros(0), np.zeros(0), np.zeros(0)
     sign = np.sign(d)
@@ -117,7 +121,8 @@ def detect_peaks(x: np.ndarray) -> Peaks | None:
     best = None
     for differentiated in (False, True):
         d = detection_signal(x, differentiated)
-        threshold = max(MIN_PEAK_NOISE * noise, PEAK_FRACTION * _typical_peak(d, MIN_PEAK_NOISE * noise))
+        floor = MIN_PEAK_NOISE * noise
+        threshold = np.maximum(floor, PEAK_FRACTION * _typical_peaks(d, floor))
         found = find_peaks(d, threshold)
         pos, sign, height = found
         if len(pos) < 3:
@@ -148,11 +153,13 @@ def seeds(x: np.ndarray, pos: np.ndarray, differentiated: bool) -> np.ndarray:
     return np.where(ok, centre + np.where(ok, c, 0.0), pos)
 
 
-def _typical_peak(d: np.ndarray, floor: float) -> float:
-    """The height of ``|d|``'s typical edge peak: the TYPICAL_PERCENTILE of its peaks above ``floor`` (a
-    pin's edges stand alike; a spike or two, far higher, and the noise's peaks below it do not move it)."""
-    height = find_peaks(d, floor)[2]
-    return float(np.percentile(height, TYPICAL_PERCENTILE)) if len(height) else 0.0
+def _typical_peaks(d: np.ndarray, floor: float) -> np.ndarray:
+    """The height of ``|d|``'s typical edge peak of each sign (positive, negative): the TYPICAL_PERCENTILE of
+    its peaks above ``floor`` (a pin's edges of one polarity stand alike; a spike or two, far higher, and the
+    noise's peaks below them do not move it)."""
+    _, sign, height = find_peaks(d, floor)
+    return np.array([float(np.percentile(height[sign == s], TYPICAL_PERCENTILE)) if np.any(sign == s) else 0.0
+                     for s in (1, -1)])
 
 
 def find_grid(peaks: Peaks) -> Grid | None:

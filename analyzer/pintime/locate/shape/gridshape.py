@@ -74,7 +74,7 @@ class GridShape:
     noise_rms: float  # the learning fit's residual, robust RMS (FS)
     cell_samples: float
     differentiated: bool  # edges are peaks of the signal itself (else of its difference)
-    threshold: float  # ... above this
+    threshold: np.ndarray  # ... above this (rising, falling: grid.find_peaks)
     seed_offset: np.ndarray  # (2,): an edge lies this far after its peak (samples), per polarity
     shapes_differ: float  # RMS of G+ + G− over the support, of the shape's peak: 0 for mirror images
     line_scatter: float  # the learning edges' located times about the grid's line, MAD-σ (samples)

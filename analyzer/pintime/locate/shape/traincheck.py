@@ -102,7 +102,8 @@ def response_lead(fit: TrainFit) -> int:
 def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, falling: np.ndarray,
                 noise_rms: float, path: str, rate_hz: int,
                 rounding: Callable[[np.ndarray], list[np.ndarray]] | None = None,
-                around: tuple[float, float] = (-np.inf, np.inf)) -> tuple[TrainFit | None, str | None]:
+                around: tuple[float, float] = (-np.inf, np.inf), name: str = "calibration train"
+                ) -> tuple[TrainFit | None, str | None]:
     """:func:`learn_from_train`'s fit if it holds the response (it leaves at most MISFIT_MAX × the noise,
     and before the edges no more than noise: :func:`_reaches_beyond`), or else why not, the template then
     being learned blind: the train's edges are too close for the learning window, or a third of the train
@@ -110,7 +111,9 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
     finds). ``y``: the windows on WIDE_WINDOW, from which each learning's are cut with its support's lead
     (:func:`response_lead`). ``rounding``: as :func:`learn_from_train` takes it. A response that reaches
     beyond the support either side is learned again on ±LONG_HALF_SAMPLES where the train's spacing leaves
-    room, from the edges whose windows are clear of those ``around`` the train (:func:`outside`).
+    room, from the edges whose windows are clear of those ``around`` the train (:func:`outside`). ``name``:
+    what the train is called in a refusal (a capture without pintime frames has a square wave, no
+    calibration train).
 
     Raises PintimeError (naming ``path``) where the fit holds but the step's height along the train strays
     more than GAIN_TOLERANCE from a steady drift (:func:`gain_change`: automatic gain control, whose
@@ -122,22 +125,23 @@ def checked_fit(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, fal
                                                           rounding, around)
     if fit is not None and _holds(fit, misfit_x, before_x):
         if fit.gain_change > GAIN_TOLERANCE:
-            change = f"by up to {fit.gain_change:.0%} along the calibration train (2.8 s)"
+            span_s = fit.edges * fit.period_samples / rate_hz
+            change = f"by up to {fit.gain_change:.0%} along the {name} ({span_s:.2g} s)"
             raise PintimeError(f"{path}: " + agc_reason("the edges' step height", change))
         return fit, None
     misfit = ("no template (singular normal equations)" if fit is None
               else f"{misfit_x:.1f}× the noise" if noise_rms > 0
               else f"{fit.residual_rms:.2g} FS RMS on a noise-free recording")
     if period <= NEIGHBOUR_FREE_SPACING_SAMPLES:
-        return None, (f"the template fitted to the calibration train leaves {misfit}: its edges are "
+        return None, (f"the template fitted to the {name} leaves {misfit}: its edges are "
                       f"{period:.1f} samples apart at {rate_hz} Hz, inside one another's learning window (it "
                       f"needs more than {NEIGHBOUR_FREE_SPACING_SAMPLES})")
     for part in np.array_split(np.arange(len(centre)), 3):
         if len(part) >= MIN_TRAIN_EDGES and _holds(*_attempt(y[part], centre[part], seed_samples[part],
                                                              falling[part], noise_rms, lead)):
-            return None, (f"the template fitted to the calibration train leaves {misfit}, where a third of "
+            return None, (f"the template fitted to the {name} leaves {misfit}, where a third of "
                           "it holds the shape: something in the train (lost audio?)")
-    raise _not_held(fit, misfit, before_x, noise_rms, period, path, rate_hz)
+    raise _not_held(fit, misfit, before_x, noise_rms, period, f"{path}: ", rate_hz, name)
 
 
 def _best_attempt(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, falling: np.ndarray,
@@ -168,19 +172,19 @@ def _best_attempt(y: np.ndarray, centre: np.ndarray, seed_samples: np.ndarray, f
     return fit, misfit_x, before_x, lead, period
 
 
-def _not_held(fit: TrainFit | None, misfit: str, before_x: float, noise_rms: float, period: float, path: str,
-              rate_hz: int) -> PintimeError:
-    """Why no template holds a train whose spacing suits the window: none fits, its shape differs (the
-    response ends within the template), or the response is longer than the template."""
+def _not_held(fit: TrainFit | None, misfit: str, before_x: float, noise_rms: float, period: float, where: str,
+              rate_hz: int, name: str) -> PintimeError:
+    """Why no template holds a train (called ``name``) whose spacing suits the window: none fits, its shape
+    differs (the response ends within the template), or the response is longer than the template."""
     if fit is None:
-        return PintimeError(f"{path}: no template fits the calibration train's windows (singular normal "
+        return PintimeError(f"{where}no template fits the {name}'s windows (singular normal "
                             f"equations){_too_long(period, rate_hz)}")
     before = f"{before_x:.1f}× the noise" if noise_rms > 0 else f"{fit.before_rms:.2g} FS RMS"
     before += f", {fit.before_rms / fit.residual_rms:.2f}× what the template leaves in them,"
     if not _reaches_beyond(fit, before_x):  # the response ends within the template: its shape differs
-        return PintimeError(f"{path}: the template fitted to the calibration train's windows leaves {misfit} "
+        return PintimeError(f"{where}the template fitted to the {name}'s windows leaves {misfit} "
                             f"(and {before} before their edges, where only noise belongs){NOT_ONE_SHAPE}")
-    return PintimeError(f"{path}: the calibration train's windows leave {before} before their edges, where "
+    return PintimeError(f"{where}the {name}'s windows leave {before} before their edges, where "
                         f"no response should be, and the template fitted to them leaves {misfit}"
                         f"{_too_long(period, rate_hz)}")
 

@@ -162,7 +162,7 @@ def learn_capture(info: WavInfo, cuts_s: np.ndarray | None = None,
     fit, refused = (None, None) if idx is None else traincheck.checked_fit(
         w.y_wide[idx], w.pos[idx], seeds[idx], w.sign[idx] < 0, noise[0], f"{info.path}", info.samplerate_hz,
         rounding_errors(1.0 - info.clip_level, noise[0]),
-        train.outside(w.pos, idx, spans.ravel() * info.samplerate_hz))
+        train.outside(w.pos, idx, spans.ravel() * info.samplerate_hz), train_name(w.pos, w.sign, info))
     if fit is not None:
         if located_noise[0] == floor and fit.residual_rms > floor:  # the quiet all one code: see the train's
             located_noise = (fit.residual_rms, *located_noise[1:])
@@ -309,6 +309,14 @@ def _away_from_gaps(w: _Windows, spans: np.ndarray, samplerate_hz: float) -> tup
     return w, np.searchsorted(spans[:, 1], w.pos / samplerate_hz)
 
 
+def train_name(pos: np.ndarray, sign: np.ndarray, info: WavInfo) -> str:
+    """What a run of evenly spaced edges is called: the calibration train in a capture whose edges at
+    ``pos`` (samples) hold pintime frames (a QUIET and a SYNC: :func:`detect.capture_inverted`), else a
+    square wave."""
+    frames = detect.capture_inverted(pos / info.samplerate_hz, sign) is not None
+    return "calibration train" if frames else "square wave"
+
+
 def _learn_without_train(info: WavInfo, w: _Windows, seeds: np.ndarray, span_s: float, noise: float,
                          located_noise: tuple[float, ...], refused: str | None, swings: list[np.ndarray],
                          smallest_step: float) -> Learning:
@@ -324,7 +332,7 @@ def _learn_without_train(info: WavInfo, w: _Windows, seeds: np.ndarray, span_s: 
                            "found, if there are any: raise the recording level (docs/hardware.md, wiring)")
     traincheck.check_gain(heights, w.sign[alone] < 0, f"{info.path}", span_s, "the edges' step height")
     try:
-        frames = detect.capture_inverted(w.pos / info.samplerate_hz, w.sign) is not None  # QUIET + SYNC seen
+        frames = train_name(w.pos, w.sign, info) == "calibration train"
         return (learn_blind(w.pos, w.sign, w.y, seeds, span_s, noise, frames), None, located_noise,
                 w.checked(alone), refused)
     except PintimeError as err:  # name the capture, and the likely cause when the data shows it
