@@ -302,6 +302,7 @@ bench: deps sim
 	$(PY) bench/bench_resamplers.py --json $(BUILD)/bench/resamplers.json
 	$(PY) bench/bench_decimation.py --json $(BUILD)/bench/decimation.json
 	$(PY) bench/bench_real.py --json $(BUILD)/bench/real.json
+	$(PY) bench/bench_live.py --json $(BUILD)/bench/live.json
 
 # Each benchmark on a small input (seconds): checks that every figure it prints is produced.
 .PHONY: bench-short
@@ -322,6 +323,7 @@ bench-short: deps sim
 	$(PY) bench/bench_decimation.py --short --json $(BUILD)/bench/short/decimation.json
 	$(PY) bench/bench_signals.py --short --json $(BUILD)/bench/short/signals.json
 	$(PY) bench/bench_real.py --short --json $(BUILD)/bench/short/real.json
+	$(PY) bench/bench_live.py --short --json $(BUILD)/bench/short/live.json
 
 # --- reproduction: the README's main command ---------------------------------------------------------
 # simavr truth → synthesized captures → `pintime validate` per capture and edge method → out/report.md.

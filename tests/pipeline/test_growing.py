@@ -7,6 +7,7 @@ change of the level inside the learning span (learned again before it)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -34,9 +35,11 @@ def renders(tmp_path_factory, make_sim) -> dict[str, Path]:
     return wavs
 
 
-def written(source: Path, to: Path, steps_s: list[float], ahead_frames: int = 3000) -> GrowingCapture:
+def written(source: Path, to: Path, steps_s: list[float], ahead_frames: int = 3000,
+            snapshots: list | None = None) -> GrowingCapture:
     """``source`` written into ``to`` as the recorder writes (its sidecar first): at each step, flushed,
-    ``ahead_frames`` more written, then grown to what was flushed; closed; the growth it made."""
+    ``ahead_frames`` more written, then grown to what was flushed (and, into ``snapshots``, the frames
+    flushed and the location as if the recording ended there); closed; the growth it made."""
     samples, rate = sf.read(source, dtype="int32", always_2d=True)
     subtype = sf.info(source).subtype
     to.with_suffix(".json").write_text(json.dumps({"gaps": [], "finished": False}))
@@ -50,6 +53,8 @@ def written(source: Path, to: Path, steps_s: list[float], ahead_frames: int = 30
             at = min(len(samples), flushed + ahead_frames)
             out.write(samples[flushed:at])
             growing.grow(flushed)
+            if snapshots is not None:
+                snapshots.append((flushed, growing.snapshot()))
         out.write(samples[at:])
     return growing
 
@@ -79,6 +84,19 @@ def test_a_recording_located_as_it_is_written_gives_the_whole_files_edges(render
     again.grow(sf.info(wav).frames)
     assert summary_json(analyze(wav, progress=False, located=again.finish())) == summary_json(
         analyze(wav, progress=False))
+
+
+def test_a_snapshot_is_the_location_of_the_recording_cut_where_it_was_taken(renders, tmp_path):
+    """Mid-way, the blocks located for good and the rest located as the file's last give what
+    ``locate_capture`` gives on a file of just the frames written so far."""
+    snapshots: list = []
+    written(renders["default"], tmp_path / "take.wav", [10.0, 13.3, 17.9], snapshots=snapshots)
+    samples, rate = sf.read(renders["default"], dtype="int32")
+    for flushed, snapshot in snapshots:
+        cut = tmp_path / f"cut{flushed}.wav"
+        sf.write(cut, samples[:flushed], rate, subtype="PCM_24")
+        expected = locate_capture(cut, steps=False)
+        assert_same(replace(snapshot, info=replace(snapshot.info, path=cut)), expected)
 
 
 def test_a_change_of_the_level_in_the_learning_span_is_learned_again_before(renders, tmp_path):
