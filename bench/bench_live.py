@@ -140,7 +140,7 @@ def measure_once(name: str, fast: float) -> dict:
     real_from = max(0, int((end_s(program) - LEAD_S) * rate_hz))
     card = Card(samples, rate_hz, fast, real_from)
     saved = rec.load_backend, rec.SAMPLE_RATE_HZ
-    rec.load_backend, rec.SAMPLE_RATE_HZ = (lambda: card), rate_hz  # type: ignore[assignment]
+    rec.load_backend, rec.SAMPLE_RATE_HZ = (lambda: card), rate_hz  # type: ignore[assignment,return-value]
     err = io.StringIO()
     try:
         with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(err), \
