@@ -57,6 +57,7 @@ class GrowingCapture:
         if self.located is None:
             self._begin(info)
         if self.located is not None:
+            self.located.reopened(info)  # (the file's end, for the snapshot)
             complete = (frames - PAD_FRAMES - self.located.next_frame) // BLOCK_FRAMES
             if complete > 0:
                 self._feed(info, self.located.next_frame + complete * BLOCK_FRAMES)
