@@ -3,11 +3,11 @@ printed (issue 40 item 5: ≤ 2 s at every rate).
 
 A fake PortAudio card (this file's :class:`Card`: sounddevice's calls that ``pintime.record`` makes) plays
 a synthesized capture into ``pintime measure``, run in this process as a user runs it: the run at
-``--fast`` times real time up to ``LEAD_S`` before its END frame, then at real time, then the idle pin at
-real time until the recording stops. The wait is what ``measure`` itself reports: the audio recorded after
-the END frame before the recording stopped (at real time: seconds), plus the time the results took after
-it. The CPU time of its worker processes (locating, display) is printed beside it: on a shared machine the
-wall times include waiting for a core.
+``--fast`` times real time up to ``LEAD_S`` before its END frame, then at real time, then the idle pin (the
+last frame held) at real time until the recording stops. The wait is what ``measure`` itself reports: the
+audio recorded after the END frame before the recording stopped (at real time: seconds), plus the time the
+results took after it. The CPU time of its worker processes (locating, display) is printed beside it: on a
+shared machine the wall times include waiting for a core.
 
 Cases (captures rendered if missing, seed 1, under build/captures/): the Table 1 run through the default
 profile (192 kHz 24-bit stereo) and through ``laptop-48k`` (48 kHz 16-bit stereo: ``measure`` records
@@ -57,8 +57,8 @@ class PortAudioError(Exception):
 
 class Card:
     """sounddevice's device queries and InputStream for one stereo input at ``rate_hz``, playing
-    ``samples``: at ``fast`` × real time to frame ``real_from``, then at real time, then its last block
-    repeated at real time (the idle pin) until the stream closes."""
+    ``samples``: at ``fast`` × real time to frame ``real_from``, then at real time, then their last frame
+    held, at real time (the idle pin), until the stream closes."""
 
     PortAudioError = PortAudioError
 
@@ -100,13 +100,13 @@ class Stream:
     def play(self) -> None:
         card, block_s = self.card, BLOCK_FRAMES / self.card.rate_hz
         due = time.monotonic()
-        starts = list(range(0, len(card.samples), BLOCK_FRAMES))
-        idle = round(TAIL_S / block_s)
-        for n0 in starts + [starts[-1]] * idle:
-            due += block_s / (card.fast if n0 + BLOCK_FRAMES <= card.real_from else 1.0)
+        idle = np.repeat(card.samples[-1:], BLOCK_FRAMES, axis=0)  # the last frame held: the idle pin, no
+        # steps (a block repeated would step where it starts again: edges after the END frame at 48 kHz)
+        blocks = [card.samples[n0:n0 + BLOCK_FRAMES] for n0 in range(0, len(card.samples), BLOCK_FRAMES)]
+        for k, block in enumerate(blocks + [idle] * round(TAIL_S / block_s)):
+            due += block_s / (card.fast if (k + 1) * BLOCK_FRAMES <= card.real_from else 1.0)
             if self.closing.wait(max(0.0, due - time.monotonic())):
                 return
-            block = card.samples[n0:n0 + BLOCK_FRAMES]
             self.callback(block, len(block), None, Status())  # type: ignore[operator]
 
     def close(self) -> None:
