@@ -27,7 +27,8 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from typing import TextIO, TypeVar
 
@@ -102,10 +103,10 @@ class Live:
         self.steps: list[tuple[float, float]] = []  # (audio seconds, seconds) of each locating step
         self.timings: list[tuple[float, float]] = []  # (audio seconds, analysis seconds) of each display
         self.shown_frames = 0
-        self.showing: Future | None = None  # the display's analysis under way
+        self.showing: AsyncResult | None = None  # the display's analysis under way
         spawn = multiprocessing.get_context("spawn")
         self.locating = ProcessPoolExecutor(1, spawn, initializer=start_locating, initargs=(str(wav),))
-        self.shower = ProcessPoolExecutor(1, spawn, initializer=start_showing)
+        self.shower = spawn.Pool(1, initializer=start_showing)  # (a pool's terminate ends an analysis)
         self.thread = threading.Thread(target=self._loop, name="pintime-live", daemon=True)
         self.thread.start()
 
@@ -133,9 +134,9 @@ class Live:
             if self.showing is None and self.shown_frames < frames:
                 self._step(frames, show=True)
             if self.showing is not None:
-                wait([self.showing])
+                self.showing.wait()
                 self._collect_shown()
-        self.shower.shutdown(wait=False, cancel_futures=True)
+        self.shower.terminate()
 
     def results(self, task: Callable[[T], U], argument: T) -> U:
         """``task(argument)`` run by the locating worker (:func:`pintime.liveworker.finished` gives it the
@@ -144,7 +145,8 @@ class Live:
 
     def close(self) -> None:
         """Stop the workers and remove the prefix copies and snapshots (after :meth:`stop`)."""
-        self.shower.shutdown(cancel_futures=True)
+        self.shower.terminate()
+        self.shower.join()
         self.locating.shutdown()
         self.work.cleanup()
 
@@ -184,21 +186,21 @@ class Live:
         if found.end_s is not None:
             self.end_s, self.ended_at_s = found.end_s, time.monotonic()
 
-    def _show(self, frames: int, snapshot: Path | None) -> Future:
+    def _show(self, frames: int, snapshot: Path | None) -> AsyncResult:
         """The display's analysis of the first ``frames`` frames: of the locating worker's ``snapshot``,
         or (None: none yet) of a copy of them."""
         wav = self.wav
         if snapshot is None:
             wav = Path(self.work.name) / "prefix.wav"
             copy_prefix(self.wav, frames, wav)
-        return self.shower.submit(analyse_prefix, str(wav), None if snapshot is None else str(snapshot),
-                                  self.elf, frames / self.rate_hz)
+        return self.shower.apply_async(analyse_prefix, (str(wav), None if snapshot is None else str(snapshot),
+                                                        self.elf, frames / self.rate_hz))
 
     def _collect_shown(self) -> None:
         """The display's last analysis, once done, on the display."""
-        if self.showing is None or not self.showing.done():
+        if self.showing is None or not self.showing.ready():
             return
-        report, self.showing = self.showing.result(), None
+        report, self.showing = self.showing.get(), None
         seconds = self.shown_frames / self.rate_hz
         if report.lines is None:  # not yet analysable (no edges, no calibration train…), or no frame
             self._maybe_silent(seconds, report.why)

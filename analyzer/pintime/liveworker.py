@@ -46,8 +46,8 @@ def start_locating(wav: str) -> None:
 
 
 def start_showing() -> None:
-    """The showing worker's start, at a lower priority."""
-    _ignore_stop_signals()
+    """The showing worker's start, at a lower priority; SIGTERM ends it (how its pool is stopped)."""
+    _ignore_stop_signals(keep=signal.SIGTERM)
     os.nice(SHOW_NICENESS)
 
 
@@ -145,7 +145,9 @@ def _row_line(r: Row, f_cpu_mhz: float) -> str:
             f"{r.mean_us * f_cpu_mhz:>11.3f} ± {half_cycles:<8} cycles")
 
 
-def _ignore_stop_signals() -> None:
-    """A worker's start: Ctrl-C reaches the whole process group; the recorder handles it."""
+def _ignore_stop_signals(keep: signal.Signals | None = None) -> None:
+    """A worker's start: Ctrl-C reaches the whole process group; the recorder handles it (all the stop
+    signals but ``keep``)."""
     for s in stop_signals():
-        signal.signal(s, signal.SIG_IGN)
+        if s != keep:
+            signal.signal(s, signal.SIG_IGN)
