@@ -47,6 +47,8 @@ TAIL_S = 120.0  # the idle pin after the run, at most (the recording stops at th
 BLOCK_FRAMES = 4096
 CASES = {"table1-default": ("table1", "default"), "table1-laptop-48k": ("table1", "laptop-48k"),
          "table2-default": ("table2", "default"), "user_example-default": ("user_example", "default")}
+INPUTS = {"user_example": ["--elf", str(SIM.parent / "firmware" / "user_example.elf")],
+          "table2": ["--visits", str(SIM / "table2.visits.csv")]}  # what each program's analysis reads
 NOTE = re.compile(r"the recording stopped ([\d.]+) s of audio after the END frame, then the results took "
                   r"([\d.]+) s")
 
@@ -145,9 +147,7 @@ def measure_once(name: str, fast: float) -> dict:
     try:
         with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(err), \
                 contextlib.redirect_stdout(io.StringIO()):
-            elf = ["--elf", str(SIM.parent / "firmware" / f"{program}.elf")] if program == "user_example" \
-                else []
-            code = pintime_main(["measure", "-o", str(Path(tmp) / "take.wav"), *elf])
+            code = pintime_main(["measure", "-o", str(Path(tmp) / "take.wav"), *INPUTS.get(program, [])])
     finally:
         rec.load_backend, rec.SAMPLE_RATE_HZ = saved
     found = NOTE.search(err.getvalue())

@@ -84,9 +84,9 @@ def copy_prefix(wav: Path, frames: int, to: Path) -> None:
 class Live:
     """The analysis thread, its two workers and the recorder's ``watch`` (see the module's docstring)."""
 
-    def __init__(self, wav: Path, samplerate_hz: int, elf: str | None, display: Display,
+    def __init__(self, wav: Path, samplerate_hz: int, inputs: tuple[str | None, str | None], display: Display,
                  warn: Callable[[str], None], step_s: float, period_s: float, silence_s: float):
-        self.wav, self.elf, self.display, self.warn = wav, elf, display, warn
+        self.wav, self.inputs, self.display, self.warn = wav, inputs, display, warn  # inputs: ELF, visits
         self.rate_hz, self.step_s, self.period_s, self.silence_s = samplerate_hz, step_s, period_s, silence_s
         self.work = tempfile.TemporaryDirectory(prefix="pintime-live-")
         self.wake = threading.Condition()
@@ -194,7 +194,7 @@ class Live:
             wav = Path(self.work.name) / "prefix.wav"
             copy_prefix(self.wav, frames, wav)
         return self.shower.apply_async(analyse_prefix, (str(wav), None if snapshot is None else str(snapshot),
-                                                        self.elf, frames / self.rate_hz))
+                                                        *self.inputs, frames / self.rate_hz))
 
     def _collect_shown(self) -> None:
         """The display's last analysis, once done, on the display."""

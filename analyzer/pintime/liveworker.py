@@ -108,13 +108,15 @@ class PrefixReport:
     took_s: float = 0.0
 
 
-def analyse_prefix(wav: str, snapshot: str | None, elf: str | None, seconds: float) -> PrefixReport:
-    """The showing worker's task: the whole pipeline on the recording's first ``seconds``, from the
-    locating worker's pickled ``snapshot`` of them, or (None) on ``wav``, a copy of them."""
+def analyse_prefix(wav: str, snapshot: str | None, elf: str | None, visits: str | None,
+                   seconds: float) -> PrefixReport:
+    """The showing worker's task: the whole pipeline on the recording's first ``seconds`` (with the ``elf``
+    and the ``visits`` given), from the locating worker's pickled ``snapshot`` of them, or (None) on
+    ``wav``, a copy of them."""
     start = time.monotonic()
     try:
         located = None if snapshot is None else pickle.loads(Path(snapshot).read_bytes())
-        a = analyze(wav, elf=elf, progress=False, located=located)
+        a = analyze(wav, visits=visits, elf=elf, progress=False, located=located)
     except PintimeError as err:
         return PrefixReport(None, str(err))
     if not a.decode.frames:

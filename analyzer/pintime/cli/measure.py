@@ -37,6 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", metavar="ID|NAME", default=None,
                         help="input device: its number or words of its name (pintime record --list-devices)")
     parser.add_argument("--elf", metavar="FILE", default=None, help="the firmware ELF (as for analyze)")
+    parser.add_argument("--visits", metavar="FILE", default=None,
+                        help="table2: simavr's per-pulse visits (as for analyze)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON (as analyze)")
     parser.add_argument("--plots", metavar="DIR", help="write the figures (as analyze)")
     parser.add_argument("--baseline", metavar="OLD.json",
@@ -62,8 +64,8 @@ def _ending(result: rec.RecordResult) -> str:
 
 def _record(args: argparse.Namespace, display: Display) -> tuple[rec.RecordResult, Live]:
     """The recording, with the live analysis watching it (stopped; its workers closed by the caller)."""
-    live = Live(Path(args.output), rec.SAMPLE_RATE_HZ, args.elf, display, display_warn(display), STEP_S,
-                PERIOD_S, number(args.silence_s, "--silence-s", float))
+    live = Live(Path(args.output), rec.SAMPLE_RATE_HZ, (args.elf, args.visits), display,
+                display_warn(display), STEP_S, PERIOD_S, number(args.silence_s, "--silence-s", float))
     try:
         result = rec.record(args.output, number(args.seconds, "--seconds", float), args.device, args.force,
                             warn=display_warn(display), watch=live.watch)
@@ -83,9 +85,9 @@ def _analysis_args(args: argparse.Namespace, json_path: str | None) -> argparse.
     """The arguments ``pintime analyze TAKE.wav`` gets: the same parser, so the same defaults."""
     parser = argparse.ArgumentParser()
     analyze_cli.add_arguments(parser)
-    argv = [args.output, *(["--elf", args.elf] if args.elf else []), *(["--plots", args.plots] if args.plots
-                                                                        else [])]
-    return parser.parse_args(argv + (["--json", json_path] if json_path else []))
+    given = {"--elf": args.elf, "--visits": args.visits, "--plots": args.plots, "--json": json_path}
+    return parser.parse_args([args.output, *(word for option, value in given.items() if value
+                                             for word in (option, value))])
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ def final_results(args: argparse.Namespace) -> Results:
 
 
 def run(args: argparse.Namespace) -> int:
-    refuse_overwrite([args.json, args.plots], [args.output, args.elf, args.baseline])
+    refuse_overwrite([args.json, args.plots], [args.output, args.elf, args.visits, args.baseline])
     baseline = None if args.baseline is None else read_json(args.baseline, "baseline result")
     if baseline is not None:
         run_of(baseline, args.baseline)  # a result at all: said before the recording, not after it
