@@ -45,6 +45,7 @@ TARGET_S = 2.0
 LEAD_S = 20.0  # the last seconds before the END frame played at real time (the live analysis caught up)
 TAIL_S = 120.0  # the idle pin after the run, at most (the recording stops at the END frame)
 BLOCK_FRAMES = 4096
+QUEUED_S = 60.0  # the recorder's queue: played faster than real time, a loaded machine's writer falls behind
 CASES = {"table1-default": ("table1", "default"), "table1-laptop-48k": ("table1", "laptop-48k"),
          "table2-default": ("table2", "default"), "user_example-default": ("user_example", "default")}
 INPUTS = {"user_example": ["--elf", str(SIM.parent / "firmware" / "user_example.elf")],
@@ -141,15 +142,16 @@ def measure_once(name: str, fast: float) -> dict:
     samples, rate_hz = sf.read(wav, dtype="int32")
     real_from = max(0, int((end_s(program) - LEAD_S) * rate_hz))
     card = Card(samples, rate_hz, fast, real_from)
-    saved = rec.load_backend, rec.SAMPLE_RATE_HZ
+    saved = rec.load_backend, rec.SAMPLE_RATE_HZ, rec.MAX_QUEUED_S
     rec.load_backend, rec.SAMPLE_RATE_HZ = (lambda: card), rate_hz  # type: ignore[assignment,return-value]
+    rec.MAX_QUEUED_S = QUEUED_S
     err = io.StringIO()
     try:
         with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(err), \
                 contextlib.redirect_stdout(io.StringIO()):
             code = pintime_main(["measure", "-o", str(Path(tmp) / "take.wav"), *INPUTS.get(program, [])])
     finally:
-        rec.load_backend, rec.SAMPLE_RATE_HZ = saved
+        rec.load_backend, rec.SAMPLE_RATE_HZ, rec.MAX_QUEUED_S = saved
     found = NOTE.search(err.getvalue())
     if code != 0 or found is None:
         raise SystemExit(f"bench_live: {name}: measure exited {code} without the END frame's note:\n"
