@@ -307,12 +307,13 @@ bench: deps sim
 	$(PY) bench/bench_resamplers.py --json $(BUILD)/bench/resamplers.json
 	$(PY) bench/bench_decimation.py --json $(BUILD)/bench/decimation.json
 	$(PY) bench/bench_real.py --json $(BUILD)/bench/real.json
+	$(PY) bench/bench_live.py --json $(BUILD)/bench/live.json
 
 # Each benchmark on a small input (seconds): checks that every figure it prints is produced. The benchmarks
 # run one job per core (`make -j`: each writes its own folder or a temporary one), but edges, analyze and
 # memory share build/bench/short's capture of the first 3 s, so each of them waits for the one before.
 BENCHES := synth edges analyze memory table2 rates kernel micro count gaps cards coverage resamplers \
-           decimation signals real
+           decimation signals real live
 .PHONY: bench-short $(BENCHES:%=bench-short-%)
 bench-short: $(BENCHES:%=bench-short-%)
 

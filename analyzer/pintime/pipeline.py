@@ -166,14 +166,17 @@ def without_lost_audio(raw: Edges, gaps: RecordingGaps | None, rate_hz: float,
 
 
 def located_without_lost_audio(path: str | Path, method: str | None, progress: bool, channels: Channels,
-                               gaps: RecordingGaps | None, steps: bool = True
+                               gaps: RecordingGaps | None, steps: bool = True,
+                               located: CaptureEdges | None = None
                                ) -> tuple[CaptureEdges, Edges, RecordingGaps | None, LostAudio]:
-    """A WAV's edges located (:func:`locate_capture`; ``steps`` as it takes them), and those of them kept
-    away from its listed ``gaps`` and from lost audio found in the data (:func:`without_lost_audio`). Where
-    the data finds lost audio nobody listed in the span the edge shape is learned from, the shape learned
-    across it is no edge's: the capture is located again, learning without it; so is a periodic signal
-    whose phase jumps where its period was learned (:func:`pintime.lost_audio.periodic_jumps`)."""
-    located = locate_capture(path, method, progress, *channels, steps=steps)
+    """A WAV's edges located (:func:`locate_capture`; ``steps`` as it takes them; ``located``: what it
+    gives, where that is known already), and those of them kept away from its listed ``gaps`` and from
+    lost audio found in the data (:func:`without_lost_audio`). Where the data finds lost audio nobody listed
+    in the span the edge shape is learned from, the shape learned across it is no edge's: the capture is
+    located again, learning without it; so is a periodic signal whose phase jumps where its period was
+    learned (:func:`pintime.lost_audio.periodic_jumps`)."""
+    if located is None:
+        located = locate_capture(path, method, progress, *channels, steps=steps)
     rate_hz = located.info.samplerate_hz
     edges, kept_gaps, lost = without_lost_audio(located.edges, gaps, rate_hz,
                                                 gap_guard_s(rate_hz, located.template))
@@ -257,11 +260,11 @@ def _ladder_source(path: Path, method: str | None, channels: Channels, gaps: Rec
 
 
 def _wav_source(path: Path, method: str | None, channels: Channels, gaps: RecordingGaps | None,
-                progress: bool) -> _Source:
-    """A WAV's located edges without those beside gaps or lost audio; read as a mono capture when the
-    channel taken for the reference by default is none."""
+                progress: bool, located: CaptureEdges | None) -> _Source:
+    """A WAV's located edges (``located``: where they are known already) without those beside gaps or lost
+    audio; read as a mono capture when the channel taken for the reference by default is none."""
     located, edges, kept, lost = located_without_lost_audio(path, method, progress, channels, gaps,
-                                                            steps=False)
+                                                            steps=False, located=located)
     by_default = channels[1] == DEFAULT_REFERENCE and located.info.reference_channel is not None
     reference_ignored = clk.not_a_reference(edges, located.info.channel_name(1)) if by_default else None
     if reference_ignored is not None:
@@ -273,13 +276,16 @@ def _wav_source(path: Path, method: str | None, channels: Channels, gaps: Record
 
 
 def _source(path: Path, is_wav: bool, method: str | None, channels: Channels, ladder: bool,
-            progress: bool) -> _Source:
-    """The capture's edges, whatever its kind (exact sources lose none); a WAV's are the only long step."""
+            progress: bool, located: CaptureEdges | None) -> _Source:
+    """The capture's edges, whatever its kind (exact sources lose none); a WAV's are the only long step
+    (``located``: a pin's WAV's location, where it is known already)."""
     if not is_wav:
         edges = load_edges(path)
         return _Source(edges, edges, None, None)
-    gaps = read_gaps(path)
-    return (_ladder_source if ladder else _wav_source)(path, method, channels, gaps, progress)
+    gaps = read_gaps(path, None if located is None else located.info.frames)  # (a recording still written)
+    if ladder:
+        return _ladder_source(path, method, channels, gaps, progress)
+    return _wav_source(path, method, channels, gaps, progress, located)
 
 
 def _estimated(program: Program, inputs: Inputs, source: _Source, meas_time: np.ndarray,
@@ -307,13 +313,17 @@ def _missing(decode: FrameDecode, lost_to_gaps: int) -> int | None:
 
 def analyze(path: str | Path, method: str | None = None, visits: str | Path | None = None,
             elf: str | Path | None = None, channels: Channels = DEFAULT_CHANNELS,
-            ladder: bool = False, progress: bool | None = None) -> Analysis:
+            ladder: bool = False, progress: bool | None = None,
+            located: CaptureEdges | None = None) -> Analysis:
     """Run the whole pipeline on one capture (WAV, VCD or edge list); ``ladder``: a WAV of four pins
-    through a resistor ladder (:mod:`pintime.ladder`); ``progress``: bars on stderr (None: if a terminal)."""
+    through a resistor ladder (:mod:`pintime.ladder`); ``progress``: bars on stderr (None: if a terminal).
+    ``located``: a pin's WAV's edges as ``locate_capture(path, method, False, *channels, steps=False)``
+    finds them, where they are known already (``pintime measure`` locates them while it records:
+    :mod:`pintime.locate.stream.growing`); the rest of the pipeline is the same."""
     path = Path(path)
     progress = sys.stderr.isatty() if progress is None else progress
     is_wav = sniff(path) == "wav"
-    source = _source(path, is_wav, method, channels, ladder, progress)
+    source = _source(path, is_wav, method, channels, ladder, progress, located)
     edges, lost = source.edges, source.lost
     release_free_memory()  # what checking a long capture's frames left free (docs/design.md §11)
     listed_s = np.zeros(0) if source.gaps is None else source.gaps.times_s  # WAV edges: seconds of the file

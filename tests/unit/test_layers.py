@@ -24,7 +24,7 @@ LAYERS = [
     {"table2"},
     {"programs"},
     {"pipeline", "crosscheck", "compare"},
-    {"validate", "soundcard", "record", "live"},
+    {"validate", "soundcard", "record", "live", "liveworker"},
     {"plots"},
     {"cli"},
 ]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pintime.capture.wav import open_wav
+from pintime.capture.wav import open_wav, open_written
 from pintime.edges import Edges
 from pintime.errors import PintimeError
 from pintime.files import read_json, sidecar_path
@@ -44,8 +44,10 @@ class RecordingGaps:
         return np.sort(np.array([g.frame for g in self.gaps], dtype=np.float64)) / self.samplerate_hz
 
 
-def read_gaps(wav: str | Path) -> RecordingGaps | None:
-    """The gaps listed beside the WAV ``wav`` (``CAPTURE.json``), or None without a recording's sidecar.
+def read_gaps(wav: str | Path, frames: int | None = None) -> RecordingGaps | None:
+    """The gaps listed beside the WAV ``wav`` (``CAPTURE.json``), or None without a recording's sidecar;
+    ``frames``: the recording's length (default: the file's, :func:`open_wav`; a recording still written
+    gives the frames written so far).
 
     A sidecar without a ``gaps`` list is another tool's (``pintime synth`` writes one): no gaps known.
     The sidecar is looked for beside the file itself and, when ``wav`` is a link, beside the link too; two
@@ -69,7 +71,7 @@ def read_gaps(wav: str | Path) -> RecordingGaps | None:
     if not listed:
         return None
     sidecar, gaps = next(iter(listed.items()))
-    info = open_wav(wav)
+    info = open_wav(wav) if frames is None else open_written(wav, frames)
     beyond = [g.frame for g in gaps if g.frame > info.frames]
     if beyond:
         raise PintimeError(f"{sidecar}: lists a recording gap at frame {beyond[0]}, beyond the end of {wav} "

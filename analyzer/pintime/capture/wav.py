@@ -101,21 +101,7 @@ def open_wav(path: str | Path, measurement_channel: int = 0,
         read only what is there).
     """
     path = Path(path)
-    try:
-        info = sf.info(soundfile_name(path))
-    except (sf.SoundFileError, RuntimeError) as err:
-        raise PintimeError(f"{path}: not an audio file libsndfile can read ({err})") from None
-    if info.samplerate not in STANDARD_RATES_HZ:
-        raise PintimeError(f"{path}: sample rate is {info.samplerate} Hz; pintime reads the standard rates "
-                           f"{', '.join(str(r) for r in STANDARD_RATES_HZ)} Hz")
-    if info.subtype in _EIGHT_BIT_SUBTYPES:
-        raise PintimeError(f"{path}: 8-bit samples ({info.subtype}) are too coarse to time edges: "
-                           "record 16-bit or more")
-    if info.subtype not in _PCM_BITS and info.subtype not in _FLOAT_SUBTYPES:
-        raise PintimeError(f"{path}: {info.subtype} samples; pintime needs PCM (16, 24 or 32 bit) or float")
-    if reference_channel == DEFAULT_REFERENCE:
-        reference_channel = 1 if info.channels >= 2 else None
-    _check_channels(path, info.channels, measurement_channel, reference_channel)
+    info, reference = _format(path, measurement_channel, reference_channel)
     chunks = _riff_chunks(path)
     data = chunks.get(b"data")
     if info.frames == 0:
@@ -136,10 +122,48 @@ def open_wav(path: str | Path, measurement_channel: int = 0,
                            f"{unread} bytes that are no RIFF chunk follow its data ({more_s:.3f} s more "
                            f"audio?): a header left stale, by a recorder killed or a file appended to; "
                            f"{_REWRITE}")
+    return _described(path, info, chunks, measurement_channel, reference, info.frames)
+
+
+def open_written(path: str | Path, frames: int, measurement_channel: int = 0,
+                 reference_channel: int | None | Literal["default"] = DEFAULT_REFERENCE) -> WavInfo:
+    """The first ``frames`` frames of a WAV its recorder is still writing and has flushed that far
+    (:func:`pintime.record.record`), described as :func:`open_wav` describes a whole file: the same checks
+    of its format and channels, none of its header against the file's length (the writer moves both)."""
+    path = Path(path)
+    info, reference = _format(path, measurement_channel, reference_channel)
+    return _described(path, info, _riff_chunks(path), measurement_channel, reference, frames)
+
+
+def _format(path: Path, measurement_channel: int, reference_channel: int | None | Literal["default"]
+            ) -> tuple[sf._SoundFileInfo, int | None]:
+    """libsndfile's description of ``path``, refused unless pintime can time edges in its samples, and the
+    reference channel (the default resolved), both channels checked."""
+    try:
+        info = sf.info(soundfile_name(path))
+    except (sf.SoundFileError, RuntimeError) as err:
+        raise PintimeError(f"{path}: not an audio file libsndfile can read ({err})") from None
+    if info.samplerate not in STANDARD_RATES_HZ:
+        raise PintimeError(f"{path}: sample rate is {info.samplerate} Hz; pintime reads the standard rates "
+                           f"{', '.join(str(r) for r in STANDARD_RATES_HZ)} Hz")
+    if info.subtype in _EIGHT_BIT_SUBTYPES:
+        raise PintimeError(f"{path}: 8-bit samples ({info.subtype}) are too coarse to time edges: "
+                           "record 16-bit or more")
+    if info.subtype not in _PCM_BITS and info.subtype not in _FLOAT_SUBTYPES:
+        raise PintimeError(f"{path}: {info.subtype} samples; pintime needs PCM (16, 24 or 32 bit) or float")
+    if reference_channel == DEFAULT_REFERENCE:
+        reference_channel = 1 if info.channels >= 2 else None
+    _check_channels(path, info.channels, measurement_channel, reference_channel)
+    return info, reference_channel
+
+
+def _described(path: Path, info: sf._SoundFileInfo, chunks: dict[bytes, tuple[int, int]],
+               measurement_channel: int, reference_channel: int | None, frames: int) -> WavInfo:
+    """The :class:`WavInfo` of ``frames`` frames of a checked file."""
     bits = _PCM_BITS.get(info.subtype)
     clip_level = 1.0 if bits is None else 1.0 - 2.0 ** (1 - bits)
     layout = _plain_pcm(path, chunks, info.channels, bits)
-    return WavInfo(path, info.samplerate, info.frames, info.subtype, clip_level, info.channels,
+    return WavInfo(path, info.samplerate, frames, info.subtype, clip_level, info.channels,
                    measurement_channel, reference_channel, layout)
 
 

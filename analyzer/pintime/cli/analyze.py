@@ -16,6 +16,7 @@ from pintime.frame_timing import DetectedGap
 from pintime.ladder import attribution_text
 from pintime.locate.locators.methods import METHODS, SIMPLE_HALF
 from pintime.locate.shape.bend import Bend
+from pintime.locate.stream.capture_edges import CaptureEdges
 from pintime.lost_audio import LostAudio
 from pintime.pipeline import Analysis, analyze, refuse_unused_elf, summary_json
 from pintime.printed import ns
@@ -250,10 +251,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "PA1+PA3 right; edges attributed to pins by step size")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, located: CaptureEdges | None = None) -> int:
+    """The command; ``located``: the capture's location where it is known already (``pintime measure``'s,
+    :func:`pintime.pipeline.analyze`)."""
     refuse_overwrite([args.json, args.plots],
                      [args.capture, args.elf, *table2_inputs(args.capture, args.visits)])
-    a = analyze(args.capture, args.method, args.visits, args.elf, channels(args), args.ladder)
+    a = analyze(args.capture, args.method, args.visits, args.elf, channels(args), args.ladder,
+                located=located)
     refuse_unused_elf(a, args.elf)
     summary, check = summary_json(a), None
     if summary["method"] in METHODS and summary["method"] != "template":  # a WAV by another method

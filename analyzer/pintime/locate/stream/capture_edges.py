@@ -21,7 +21,9 @@ sub-sample bias.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Generator
+from copy import deepcopy
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, NamedTuple
 
@@ -60,6 +62,7 @@ from pintime.locate.stream.learnspan import (
     MARGIN,
     PAD_FRAMES,
     learn_span,
+    learn_span_decided,
     level_jump,
 )
 from pintime.locate.stream.store import EdgeStore, edge_crlb_s, release_free_memory
@@ -289,7 +292,7 @@ def _learn_periodic(info: WavInfo, start: int, stop: int, cuts_s: np.ndarray | N
 
 def _gap_spans(info: WavInfo, cuts_s: np.ndarray | None) -> np.ndarray:
     """(start, end) rows in s, by their end: the sidecar's recording gaps and the ``cuts_s`` of lost audio."""
-    gaps = read_gaps(info.path)
+    gaps = read_gaps(info.path, info.frames)
     spans = np.zeros((0, 2)) if gaps is None else np.column_stack([gaps.times_s, gaps.times_s])
     if cuts_s is not None:
         spans = np.concatenate([spans, cuts_s])
@@ -484,10 +487,9 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
         raise PintimeError(f"unknown edge method '{method}' (valid: {', '.join(METHODS)})")
     info = open_wav(path, measurement_channel, reference_channel)
     start, stop, first_edge = learn_span(info, smallest_step)
-    if method == "template" and smallest_step == 1.0 and learn_before_s is None and cuts_s is None:
-        grid_learned = learn_grid(info, start, stop)  # edges on a grid, without a calibration train
-        if grid_learned is not None:
-            return _grid_capture(info, grid_learned, start, first_edge)
+    grid_learned = _grid_first(info, method, smallest_step, learn_before_s, cuts_s, start, stop)
+    if grid_learned is not None:
+        return _grid_capture(info, grid_learned, start, first_edge)
     run = _Run(path, info, method, progress, cuts_s, smallest_step, steps, start, first_edge)
     if learn_before_s is not None:
         return _learn_then_locate(run, stop, learn_before_s)
@@ -503,6 +505,36 @@ def locate_capture(path: str | Path, method: str | None = None, progress: bool =
     if isinstance(located, CaptureEdges):
         return located
     return _learn_then_locate(run, stop, located)  # the level changed in the span: learned before it
+
+
+def _grid_first(info: WavInfo, method: str, smallest_step: float, learn_before_s: float | None,
+                cuts_s: np.ndarray | None, start: int, stop: int) -> GridLearned | None:
+    """The response learned from edges on a grid without a calibration train, which the template method
+    tries first on a pin's capture learned once (no ladder, no learning before a time, no cuts); None:
+    the edges lie on no grid, or another learning is asked for."""
+    if method == "template" and smallest_step == 1.0 and learn_before_s is None and cuts_s is None:
+        return learn_grid(info, start, stop)
+    return None
+
+
+def growing_pass(path: str | Path, info: WavInfo, method: str) -> LocatingPass | str | None:
+    """The locating pass of ``locate_capture(path, method, False, *channels, steps=False)`` begun, learned
+    and nothing located yet, on a recording still written, of which ``info`` (the channels' too) describes
+    the frames written so far: learned as on the whole file once these decide it (the scan for the learning
+    span stopped in a block they hold with its padding, and they hold the span, its padding and the noise's
+    margin: :func:`learn_span_decided`), None before. Why not, where the whole file is located in another
+    way than one learning's pass (edges on a grid; a learning that fails, after which :func:`locate_capture`
+    looks for a jump of the level) or the method cannot be checked."""
+    (start, stop, first_edge), decided = learn_span_decided(info)
+    if decided is None or decided + PAD_FRAMES > info.frames or stop + PAD_FRAMES + MARGIN > info.frames:
+        return None
+    run = _Run(path, info, method, False, None, 1.0, False, start, first_edge)
+    try:
+        if _grid_first(info, method, 1.0, None, None, start, stop) is not None:
+            return "its edges lie on a grid (learned without a calibration train)"
+        return LocatingPass.start(run, _learn(run, _learning_span(run, stop, None)), relearned=False)
+    except PintimeError as err:
+        return f"learning from its first seconds failed ({err})"
 
 
 def _learn_then_locate(run: _Run, stop: int, before_s: float) -> CaptureEdges:
@@ -553,30 +585,11 @@ def _learned_before_jump(run: _Run, stop: int, jump: tuple[float, float], err: P
 def _locate(run: _Run, learned: _Learned, relearned: bool) -> CaptureEdges | float:
     """The locating pass with what ``learned`` holds, or, where the level changed inside the learning span
     and the pass is not ``relearned`` already, the time (s) of that change, to learn before."""
-    template, info = learned.template, run.info
-    table: TemplateTable | Periodic
-    highpass = learned.highpass
-    if isinstance(template, Periodic):  # located as recorded (periodic.learn_from_capture)
-        table, highpass = template, tuple(Highpass((), 0.0, h.samplerate_hz) for h in highpass)
-    else:
-        table = TemplateTable.build(template)
-    rms, own_sigma = _method_error(run, learned, table)
-    det = BlockDetector(len(info.columns), run.smallest_step, MARGIN, PAD_FRAMES)
-    if relearned and not isinstance(template, Periodic):  # the level before its change
-        det.swing = list(learned.learning.swing)  # (a first block that holds a rise would take half its peak)
-    if isinstance(table, TemplateTable):  # the reach of a neighbour's response into an edge's window
-        det.reach = neighbour_reach(table, run.method == "template")
-    det.steps_fitted = run.method == "template"
-    # the count method's sigma is its quantization model's (locate/locators/count.py), never raised by the
-    # train's
-    results = EdgeStore(learned.noise, None if run.method == "count" else rms, own_sigma, info.samplerate_hz,
-                        run.steps, template.sigma_scale if isinstance(template, Template) else 1.0)
-    bend = BendSums(info.samplerate_hz, table) if isinstance(table, TemplateTable) and \
-        run.method == "template" else None
-    change = _scan(run, learned, table, highpass, det, results, bend, relearned)
+    located = LocatingPass.start(run, learned, relearned)
+    change = _scan(located)
     if change is not None:
-        return change / info.samplerate_hz
-    return _capture_edges(run, learned, highpass, det, results, bend, rms)
+        return change / run.info.samplerate_hz
+    return located.result()
 
 
 def _method_error(run: _Run, learned: _Learned,
@@ -595,34 +608,118 @@ def _method_error(run: _Run, learned: _Learned,
             if train_data and (train_fit is not None or method != "template") else (None, 0.0))
 
 
-def _scan(run: _Run, learned: _Learned, table: TemplateTable | Periodic, highpass: tuple[Highpass, ...],
-          det: BlockDetector, results: EdgeStore, bend: BendSums | None, relearned: bool) -> float | None:
-    """Every block located and kept in ``results``; or, where not ``relearned`` and the level changed
-    inside the learning span, the frame of that change, the pass stopped there (the changes come in time
-    order: no later block finds an earlier one)."""
-    info = run.info
-    # nothing before the learning span: its start is the first block with an edge
-    reader = ahead(iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, learned.span[0]),
-                   lambda b: restore_block(b, highpass))
+def _scan(located: LocatingPass) -> float | None:
+    """Every block from the learning span's start located and kept; or, where the pass stops at a change of
+    the level inside the learning span (:meth:`LocatingPass.feed`), the frame of that change."""
+    run = located.run
+    reader = located.blocks(run.info)
     blocks = reader
     if run.progress:
         from tqdm import tqdm  # only for long runs on a terminal
 
-        blocks = tqdm(blocks, total=-(-(info.frames - learned.span[0]) // BLOCK_FRAMES), unit="block",
+        blocks = tqdm(blocks, total=-(-(run.info.frames - located.next_frame) // BLOCK_FRAMES), unit="block",
                       desc="edges")
-    previous = None  # the last block, its edges and the count of edges at the file's ends before it
     for block in blocks:
-        current, previous = _block_edges(run, table, det, block, learned.noise, previous)
-        if previous is not None:
-            _keep(results, bend, previous)
-        previous = current
-        early = [at for at, *_ in det.level_changes if at < learned.span[1]]
-        if early and not relearned:  # learned across a change of level: all again, learned before it
+        change = located.feed(block)
+        if change is not None:
             reader.close()
-            return early[0]
-    if previous is not None:
-        _keep(results, bend, previous)
+            return change
     return None
+
+
+@dataclass
+class LocatingPass:
+    """The locating pass of one learning, block by block: what it locates with (``learned``, its template's
+    ``table``, the coupling it undoes), the detector that follows the level, the edges kept so far, the last
+    block (not final: a fall of the level in the next one locates it again) and the next block's first
+    owned frame. Fed the capture's blocks in order from the learning span's start, by :func:`_scan` over a
+    whole file or, while a recording is written, as its blocks are complete
+    (:mod:`pintime.locate.stream.growing`): the same blocks give the same edges."""
+
+    run: _Run
+    learned: _Learned
+    table: TemplateTable | Periodic
+    highpass: tuple[Highpass, ...]
+    det: BlockDetector
+    results: EdgeStore
+    bend: BendSums | None
+    rms: float | None  # the method's error on the train (samples), None: not measured
+    relearned: bool
+    previous: Located | None = None  # the last block fed, its edges, the count at the file's ends before it
+    next_frame: int = 0
+
+    @classmethod
+    def start(cls, run: _Run, learned: _Learned, relearned: bool) -> LocatingPass:
+        """A pass with nothing located yet: the method's error, the detector and the store set up."""
+        template, info = learned.template, run.info
+        table: TemplateTable | Periodic
+        highpass = learned.highpass
+        if isinstance(template, Periodic):  # located as recorded (periodic.learn_from_capture)
+            table, highpass = template, tuple(Highpass((), 0.0, h.samplerate_hz) for h in highpass)
+        else:
+            table = TemplateTable.build(template)
+        rms, own_sigma = _method_error(run, learned, table)
+        det = BlockDetector(len(info.columns), run.smallest_step, MARGIN, PAD_FRAMES)
+        if relearned and not isinstance(template, Periodic):  # the level before its change
+            # (a first block that holds a rise would take half its peak)
+            det.swing = list(learned.learning.swing)
+        if isinstance(table, TemplateTable):  # the reach of a neighbour's response into an edge's window
+            det.reach = neighbour_reach(table, run.method == "template")
+        det.steps_fitted = run.method == "template"
+        # the count method's sigma is its quantization model's (locate/locators/count.py), never raised by
+        # the train's
+        results = EdgeStore(learned.noise, None if run.method == "count" else rms, own_sigma,
+                            info.samplerate_hz, run.steps,
+                            template.sigma_scale if isinstance(template, Template) else 1.0)
+        bend = BendSums(info.samplerate_hz, table) if isinstance(table, TemplateTable) and \
+            run.method == "template" else None
+        # nothing before the learning span: its start is the first block with an edge
+        return cls(run, learned, table, highpass, det, results, bend, rms, relearned,
+                   next_frame=learned.span[0])
+
+    def blocks(self, info: WavInfo, stop_frame: int | None = None) -> Generator[Block, None, None]:
+        """The blocks of ``info`` from the next one to ``stop_frame`` (default: the file's end), their
+        coupling undone, read ahead in a second thread."""
+        return ahead(iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, self.next_frame, stop_frame),
+                     lambda b: restore_block(b, self.highpass))
+
+    def feed(self, block: Block) -> float | None:
+        """The next block located (the one before it kept, final); where not ``relearned`` and the level
+        changed inside the learning span, the frame of that change: the pass must stop there (the changes
+        come in time order: no later block finds an earlier one)."""
+        current, previous = _block_edges(self.run, self.table, self.det, block, self.learned.noise,
+                                         self.previous)
+        if previous is not None:
+            _keep(self.results, self.bend, previous)
+        self.previous, self.next_frame = current, block.own_hi
+        early = [at for at, *_ in self.det.level_changes if at < self.learned.span[1]]
+        if early and not self.relearned:  # learned across a change of level: all again, learned before it
+            return early[0]
+        return None
+
+    def again_before(self, before_s: float) -> LocatingPass:
+        """The pass that follows one stopped at a change of the level (:meth:`feed`): learned again before
+        ``before_s``, nothing located yet (as :func:`locate_capture` makes it)."""
+        run = self.run
+        return LocatingPass.start(run, _learn(run, _learning_span(run, self.learned.span[1], before_s)),
+                                  relearned=True)
+
+    def copy(self) -> LocatingPass:
+        """A pass that goes on from where this one is, apart from it (what is learned is shared: no pass
+        changes it)."""
+        return replace(self, det=deepcopy(self.det), results=deepcopy(self.results), bend=deepcopy(self.bend))
+
+    def reopened(self, info: WavInfo) -> None:
+        """Go on in the file ``info`` describes: the same recording, further written (its edges'
+        facts, such as the file's end, are this file's)."""
+        self.run = replace(self.run, info=info)
+
+    def result(self) -> CaptureEdges:
+        """The located edges of the capture once every block is fed (this pass is spent)."""
+        if self.previous is not None:
+            _keep(self.results, self.bend, self.previous)
+        return _capture_edges(self.run, self.learned, self.highpass, self.det, self.results, self.bend,
+                              self.rms)
 
 
 # a block, its located edges, and the count of edges at the file's ends before it

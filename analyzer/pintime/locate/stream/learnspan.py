@@ -32,7 +32,14 @@ LEVEL_JUMP = 0.25
 
 def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int]:
     """The frames the edge shape, the noise and the AC coupling are learned from, and the first frame of the
-    first block whose measurement channel holds an edge.
+    first block whose measurement channel holds an edge: :func:`learn_span_decided`'s span."""
+    return learn_span_decided(info, smallest_step)[0]
+
+
+def learn_span_decided(info: WavInfo, smallest_step: float = 1.0) -> tuple[tuple[int, int, int], int | None]:
+    """:func:`learn_span`'s span, and the end of the block where the scan for it stopped (None: at the
+    file's end): a file that holds that block whole, its padding and the span decides it as any longer one
+    does (:mod:`pintime.locate.stream.growing`).
 
     The span is LEARN_MAX_S from that block (a recording may begin in silence, seconds before the board is
     reset), unless a pintime calibration train (alternating edges CAL_PERIOD_S apart) lies too far beyond
@@ -46,6 +53,7 @@ def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int
     first = None
     pos, sign = np.zeros(0, np.int64), np.zeros(0)  # the edges of the last LEARN_MAX_S scanned
     count, enough = 0, None  # edges from the first block with one; the frame after the LEARN_MIN_EDGES-th
+    decided = None  # the end of the block the scan stopped at, None: the file's end
     for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES):
         p, g, _ = det.steps(block, 0)
         own = (p >= block.own_lo) & (p < block.own_hi)
@@ -62,17 +70,19 @@ def learn_span(info: WavInfo, smallest_step: float = 1.0) -> tuple[int, int, int
         idx = train.find_train(pos, sign)
         if idx is not None:
             if pos[idx[0]] + TRAIN_SPAN_S * rate <= first + LEARN_MAX_S * rate:
+                decided = block.own_hi
                 break  # learned from where it is (a calibration train, or any square wave)
             if abs(np.median(np.diff(pos[idx])) / (CAL_PERIOD_S * rate) - 1) < 0.01:
                 start = max(first, int(pos[idx[0]] - TRAIN_LEAD_S * rate))
-                return start, int(min(start + LEARN_MAX_S * rate, info.frames)), first
+                return (start, int(min(start + LEARN_MAX_S * rate, info.frames)), first), block.own_hi
         if block.own_hi - first > LEARN_SEARCH_S * rate:
+            decided = block.own_hi
             break
     start = 0 if first is None else first
     stop = start + LEARN_MAX_S * rate
     if first is not None:  # a slow signal: on to its LEARN_MIN_EDGES-th edge
         stop = max(stop, min(info.frames if enough is None else enough, start + LEARN_SEARCH_S * rate))
-    return start, int(min(stop, info.frames)), start
+    return (start, int(min(stop, info.frames)), start), decided
 
 
 def level_jump(info: WavInfo, start: int, stop: int) -> tuple[float, float] | None:
