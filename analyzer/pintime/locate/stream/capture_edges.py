@@ -312,12 +312,16 @@ def _away_from_gaps(w: _Windows, spans: np.ndarray, samplerate_hz: float) -> tup
     return w, np.searchsorted(spans[:, 1], w.pos / samplerate_hz)
 
 
+def holds_frames(pos: np.ndarray, sign: np.ndarray, info: WavInfo) -> bool:
+    """Whether the edges at ``pos`` (samples) hold pintime frames: a QUIET and a SYNC
+    (:func:`detect.capture_inverted`)."""
+    return detect.capture_inverted(pos / info.samplerate_hz, sign) is not None
+
+
 def train_name(pos: np.ndarray, sign: np.ndarray, info: WavInfo) -> str:
-    """What a run of evenly spaced edges is called: the calibration train in a capture whose edges at
-    ``pos`` (samples) hold pintime frames (a QUIET and a SYNC: :func:`detect.capture_inverted`), else a
-    square wave."""
-    frames = detect.capture_inverted(pos / info.samplerate_hz, sign) is not None
-    return "calibration train" if frames else "square wave"
+    """What a run of evenly spaced edges is called: the calibration train in a capture whose edges hold
+    pintime frames (:func:`holds_frames`), else a square wave."""
+    return "calibration train" if holds_frames(pos, sign, info) else "square wave"
 
 
 def _learn_without_train(info: WavInfo, w: _Windows, seeds: np.ndarray, span_s: float, noise: float,
@@ -335,7 +339,7 @@ def _learn_without_train(info: WavInfo, w: _Windows, seeds: np.ndarray, span_s: 
                            "found, if there are any: raise the recording level (docs/hardware.md, wiring)")
     traincheck.check_gain(heights, w.sign[alone] < 0, f"{info.path}", span_s, "the edges' step height")
     try:
-        frames = train_name(w.pos, w.sign, info) == "calibration train"
+        frames = holds_frames(w.pos, w.sign, info)
         return (learn_blind(w.pos, w.sign, w.y, seeds, span_s, noise, frames), None, located_noise,
                 w.checked(alone), refused)
     except PintimeError as err:  # name the capture, and the likely cause when the data shows it
