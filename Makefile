@@ -34,6 +34,12 @@ USER_REPS ?= 20
 # (16 on the 32 KB chips: micro's unrolled groups at 20 are 37 KB)
 USER_M   ?= $(if $(filter mega,$(BOARD)),20,16)
 
+# One BLAS/OpenMP thread per process unless set otherwise: the tests and benchmarks run one job per core,
+# and a BLAS thread pool per job on a busy machine makes a small factorization ~30× slower (docs/design.md).
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
+
 .PHONY: all deps firmware sim flash test bench lint clean FORCE
 
 all: sim

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pintime  # noqa: F401  (first: one BLAS thread, as the command line has, before numpy loads)
 import pytest
 from support import make_build, require_sim
 

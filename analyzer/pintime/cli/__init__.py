@@ -13,12 +13,6 @@ from types import ModuleType
 from pintime.errors import PintimeError
 from pintime.signals import handled, stop_signals
 
-# One BLAS/OpenMP thread unless the user says otherwise: the analyzer solves many small systems, where a
-# thread pool only adds contention (docs/design.md §11, "One BLAS thread", has the figures). Set before any
-# subcommand's module imports numpy.
-for _threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_threads, "1")
-
 OUTPUT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # stdout that cannot take what is printed
 # a kill, the terminal closing, Ctrl-Break, where the platform has them (SIGINT raises already)
 RAISED_SIGNALS = stop_signals(("SIGTERM", "SIGHUP", "SIGBREAK"))
