@@ -2,7 +2,7 @@
 rounding's on a recording quieter than one LSB.
 
 The template is learned once, so its error is the same in every repetition and their spread cannot show
-it (docs/results.md, "The learned edge shape's error, now in every CI"); nor can it show the rounding of
+it (docs/results.md, "The learned edge shape's error in every CI"); nor can it show the rounding of
 levels that are the same every time (:mod:`pintime.locate.shape.quantization`). The pipeline computes the
 results again on the edge times each draw of such an error gives (:mod:`pintime.locate.shape.template_error`),
 keeps only their Estimates' means (:func:`estimate_means`), and widens every Estimate of the result by

@@ -3,7 +3,7 @@
 The template is learned once, from the calibration train (:mod:`pintime.locate.shape.train`), so its error
 moves every edge the same way for the same arrangement of neighbours: no spread over repetitions shows it,
 and where a technique subtracts pulses whose edges lie within the template's reach of one another in
-different arrangements it does not cancel (docs/results.md, "The learned edge shape's error, now in every
+different arrangements it does not cancel (docs/results.md, "The learned edge shape's error in every
 CI").
 The train fit gives draws ``T + Δₖ`` of that error (:func:`error_draws`). For each,
 the time the template locator (:mod:`pintime.locate.locators.fit`) would have given every edge follows to
