@@ -168,14 +168,16 @@ def _combination(basis: list[int], approx: np.ndarray, c: int) -> tuple[Fraction
 def _check_exact(counts: np.ndarray, basis: list[int], coefficients: list[tuple[Fraction, ...]],
                  names: list[str] | tuple[str, ...]) -> None:
     """Every column not in the basis is its ``coefficients``' combination of the basis columns, checked in
-    integer arithmetic (the column times its coefficients' common denominator), all columns at once a block
-    of rows at a time (bounded memory); PintimeError naming the first column that is not."""
+    exact integer arithmetic (the column times its coefficients' common denominator), all columns at once a
+    block of rows at a time (bounded memory); PintimeError naming the first column that is not."""
     others = [c for c in range(counts.shape[1]) if c not in basis]
     denominators = [math.lcm(*(f.denominator for f in coefficients[c])) for c in others]
     numerators = [[int(f * d) for f in coefficients[c]] for c, d in zip(others, denominators, strict=True)]
-    factor = max((max(sum(map(abs, row)), d) for row, d in zip(numerators, denominators, strict=True)),
-                 default=1)  # no product nor sum of products exceeds the largest count times this
-    exact = np.int64 if int(np.abs(counts).max(initial=0)) * factor < 2 ** 62 else object  # int64 holds them
+    bound = int(np.abs(counts).max(initial=0)) * max(
+        (max(sum(map(abs, row)), d) for row, d in zip(numerators, denominators, strict=True)), default=1)
+    # every product and partial sum is an integer up to ``bound``: the narrowest type that holds them all
+    # exactly (float64 below 2⁵³, its BLAS product then exact; int64 below 2⁶², else Python's integers)
+    exact = np.float64 if bound < 2 ** 53 else np.int64 if bound < 2 ** 62 else object
     combination = np.array(numerators, dtype=exact).reshape(len(others), len(basis)).T
     scale = np.array(denominators, dtype=exact)
     wrong = np.zeros(len(others), dtype=bool)
