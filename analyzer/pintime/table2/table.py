@@ -44,6 +44,7 @@ from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
 from pintime.frames import Frame
 from pintime.printed import fixed, ns
+from pintime.table2.ahead import sim_rounds
 from pintime.table2.blocksystem import (
     EPSILON,
     Fit,
@@ -60,7 +61,6 @@ from pintime.table2.visits import (
     FrameKey,
     Rounds,
     frame_key,
-    load_sim_rounds,
     locate,
     match,
     rounds_of,
@@ -289,7 +289,7 @@ def _matched(visits: Path, run: dict[str, int], frames: list[Frame], time: np.nd
              ) -> tuple[Cfg, Rounds]:
     """The CFG and the capture's rounds joined with the simavr run's (:func:`table2_from_capture`); the
     run's every round is let go on return, before the systems are solved (≈ 95 MB on a 984 s run)."""
-    sim = load_sim_rounds(visits)
+    sim = sim_rounds(visits)
     if sim.revision != run["revision"] or sim.f_cpu_hz != run["f_cpu_hz"]:
         raise PintimeError(f"{sim.path}: visits from firmware {sim.revision:08x} at {sim.f_cpu_hz} Hz, the "
                            f"capture is {run['revision']:08x} at {run['f_cpu_hz']} Hz")
