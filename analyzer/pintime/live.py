@@ -105,7 +105,8 @@ class Live:
         self.shown_frames = 0
         self.showing: AsyncResult | None = None  # the display's analysis under way
         spawn = multiprocessing.get_context("spawn")
-        self.locating = ProcessPoolExecutor(1, spawn, initializer=start_locating, initargs=(str(wav),))
+        self.locating = ProcessPoolExecutor(1, spawn, initializer=start_locating,
+                                             initargs=(str(wav), inputs[1]))
         self.shower = spawn.Pool(1, initializer=start_showing)  # (a pool's terminate ends an analysis)
         self.thread = threading.Thread(target=self._loop, name="pintime-live", daemon=True)
         self.thread.start()

@@ -38,11 +38,16 @@ US_PER_S = 1e6  # the END search's time base: the capture's clock taken for the 
 _growing: GrowingCapture | None = None  # the locating worker's recording
 
 
-def start_locating(wav: str) -> None:
-    """The locating worker's start: the recording ``wav``, nothing located yet."""
+def start_locating(wav: str, visits: str | None) -> None:
+    """The locating worker's start: the recording ``wav``, nothing located yet; Table 2's ``visits`` file
+    read now, for the analysis at the end (:mod:`pintime.table2.ahead`)."""
     global _growing
     _ignore_stop_signals()
     _growing = GrowingCapture(wav)
+    if visits is not None:
+        from pintime.table2.ahead import read_ahead  # Table 2's modules: for its captures only
+
+        read_ahead(Path(visits))
 
 
 def start_showing() -> None:

@@ -8,6 +8,7 @@ and that truth must be the unknown's combination of the CFG's cycle costs (+ ε 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from fractions import Fraction
 from pathlib import Path
@@ -298,3 +299,41 @@ def test_rounds_joined_once_give_what_joining_again_gives(sim):
             [u.truth_cycles for u in b.unknowns]
     assert not np.array_equal(kept.block.values_us, first.block.values_us)
     assert kept.same_span == fresh.same_span and kept.resolved_note == fresh.resolved_note
+
+
+def test_the_first_frames_take_their_rows_of_the_rounds_joined_before(sim):
+    """The draws' frames, the capture's first, take their rows of the rounds the result joined (the visits
+    read once): the same rounds as joining them afresh."""
+    from pintime.table2.visits import frame_key, load_sim_rounds, match, rounds_of
+
+    summary = json.loads(Path(f"{sim}.json").read_text())
+    edges = read_edge_list(Path(f"{sim}.edges.csv"))
+    time_us = edges.time[edges.channel == 0] * (1e6 / summary["f_cpu_hz"])
+    frames = decode_frames(time_us, edges.polarity[edges.channel == 0]).frames
+    ours = [f for f in frames if f.kind in ("table2", "table2cut")]
+    part = ours[:len(ours) // 2]
+    sim_rounds = load_sim_rounds(Path(f"{sim}.visits.csv"))
+    taken = rounds_of(match(sim_rounds, frames, time_us, 1.0), ours, set(map(frame_key, part)))
+    fresh = match(sim_rounds, part, time_us, 1.0)
+    assert {f.kind for f in part} == {"table2", "table2cut"} and fresh.cuts is not None
+    for name in ("measurement", "block_counts", "exit_counts", "width_cycles"):
+        np.testing.assert_array_equal(getattr(taken, name), getattr(fresh, name))
+    for name in ("key", "cut", "reached", "exit_counts", "width_cycles"):
+        np.testing.assert_array_equal(getattr(taken.cuts, name), getattr(fresh.cuts, name))
+
+
+def test_visits_read_ahead_are_taken_once_and_only_unchanged(sim, tmp_path, monkeypatch):
+    """pintime measure's read-ahead (table2.ahead): the analysis takes what was read, once; a file changed
+    since is read again."""
+    from pintime.table2 import ahead
+
+    reads = []
+    monkeypatch.setattr(ahead, "load_sim_rounds", lambda path: reads.append(path) or object())
+    visits = tmp_path / "t.visits.csv"
+    shutil.copy(f"{sim}.visits.csv", visits)
+    ahead.read_ahead(visits)
+    assert ahead.sim_rounds(visits) is not ahead.sim_rounds(visits) and len(reads) == 2  # taken once
+    ahead.read_ahead(visits)
+    os.utime(visits, ns=(0, 0))  # changed since
+    ahead.sim_rounds(visits)
+    assert len(reads) == 4

@@ -129,7 +129,8 @@ def reduce_columns(counts: np.ndarray, names: list[str] | tuple[str, ...]) -> Re
     basis.sort()
     # least-squares coefficients of every column in the basis, then made exact (rational) and checked
     approx = np.linalg.lstsq(r[:, basis], r, rcond=None)[0]
-    coefficients = [_combination(counts, basis, approx[:, c], c, names) for c in range(counts.shape[1])]
+    coefficients = [_combination(basis, approx[:, c], c) for c in range(counts.shape[1])]
+    _check_exact(counts, basis, coefficients, names)
     return Reduction(tuple(names), tuple(basis), tuple(coefficients),
                      tuple(tuple(g) for g in nonzero), tuple(c for g in zero for c in g))
 
@@ -156,24 +157,38 @@ def rank(r: np.ndarray, rows: int) -> int:
     return int(np.sum(singular > singular[0] * max(rows, r.shape[1]) * np.finfo(np.float64).eps))
 
 
-def _combination(counts: np.ndarray, basis: list[int], approx: np.ndarray, c: int,
-                 names: list[str] | tuple[str, ...]) -> tuple[Fraction, ...]:
-    """Exact coefficients of column ``c`` in the basis columns from their least-squares values
-    ``approx``, checked in integer arithmetic."""
+def _combination(basis: list[int], approx: np.ndarray, c: int) -> tuple[Fraction, ...]:
+    """Exact coefficients of column ``c`` in the basis columns from their least-squares values ``approx``
+    (denominators up to MAX_DENOMINATOR; :func:`_check_exact` checks them)."""
     if c in basis:
         return tuple(Fraction(int(c == k)) for k in basis)
-    coef = [Fraction(float(v)).limit_denominator(MAX_DENOMINATOR) for v in approx]
-    denominator = math.lcm(*(f.denominator for f in coef))
-    numerators = [int(f * denominator) for f in coef]
-    largest = int(np.abs(counts).max()) * max(sum(abs(n) for n in numerators), denominator)
-    exact = np.int64 if largest < 2 ** 62 else object  # int64 unless the products could overflow it
-    for start in range(0, len(counts), QR_ROWS):  # a block of rows at a time (bounded memory)
+    return tuple(Fraction(float(v)).limit_denominator(MAX_DENOMINATOR) for v in approx)
+
+
+def _check_exact(counts: np.ndarray, basis: list[int], coefficients: list[tuple[Fraction, ...]],
+                 names: list[str] | tuple[str, ...]) -> None:
+    """Every column not in the basis is its ``coefficients``' combination of the basis columns, checked in
+    exact integer arithmetic (the column times its coefficients' common denominator), all columns at once a
+    block of rows at a time (bounded memory); PintimeError naming the first column that is not."""
+    others = [c for c in range(counts.shape[1]) if c not in basis]
+    denominators = [math.lcm(*(f.denominator for f in coefficients[c])) for c in others]
+    numerators = [[int(f * d) for f in coefficients[c]] for c, d in zip(others, denominators, strict=True)]
+    bound = int(np.abs(counts).max(initial=0)) * max(
+        (max(sum(map(abs, row)), d) for row, d in zip(numerators, denominators, strict=True)), default=1)
+    # every product and partial sum is an integer up to ``bound``: the narrowest type that holds them all
+    # exactly (float64 below 2⁵³, its BLAS product then exact; int64 below 2⁶², else Python's integers)
+    exact = np.float64 if bound < 2 ** 53 else np.int64 if bound < 2 ** 62 else object
+    combination = np.array(numerators, dtype=exact).reshape(len(others), len(basis)).T
+    scale = np.array(denominators, dtype=exact)
+    wrong = np.zeros(len(others), dtype=bool)
+    for start in range(0, len(counts), QR_ROWS):
         part = counts[start:start + QR_ROWS]
-        if not np.array_equal(part[:, basis].astype(exact) @ np.array(numerators, dtype=exact),
-                              part[:, c].astype(exact) * denominator):
-            raise PintimeError(f"count column {names[c]} is nearly but not exactly a combination of "
-                               f"{', '.join(names[k] for k in basis)}: cannot name the unknowns")
-    return tuple(coef)
+        wrong |= np.any(part[:, basis].astype(exact) @ combination != part[:, others].astype(exact) * scale,
+                        axis=0)
+    if wrong.any():
+        c = others[int(np.argmax(wrong))]
+        raise PintimeError(f"count column {names[c]} is nearly but not exactly a combination of "
+                           f"{', '.join(names[k] for k in basis)}: cannot name the unknowns")
 
 
 @dataclass(frozen=True)

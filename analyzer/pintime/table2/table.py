@@ -44,6 +44,7 @@ from pintime.errors import PintimeError
 from pintime.estimate import estimators as est
 from pintime.frames import Frame
 from pintime.printed import fixed, ns
+from pintime.table2.ahead import sim_rounds
 from pintime.table2.blocksystem import (
     EPSILON,
     Fit,
@@ -56,7 +57,15 @@ from pintime.table2.blocksystem import (
     solve,
 )
 from pintime.table2.cuts import Resolved, format_resolved, resolve, resolved_json
-from pintime.table2.visits import Rounds, load_sim_rounds, locate, match, with_widths
+from pintime.table2.visits import (
+    FrameKey,
+    Rounds,
+    frame_key,
+    locate,
+    match,
+    rounds_of,
+    with_widths,
+)
 
 
 def pulse_epsilon_cycles(cfg: Cfg) -> int:
@@ -222,40 +231,65 @@ def build_table2(cfg: Cfg, rounds: Rounds, us_per_cycle: float, memo: Memo = com
                   listing | {EPSILON: pulse_epsilon_cycles(cfg)}, rounds)
 
 
+@dataclass(frozen=True)
+class Joined:
+    """Rounds joined to a capture's frames (its TABLE2 and TABLE2CUT frames), with what their counts alone
+    give (reductions, rank tests, exact truths), by name."""
+
+    cfg: Cfg
+    rounds: Rounds
+    frames: list[Frame]
+    kept: dict[str, Any]
+
+
 def table2_from_capture(capture: Path, visits: str | Path | None, run: dict[str, int], frames: list[Frame],
-                        time: np.ndarray, us_per_unit: float, joined: dict[Any, Any] | None = None) -> Table2:
+                        time: np.ndarray, us_per_unit: float, joined: dict[Any, Joined] | None = None
+                        ) -> Table2:
     """Table 2 of a capture: its TABLE2 pulse widths (``time`` in the source base, ``us_per_unit`` from
     the clock calibration) joined with the simavr visits of the same firmware (``visits``: the file, or
     None to look beside the capture's edges, :func:`pintime.table2.visits.locate`).
 
-    ``joined``: the rounds the estimations of one analysis have joined so far, by the frames they came from,
-    with what their counts alone give (reductions, rank tests, exact truths) (a dict the caller keeps; its
-    rounds are those of its capture and visits only): the result and each draw of a shared error join the
-    same frames, and only their widths differ (reading the visits and reducing the counts were 70 % of a
-    984 s run's 18 estimations)."""
-    key = tuple((f.kind, f.group_lo, f.group_hi) for f in frames if f.kind in ("table2", "table2cut"))
+    ``joined``: the rounds the estimations of one analysis have joined so far, by the frames they came from
+    (a dict the caller keeps; its rounds are those of its capture and visits only): the result and each draw
+    of a shared error join the same frames, and only their widths differ (reading the visits and reducing
+    the counts were 70 % of a 984 s run's 18 estimations); the draws' frames, the first of the capture's,
+    take their rows of the result's rounds (the visits are read once)."""
+    ours = [f for f in frames if f.kind in ("table2", "table2cut")]
+    key = tuple(map(frame_key, ours))
     if joined is not None and key in joined:
-        cfg, rounds, kept = joined[key]
-        rounds = with_widths(rounds, frames, time, us_per_unit)
+        found = joined[key]
     else:
-        cfg, rounds = _matched(locate(capture, visits), run, frames, time, us_per_unit)
-        kept = {}
+        found = _joined_before(joined or {}, set(key)) or Joined(
+            *_matched(locate(capture, visits), run, frames, time, us_per_unit), ours, {})
         if joined is not None:
-            joined[key] = cfg, rounds, kept
+            joined[key] = found
+    rounds, kept = with_widths(found.rounds, frames, time, us_per_unit), found.kept
 
     def memo(name: str, make: Callable[[], Any]) -> Any:  # what these rounds' counts alone give, kept
         if name not in kept:
             kept[name] = make()
         return kept[name]
 
-    return build_table2(cfg, rounds, 1e6 / run["f_cpu_hz"], memo)
+    return build_table2(found.cfg, rounds, 1e6 / run["f_cpu_hz"], memo)
+
+
+def _joined_before(joined: dict[Any, Joined], part: set[FrameKey]) -> Joined | None:
+    """These frames' rounds taken from rounds joined before to frames among which they all are (None: none
+    are; nor where they hold no TABLE2 frame, which :func:`pintime.table2.visits.match` refuses)."""
+    if not any(kind == "table2" for kind, _, _ in part):
+        return None
+    for known in joined.values():
+        if part <= set(map(frame_key, known.frames)):
+            frames = [f for f in known.frames if frame_key(f) in part]
+            return Joined(known.cfg, rounds_of(known.rounds, known.frames, part), frames, {})
+    return None
 
 
 def _matched(visits: Path, run: dict[str, int], frames: list[Frame], time: np.ndarray, us_per_unit: float
              ) -> tuple[Cfg, Rounds]:
     """The CFG and the capture's rounds joined with the simavr run's (:func:`table2_from_capture`); the
     run's every round is let go on return, before the systems are solved (≈ 95 MB on a 984 s run)."""
-    sim = load_sim_rounds(visits)
+    sim = sim_rounds(visits)
     if sim.revision != run["revision"] or sim.f_cpu_hz != run["f_cpu_hz"]:
         raise PintimeError(f"{sim.path}: visits from firmware {sim.revision:08x} at {sim.f_cpu_hz} Hz, the "
                            f"capture is {run['revision']:08x} at {run['f_cpu_hz']} Hz")

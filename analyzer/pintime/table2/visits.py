@@ -321,6 +321,30 @@ def with_widths(rounds: Rounds, frames: list[Frame], time: np.ndarray, us_per_un
     return replace(rounds, width_us=widths("table2"), cuts=cuts)
 
 
+FrameKey = tuple[str, int, int]  # a frame's kind and its group's edges: which frame of the capture it is
+
+
+def frame_key(frame: Frame) -> FrameKey:
+    return frame.kind, frame.group_lo, frame.group_hi
+
+
+def rounds_of(rounds: Rounds, frames: list[Frame], part: set[FrameKey]) -> Rounds:
+    """The rounds :func:`match` joins to the frames ``part`` of ``frames`` (whose rounds are ``rounds``):
+    their rows, as match puts each frame's pulses in turn (widths: :func:`with_widths`)."""
+    def rows(kind: str) -> np.ndarray:
+        spans, start = [np.zeros(0, dtype=np.int64)], 0
+        for frame in (f for f in frames if f.kind == kind):
+            if frame_key(frame) in part:
+                spans.append(np.arange(start, start + frame.pulses))
+            start += frame.pulses
+        return np.concatenate(spans)
+
+    table2 = rows("table2")
+    return Rounds(rounds.measurement[table2], np.zeros(0), rounds.block_counts[table2],
+                  rounds.exit_counts[table2], rounds.width_cycles[table2],
+                  None if rounds.cuts is None else rounds.cuts.take(rows("table2cut")))
+
+
 def _match_cuts(sim: SimRounds, frames: list[Frame]) -> CutRuns | None:
     """The capture's TABLE2CUT pulses joined with the simulated ones of the same labels (None when the
     simulation has no cut copies; no frame decoded gives none); their widths come from :func:`with_widths`."""
