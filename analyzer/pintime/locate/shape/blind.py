@@ -15,12 +15,14 @@ edge would look; only edges of known times (a calibration train) tell them apart
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from pintime.errors import PintimeError
 from pintime.locate.locators.centroid import centroids
 from pintime.locate.locators.fit import FIT_HALF_SAMPLES, TemplateTable, fit_isolated
-from pintime.locate.shape import oneshape, train
+from pintime.locate.shape import oneshape, phasebias, train
 from pintime.locate.shape.dense import learn_dense
 from pintime.locate.shape.template import Template, covered_knots
 
@@ -45,7 +47,8 @@ def learn_blind(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndar
     train; from all of them together (:mod:`pintime.locate.shape.dense`; the capture's noise ``noise_rms``)
     where too few are isolated. ``frames``: the edges hold pintime frames (a refusal then names the train they
     lack; else what the signal lacks, in its terms). Refused where the shape learned does not hold the
-    edges (:func:`oneshape.check_holds`: they are not one shape)."""
+    edges (:func:`oneshape.check_holds`: they are not one shape); every σ raised where the isolated edges
+    show an error that follows their sub-sample phase (:func:`_phase_widened`)."""
     isolated = isolated_edges(pos)
     if isolated.sum() < MIN_ISOLATED:
         try:
@@ -71,7 +74,8 @@ def learn_blind(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndar
             template, tau = _alternate(Template.initial(train.TEMPLATE_HALF_SAMPLES, knot), y, seed)
         except np.linalg.LinAlgError:  # too few windows reach some coefficient (a slow signal's few)
             continue
-        return oneshape.check_holds(template, y, tau, noise_rms, f"the {len(y)} isolated edges")
+        template = oneshape.check_holds(template, y, tau, noise_rms, f"the {len(y)} isolated edges")
+        return _phase_widened(template, y, pos[isolated][found], sign[isolated][found], tau, noise_rms)
     raise PintimeError(f"the {len(y)} edges to learn the edge shape from do not determine it (their "
                        "sub-sample phases leave parts of it without data): record for longer")
 
@@ -88,3 +92,14 @@ def _alternate(template: Template, y: np.ndarray, tau: np.ndarray) -> tuple[Temp
         template = template.refit(u, np.broadcast_to(gain[:, None], u.shape), y, nuisance).normalized()
         tau = fit_isolated(TemplateTable.build(template), y[:, centre], tau, 1.0).phase
     return template, tau
+
+
+def _phase_widened(template: Template, y: np.ndarray, pos: np.ndarray, sign: np.ndarray, tau: np.ndarray,
+                   noise_rms: float) -> Template:
+    """``template`` with every σ raised to hold the error periodic in the phase that the learning edges
+    (windows ``y`` at ``pos``, ``tau`` from their centres) show where they repeat with a period
+    (:func:`phasebias.phase_sigma_scale`)."""
+    centre = -int(train.WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
+    fit = fit_isolated(TemplateTable.build(template), y[:, centre], tau, noise_rms)
+    scale = phasebias.phase_sigma_scale(pos + fit.phase, sign, fit.sigma)
+    return template if scale == 1.0 else replace(template, sigma_scale=scale, sigma_why=phasebias.WHY)
