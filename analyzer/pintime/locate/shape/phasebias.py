@@ -35,6 +35,8 @@ def phase_sigma_scale(pos_samples: np.ndarray, sign: np.ndarray, sigma_samples: 
     if run is None:
         return 1.0
     error = max(_phase_error(pos_samples[run[k::2]]) for k in (0, 1))
+    if error == 0.0:  # nothing beyond chance: every σ as its fit's (an unknown noise's too)
+        return 1.0
     return float(np.sqrt(1.0 + (error / np.median(sigma_samples[run])) ** 2))
 
 
