@@ -30,7 +30,7 @@ from pintime.compiled import kernel
 from pintime.errors import PintimeError
 from pintime.locate.locators.centroid import centroids
 from pintime.locate.locators.fit import FIT_HALF_SAMPLES, EdgeFit, TemplateTable, fit_isolated
-from pintime.locate.shape import oneshape, train
+from pintime.locate.shape import train
 from pintime.locate.shape.template import N_ZERO, Template, covered_knots
 
 # rounds of locating every edge in its peeled window and learning again: first by the template's fit,
@@ -101,8 +101,7 @@ def learn_dense(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndar
 
 def _learn(teach: _Windows, locate: _Windows, tau: np.ndarray, rising: np.ndarray, knot: float,
            noise_rms: float) -> Template:
-    """The alternation of :func:`learn_dense` (windows that teach, windows located), its checks: the fit and
-    the centroid agree, and the shape holds the peeled windows (:func:`oneshape.check_holds`)."""
+    """The alternation of :func:`learn_dense` (windows that teach, windows located), its check."""
     located = locate.use
     template, tau = teach.refit(Template.initial(train.TEMPLATE_HALF_SAMPLES, knot), tau)
     for centroid in [False] * FIT_ROUNDS + [True] * CENTROID_ROUNDS:
@@ -122,7 +121,6 @@ def _learn(teach: _Windows, locate: _Windows, tau: np.ndarray, rising: np.ndarra
                            f"centroid of each edge disagree by {ratio:.3g}× their noise (a pattern too "
                            "regular, as a train's or a UART's sending without pause, hides part of the "
                            "response)")
-    oneshape.check_holds(template, peeled[0], fit.phase, noise_rms, "them")
     return template if ratio <= AGREEMENT else replace(template, sigma_scale=float(ratio), sigma_why=DISAGREE)
 
 

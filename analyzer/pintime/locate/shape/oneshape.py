@@ -1,6 +1,8 @@
 """Whether a learned edge shape holds the edges it was learned from: the one rule a learned response is
-accepted by, from the calibration train (:mod:`pintime.locate.shape.traincheck`) or without one (blind,
-from isolated edges or all edges together: :mod:`pintime.locate.shape.blind`).
+accepted by, from the calibration train (:mod:`pintime.locate.shape.traincheck`) or without one, from
+isolated edges (:mod:`pintime.locate.shape.blind`). Not from all edges together
+(:mod:`pintime.locate.shape.dense`): a pattern that hides part of the response leaves more than the
+noise there, and its σ is enlarged by its own rule instead.
 
 A shape whose fit leaves more than MISFIT_MAX × the noise (RMS) over its learning windows has not learned
 the edges' shape: they are not one shape (rising and falling edges that differ, through a nonlinear input;
