@@ -126,9 +126,7 @@ def _learned_text(result: CaptureEdges, lost: LostAudio) -> str:
     else:
         learned = f"blind, from the edges themselves ({result.train_refused}{BLIND})"
     if isinstance(result.template, Template) and result.template.sigma_scale != 1.0:
-        learned += (f", every σ {result.template.sigma_scale:.2g}× its fit's: fit and centroid of each "
-                    "edge disagree that much (a pattern too regular, as a UART's sending without pause, "
-                    "hides part of the response)")
+        learned += f", every σ {result.template.sigma_scale:.2g}× its fit's: {result.template.sigma_why}"
     return learned
 
 

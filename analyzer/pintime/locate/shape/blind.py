@@ -15,12 +15,14 @@ edge would look; only edges of known times (a calibration train) tell them apart
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from pintime.errors import PintimeError
 from pintime.locate.locators.centroid import centroids
 from pintime.locate.locators.fit import FIT_HALF_SAMPLES, TemplateTable, fit_isolated
-from pintime.locate.shape import train
+from pintime.locate.shape import oneshape, phasebias, train
 from pintime.locate.shape.dense import learn_dense
 from pintime.locate.shape.template import Template, covered_knots
 
@@ -44,7 +46,9 @@ def learn_blind(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndar
     :data:`train.WINDOW`, threshold ``seeds``) of a learning span ``span_s`` long without a calibration
     train; from all of them together (:mod:`pintime.locate.shape.dense`; the capture's noise ``noise_rms``)
     where too few are isolated. ``frames``: the edges hold pintime frames (a refusal then names the train they
-    lack; else what the signal lacks, in its terms)."""
+    lack; else what the signal lacks, in its terms). Refused where the shape learned does not hold the
+    edges (:func:`oneshape.check_holds`: they are not one shape); every σ raised where the isolated edges
+    show an error that follows their sub-sample phase (:func:`_phase_widened`)."""
     isolated = isolated_edges(pos)
     if isolated.sum() < MIN_ISOLATED:
         try:
@@ -67,16 +71,18 @@ def learn_blind(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndar
     y, seed, phase = y[found], seed[found], np.mod(pos[isolated][found] + seed[found], 1.0)
     for knot in covered_knots(phase, KNOT_CHOICES_SAMPLES, EDGES_PER_KNOT):  # the finest first
         try:
-            return _alternate(Template.initial(train.TEMPLATE_HALF_SAMPLES, knot), y, seed)
+            template, tau = _alternate(Template.initial(train.TEMPLATE_HALF_SAMPLES, knot), y, seed)
         except np.linalg.LinAlgError:  # too few windows reach some coefficient (a slow signal's few)
             continue
+        template = oneshape.check_holds(template, y, tau, noise_rms, f"the {len(y)} isolated edges")
+        return _phase_widened(template, y, pos[isolated][found], sign[isolated][found], tau, noise_rms)
     raise PintimeError(f"the {len(y)} edges to learn the edge shape from do not determine it (their "
                        "sub-sample phases leave parts of it without data): record for longer")
 
 
-def _alternate(template: Template, y: np.ndarray, tau: np.ndarray) -> Template:
+def _alternate(template: Template, y: np.ndarray, tau: np.ndarray) -> tuple[Template, np.ndarray]:
     """BLIND_ROUNDS refits of ``template`` to the windows ``y`` at positions ``tau`` (samples from each
-    window's centre), each followed by locating the edges with it."""
+    window's centre), each followed by locating the edges with it: the template, and the edges located."""
     m, ramp, nuisance = train.window_baseline()
     centre = -int(train.WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
     for _ in range(BLIND_ROUNDS):
@@ -85,4 +91,15 @@ def _alternate(template: Template, y: np.ndarray, tau: np.ndarray) -> Template:
         gain = train.common_gain(amp, amp < 0)
         template = template.refit(u, np.broadcast_to(gain[:, None], u.shape), y, nuisance).normalized()
         tau = fit_isolated(TemplateTable.build(template), y[:, centre], tau, 1.0).phase
-    return template
+    return template, tau
+
+
+def _phase_widened(template: Template, y: np.ndarray, pos: np.ndarray, sign: np.ndarray, tau: np.ndarray,
+                   noise_rms: float) -> Template:
+    """``template`` with every σ raised to hold the error periodic in the phase that the learning edges
+    (windows ``y`` at ``pos``, ``tau`` from their centres) show where they repeat with a period
+    (:func:`phasebias.phase_sigma_scale`)."""
+    centre = -int(train.WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
+    fit = fit_isolated(TemplateTable.build(template), y[:, centre], tau, noise_rms)
+    scale = phasebias.phase_sigma_scale(pos + fit.phase, sign, fit.sigma)
+    return template if scale == 1.0 else replace(template, sigma_scale=scale, sigma_why=phasebias.WHY)

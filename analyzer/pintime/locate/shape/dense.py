@@ -53,6 +53,8 @@ REACH_SAMPLES = train.TEMPLATE_HALF_SAMPLES + 2
 # edge's σ is multiplied by the disagreement; beyond, refused
 AGREEMENT = 3.0
 MAX_AGREEMENT = 10.0
+DISAGREE = ("fit and centroid of each edge disagree that much (a pattern too regular, as a UART's sending "
+            "without pause, hides part of the response)")
 
 
 def learn_dense(pos: np.ndarray, sign: np.ndarray, y: np.ndarray, seeds: np.ndarray, noise_rms: float,
@@ -119,7 +121,7 @@ def _learn(teach: _Windows, locate: _Windows, tau: np.ndarray, rising: np.ndarra
                            f"centroid of each edge disagree by {ratio:.3g}× their noise (a pattern too "
                            "regular, as a train's or a UART's sending without pause, hides part of the "
                            "response)")
-    return template if ratio <= AGREEMENT else replace(template, sigma_scale=float(ratio))
+    return template if ratio <= AGREEMENT else replace(template, sigma_scale=float(ratio), sigma_why=DISAGREE)
 
 
 def _fit(template: Template, peeled: tuple[np.ndarray, np.ndarray], noise_rms: float = 1.0) -> EdgeFit:

@@ -70,9 +70,10 @@ class Template:
     carrier_per_sample: float = 0.0  # M: the modulator's rate per sample (0: no ripple)
     ripple: np.ndarray | None = None  # (RIPPLE_HARMONICS, RIPPLE_TERMS): (a, b, c, d) of each harmonic
     lead_samples: int = 0  # the support's middle lies about this far after the edge (-origin, rounded)
-    # every edge's σ is this many times its fit's: a dense signal's shape whose fit and centroid disagree
-    # (pintime.locate.shape.dense)
+    # every edge's σ is this many times its fit's, and why: a dense signal's shape whose fit and centroid
+    # disagree (pintime.locate.shape.dense), a blind one whose error follows the phase (…shape.phasebias)
     sigma_scale: float = 1.0
+    sigma_why: str = ""
 
     @classmethod
     def initial(cls, half_samples: float, knot_samples: float, lead_samples: int = 0) -> Template:

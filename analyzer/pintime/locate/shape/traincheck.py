@@ -12,6 +12,7 @@ import numpy as np
 
 from pintime.capture.wav import STANDARD_RATES_HZ
 from pintime.errors import PintimeError
+from pintime.locate.shape.oneshape import NOT_ONE_SHAPE, holds
 from pintime.locate.shape.template import SETTLED_SAMPLES
 from pintime.locate.shape.train import (
     LONG_HALF_SAMPLES,
@@ -34,7 +35,6 @@ LEAD_ROUNDS = MAX_LEAD_SAMPLES // LEAD_STEP_SAMPLES  # … and how many at most
 SAME_EDGE_SAMPLES = 1.0
 END_SAMPLES = 8  # the support's ends compared (response_lead) …
 CUT_RATIO = 10.0  # … and how much more ringing at its end than at its start cuts the response short
-MISFIT_MAX = 3.0  # a train fit leaving more than this × the noise (RMS) has not learned the edge's shape
 # a train fit leaving more than this × the noise (RMS) in its windows' stretch before the support: the
 # response reaches beyond ±U (a resampler's long ringing), so the ringing of an edge's neighbours within
 # reach is not taken out (between the modelled cards and resamplers' long ringing: docs/design.md §13)
@@ -44,13 +44,6 @@ BEFORE_MAX = 2.0
 # decimation filter, below a linear-phase filter whose transition band is 0.05 fs (docs/design.md §13;
 # docs/results.md)
 BEFORE_EXCESS_MAX = 1.15
-# why a train's fit fails with nothing before its edges: the edges are not one shape, and the two causes
-# the train cannot tell apart: a bent input, or a converter's filter that varies with the edge's place
-# between samples (docs/design.md §13)
-NOT_ONE_SHAPE = (": its edges are not one shape: a nonlinear input makes rising and falling edges differ "
-                 "(record at a lower level, the steps well below full scale), a resampled file's converter "
-                 "makes the shape change with where an edge falls between samples (a file converted to "
-                 "another rate or stretched in time: analyse it as the card recorded it)")
 # the train's step height may stray this far (relative) from a steady drift: a pin's level follows its
 # supply, which moves with load, far less than automatic gain control moves it (docs/design.md §13)
 GAIN_TOLERANCE = 0.05
@@ -207,9 +200,9 @@ def _too_long(period_samples: float, rate_hz: int) -> str:
 
 
 def _holds(fit: TrainFit | None, misfit_x: float, before_x: float) -> bool:
-    """Whether a fit (:func:`_attempt`) holds the response: it leaves at most MISFIT_MAX × the noise, and
-    no more than noise before the edges (:func:`_reaches_beyond`; an unknown noise, NaN, refuses nothing)."""
-    return fit is not None and not (misfit_x > MISFIT_MAX or _reaches_beyond(fit, before_x))
+    """Whether a fit (:func:`_attempt`) holds the response: it leaves at most MISFIT_MAX × the noise
+    (:func:`oneshape.holds`), and no more than noise before the edges (:func:`_reaches_beyond`)."""
+    return fit is not None and holds(misfit_x) and not _reaches_beyond(fit, before_x)
 
 
 def _reaches_beyond(fit: TrainFit, before_x: float) -> bool:

@@ -19,6 +19,7 @@ from pintime.errors import PintimeError
 from pintime.locate.detect.detect import dense_periodic
 from pintime.locate.shape import grid, gridshape, train
 from pintime.locate.shape.blind import isolated_edges
+from pintime.locate.stream.clipping import refuse_clipped
 from pintime.locate.stream.learnspan import BLOCK_FRAMES, PAD_FRAMES
 
 PROBE_S = 2.0  # a grid is looked for, and the shape learned, in this much of the learning span
@@ -61,7 +62,7 @@ def learn_grid(info: WavInfo, start: int, stop: int) -> GridLearned | None:
     found = grid.find_grid(peaks)
     if found is None or found.on_grid.mean() < grid.GRID_SHARE or found.cell_samples < MIN_CELL_SAMPLES:
         return None
-    _refuse_clipped(info, x, start)
+    refuse_clipped(info, 0, x, start)
     try:
         shape, located, sigma = gridshape.learn_shape(x, peaks, found, info.samplerate_hz)
     except PintimeError as err:
@@ -72,15 +73,6 @@ def learn_grid(info: WavInfo, start: int, stop: int) -> GridLearned | None:
     return GridLearned(shape, scale, len(located), float(found.on_grid.mean()))
 
 
-def _refuse_clipped(info: WavInfo, x: np.ndarray, start: int) -> None:
-    """PintimeError where a PCM recording's samples reach full scale."""
-    at = np.flatnonzero(np.abs(x) >= info.clips_at)
-    if len(at):
-        at_s = (start + at[0]) / info.samplerate_hz
-        raise PintimeError(f"{info.path}: clipped signal at {at_s:.6f} s on the {info.channel_name(0)} "
-                           "channel: lower the recording level (clipping ruins edge timing)")
-
-
 def locate_grid(info: WavInfo, learned: GridLearned, start: int) -> tuple[Edges, np.ndarray, int, int]:
     """Every measurement-channel edge from frame ``start``: the edges (s), their steps, how many were
     dropped as no edge of the shape (a spike), and how many lie too near the file's ends."""
@@ -89,7 +81,7 @@ def locate_grid(info: WavInfo, learned: GridLearned, start: int) -> tuple[Edges,
     dropped = at_ends = 0
     for block in iter_blocks(info, BLOCK_FRAMES, PAD_FRAMES, start):
         x = block.data[:, 0].astype(np.float64)
-        _refuse_clipped(info, x, block.first)
+        refuse_clipped(info, 0, x, block.first)
         pos, sign, _ = grid.find_peaks(grid.detection_signal(x, shape.differentiated), shape.threshold)
         falling = sign < 0
         seeds = pos + shape.seed_offset[falling.astype(np.int64)]

@@ -6,22 +6,20 @@ import numpy as np
 
 from pintime.capture.wav import Block, WavInfo
 from pintime.compiled import kernel
-from pintime.errors import PintimeError
 from pintime.locate.coupling.highpass import RestoredBlock
+from pintime.locate.stream.clipping import clipped_error
 
 
 def windows(block: Block, channel: int, pos: np.ndarray, offsets: np.ndarray, info: WavInfo) -> np.ndarray:
-    """Samples ``pos + offsets`` of one channel (float64); refuses clipped ones (in the samples as
-    recorded, when the block is restored; a float recording's never are)."""
+    """Samples ``pos + offsets`` of one channel (float64); refuses clipped ones (:mod:`clipping`'s rule,
+    on the samples as recorded when the block is restored)."""
     y = np.empty((len(pos), len(offsets)))
     raw = block.raw if isinstance(block, RestoredBlock) else block.data
     row = _gather_kernel(raw, channel, pos - block.first, offsets, info.clips_at, y)
     if raw is not block.data:
         _gather_kernel(block.data, channel, pos - block.first, offsets, np.inf, y)
     if row >= 0:
-        raise PintimeError(f"{info.path}: clipped signal at {pos[row] / info.samplerate_hz:.6f} s on the "
-                           f"{info.channel_name(channel)} channel: lower the recording level (clipping ruins "
-                           "edge timing)")
+        raise clipped_error(info, channel, int(pos[row]))
     return y
 
 
