@@ -59,7 +59,7 @@ def method_error(method: str, table: TemplateTable | Periodic, noise: float, tra
     method's own fit of the same edges, less each polarity's mean and that fit's variance.
     """
     pos, sign, y_simple, y = train_data
-    y_fit = y[:, -int(train.WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)]
+    y_fit = y[:, train.FIT_COLUMNS]
     phase, sigma, _ = locate_single(method, table, noise, y_simple, y_fit)
     placed = np.isfinite(phase)  # the edges the method could place (the line's knots stay by edge index)
     if knot_every:

@@ -84,13 +84,12 @@ def _alternate(template: Template, y: np.ndarray, tau: np.ndarray) -> tuple[Temp
     """BLIND_ROUNDS refits of ``template`` to the windows ``y`` at positions ``tau`` (samples from each
     window's centre), each followed by locating the edges with it: the template, and the edges located."""
     m, ramp, nuisance = train.window_baseline()
-    centre = -int(train.WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
     for _ in range(BLIND_ROUNDS):
         u = m[None, :] - tau[:, None]
         amp = train.window_linear(template, y, u, ramp)[0][:, 0]
         gain = train.common_gain(amp, amp < 0)
         template = template.refit(u, np.broadcast_to(gain[:, None], u.shape), y, nuisance).normalized()
-        tau = fit_isolated(TemplateTable.build(template), y[:, centre], tau, 1.0).phase
+        tau = fit_isolated(TemplateTable.build(template), y[:, train.FIT_COLUMNS], tau, 1.0).phase
     return template, tau
 
 
@@ -99,7 +98,6 @@ def _phase_widened(template: Template, y: np.ndarray, pos: np.ndarray, sign: np.
     """``template`` with every σ raised to hold the error periodic in the phase that the learning edges
     (windows ``y`` at ``pos``, ``tau`` from their centres) show where they repeat with a period
     (:func:`phasebias.phase_sigma_scale`)."""
-    centre = -int(train.WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
-    fit = fit_isolated(TemplateTable.build(template), y[:, centre], tau, noise_rms)
+    fit = fit_isolated(TemplateTable.build(template), y[:, train.FIT_COLUMNS], tau, noise_rms)
     scale = phasebias.phase_sigma_scale(pos + fit.phase, sign, fit.sigma)
     return template if scale == 1.0 else replace(template, sigma_scale=scale, sigma_why=phasebias.WHY)

@@ -127,8 +127,7 @@ def _learn(teach: _Windows, locate: _Windows, tau: np.ndarray, rising: np.ndarra
 def _fit(template: Template, peeled: tuple[np.ndarray, np.ndarray], noise_rms: float = 1.0) -> EdgeFit:
     """Each window's edge time from the template's fit to its peeled window (:meth:`_Windows.peeled`)."""
     y, d = peeled
-    centre = -int(train.WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)
-    return fit_isolated(TemplateTable.build(template), y[:, centre], d, noise_rms)
+    return fit_isolated(TemplateTable.build(template), y[:, train.FIT_COLUMNS], d, noise_rms)
 
 
 class _Windows:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pintime.locate.locators.fit import FIT_HALF_SAMPLES
 from pintime.locate.shape.template import Template
 from pintime.locate.shape.template_error import error_draws, learned_free
 
@@ -49,6 +50,7 @@ def window(half: int) -> np.ndarray:
 
 
 WINDOW = window(TEMPLATE_HALF_SAMPLES)
+FIT_COLUMNS = -int(WINDOW[0]) + np.arange(-FIT_HALF_SAMPLES, FIT_HALF_SAMPLES + 1)  # a window's, fitted
 # a response that rings longer after its edge than U (a minimum-phase decimation filter: ~70 samples, all
 # after it) has its support moved up to this far after the edge (response_lead), its windows with it
 MAX_LEAD_SAMPLES = 36
