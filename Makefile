@@ -35,7 +35,7 @@ USER_REPS ?= 20
 USER_M   ?= $(if $(filter mega,$(BOARD)),20,16)
 
 # One BLAS/OpenMP thread per process unless set otherwise: the tests and benchmarks run one job per core,
-# and a BLAS thread pool per job on a busy machine makes a small factorization ~30× slower (docs/design.md).
+# and a BLAS thread pool per job on a busy machine makes small factorizations far slower (docs/design.md).
 export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1

@@ -25,8 +25,8 @@ BUILD = ROOT / "build"
 SIM = BUILD / "sim"  # `make sim`'s outputs: <program>.json (written last), .edges.csv, .vcd, the harness
 CAPTURES = ROOT / "captures"  # the committed example WAVs (captures/README.md)
 EXAMPLE_WAV = CAPTURES / "table1-default.wav"
-GUARD_S = 300  # no single command may take longer: a hang is a failure, not a stuck suite (a busy
-# 2-core machine runs a command 5× slower than a quiet one: the laptop example's validate took 61 s at load 7)
+GUARD_S = 300  # no single command may take longer: a hang is a failure, not a stuck suite (generous: a
+# busy 2-core machine runs a command several times slower than a quiet one)
 
 
 # --- `make sim` -------------------------------------------------------------------------------------------
